@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages splat builds against, only when one is missing.
+# Called by `make demo`, `make test` and .ci/run.
+set -euo pipefail
+pkgs=(build-essential libpng-dev libjpeg62-turbo-dev libcjson-dev libcmocka-dev zlib1g-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "splat setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

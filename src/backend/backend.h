@@ -1,0 +1,119 @@
+/* backend.h — the interface between the trainer and a compute backend (cpu, cuda, ...).
+ *
+ * A backend owns its buffers: the Gaussian parameters, their Adam moments, gradients,
+ * densification statistics and the training images. The trainer drives it through this table
+ * of functions and never touches backend memory. One training step is one call (train_step)
+ * running the stages of docs/math.md in order:
+ *   project, emit_pairs, sort, tile_ranges, rasterize, loss, backward_raster, project_back, adam
+ * and refine is its own call. The stage names are used for kernels and profiling rows. */
+#ifndef SPLAT_BACKEND_H
+#define SPLAT_BACKEND_H
+
+#include <stdint.h>
+
+#include "scene/camera.h"
+#include "scene/dataset.h"
+#include "scene/gaussians.h"
+
+typedef struct sp_backend sp_backend;
+
+typedef struct {
+    int threads;       /* CPU threads (0 = all cores) */
+    int deterministic; /* fixed-order reductions: bit-identical results for identical inputs */
+    int profile;       /* record per-stage device time */
+    int device;        /* GPU ordinal */
+} sp_backend_config;
+
+/* How a training image becomes a training target (docs/math.md, "Targets"). */
+typedef enum { SP_ALPHA_STRAIGHT = 0, SP_ALPHA_PREMULTIPLIED = 1 } sp_alpha_mode;
+
+typedef struct {
+    float means, log_scales, quats, opacity, sh_dc, sh_rest;
+} sp_lrs;
+
+typedef struct {
+    int view;          /* index into the uploaded training views */
+    int sh_degree;     /* active SH degree this step */
+    float bg[3];       /* background this step (random backgrounds are drawn by the trainer) */
+    float ssim_weight; /* loss = (1 - w) L1 + w (1 - SSIM) */
+    /* Adam */
+    int adam_step; /* 1-based, for bias correction */
+    float beta1, beta2, eps;
+    sp_lrs lr;
+    int collect_stats; /* accumulate densification statistics this step */
+} sp_step_args;
+
+typedef struct {
+    /* clone / split (densify != 0) */
+    int densify;
+    float grad_threshold;  /* on the mean NDC-space 2D mean gradient norm */
+    float clone_max_scale; /* world units: max scale <= this clones, above splits */
+    int split_count;       /* new Gaussians per split (2) */
+    float split_shrink;    /* scales divided by this (1.6 = 0.8 * 2) */
+    /* prune */
+    float prune_opacity;     /* remove sigmoid(opacity) < this */
+    float prune_world_scale; /* remove max scale > this (0 = off) */
+    float prune_screen_px;   /* remove max screen radius seen > this (0 = off) */
+    /* opacity */
+    float opacity_decay;  /* after densify: opacity *= (1 - decay) (0 = off) */
+    float opacity_reset;  /* > 0: opacity = min(opacity, opacity_reset) */
+    int capacity;         /* max Gaussians after refine */
+    uint64_t seed;        /* split sampling: per-Gaussian streams from (seed, index) */
+} sp_refine_args;
+
+typedef struct {
+    int cloned, split, pruned, n_before, n_after;
+} sp_refine_result;
+
+/* Per-stage timing, filled when profile is on. Rows use the stage names of docs/math.md. */
+#define SP_MAX_STAGES 16
+typedef struct {
+    int num_stages;
+    const char *name[SP_MAX_STAGES];
+    double ms[SP_MAX_STAGES]; /* total device (or CPU) milliseconds since creation */
+    long calls;               /* train steps profiled */
+    double busy_ms;           /* total device busy time (sum over stages on one stream) */
+    int64_t peak_bytes;       /* peak backend memory (device memory for GPU backends) */
+} sp_profile;
+
+typedef struct sp_backend_ops {
+    const char *name; /* "cpu", "cuda" */
+    void (*destroy)(sp_backend *b);
+    /* Training images, kept by the backend for the whole run. */
+    int (*upload_views)(sp_backend *b, const sp_view *views, int n, sp_alpha_mode alpha);
+    /* Parameters and Adam moments (m, v may be NULL: zeros). Resets densification statistics. */
+    int (*set_gaussians)(sp_backend *b, const sp_gaussians *g, const sp_gaussians *m, const sp_gaussians *v);
+    /* Copies out parameters (and moments when m, v are not NULL); the stores are resized. */
+    int (*get_gaussians)(sp_backend *b, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v);
+    int (*num_gaussians)(sp_backend *b);
+    /* One training step (may run asynchronously). */
+    int (*train_step)(sp_backend *b, const sp_step_args *a);
+    /* Mean loss over the steps since the last call, and how many; waits for the device. Returns
+     * non-finite if any step's loss was not finite. */
+    int (*take_loss)(sp_backend *b, double *mean_loss, int *steps);
+    /* Densification, pruning, opacity decay/reset; resets statistics. */
+    int (*refine)(sp_backend *b, const sp_refine_args *a, sp_refine_result *r);
+    /* Renders a camera into host RGB float [h][w][3], background composited. */
+    int (*render)(sp_backend *b, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb);
+    /* 1 if every parameter is finite. */
+    int (*params_finite)(sp_backend *b);
+    int (*get_profile)(sp_backend *b, sp_profile *p);
+} sp_backend_ops;
+
+struct sp_backend {
+    const sp_backend_ops *ops;
+    sp_backend_config cfg;
+};
+
+/* kind: "cpu", "cuda" or "auto" (cuda when built with it and a GPU is present). NULL on error. */
+sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg);
+/* 1 if this build has the CUDA backend and a GPU is visible. */
+int sp_backend_cuda_available(void);
+
+sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg);
+#ifdef SPLAT_HAVE_CUDA
+sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg);
+int sp_cuda_device_count(void);
+#endif
+
+#endif

@@ -1,0 +1,100 @@
+/* stages.h — the training stages of docs/math.md as plain functions over host arrays.
+ * The CPU backend runs them; every GPU kernel is tested against them on random inputs.
+ * Multithreaded with OpenMP; results are identical for identical inputs and thread count. */
+#ifndef SPLAT_CPU_STAGES_H
+#define SPLAT_CPU_STAGES_H
+
+#include <stdint.h>
+
+#include "scene/camera.h"
+
+#define SP_TILE 16
+
+/* Read-only view of parameters (layout of scene/gaussians.h). K = coefficients stored per
+ * channel; only the first (sh_degree + 1)^2 are used. */
+typedef struct {
+    int n, K;
+    const float *means, *log_scales, *quats, *opacity_logits, *sh;
+} sp_params;
+
+/* Gradients w.r.t. parameters, same layout (writable). */
+typedef struct {
+    int n, K;
+    float *means, *log_scales, *quats, *opacity_logits, *sh;
+} sp_params_grad;
+
+/* Output of `project`, one entry per Gaussian. */
+typedef struct {
+    float *mean2d;    /* [N][2] pixels */
+    float *conic;     /* [N][3] (a, b, c): inverse of the 2D covariance incl. low-pass */
+    float *depth;     /* [N] camera-space z */
+    float *opacity;   /* [N] sigmoid(logit) */
+    float *color;     /* [N][3] max(0, SH + 0.5) */
+    int32_t *rect;    /* [N][4] tile rect x0, y0, x1, y1 (half-open); empty => not visible */
+    float *radius;    /* [N] screen radius in pixels (max of the two half-extents), 0 if not visible */
+    uint8_t *clamped; /* [N][3] 1 where SH + 0.5 < 0 (colour gradient is zero there) */
+} sp_proj;
+
+/* Gradients w.r.t. the projected quantities (output of backward_raster). */
+typedef struct {
+    float *mean2d;  /* [N][2] */
+    float *conic;   /* [N][3] */
+    float *opacity; /* [N]  w.r.t. sigmoid opacity */
+    float *color;   /* [N][3] */
+} sp_proj_grad;
+
+/* Per-tile front-to-back lists (emit_pairs + sort + tile_ranges). */
+typedef struct {
+    int tiles_x, tiles_y;
+    int64_t num_pairs;
+    uint32_t *ids;   /* [num_pairs] Gaussian index per pair, tile-major, depth order inside a tile */
+    uint32_t *range; /* [tiles][2] start, end into ids */
+    int64_t cap;     /* allocated pairs */
+} sp_bins;
+
+typedef struct {
+    float *rgb;        /* [H][W][3] colour with background */
+    float *final_T;    /* [H][W] transmittance after the last blended Gaussian */
+    int32_t *n_contrib; /* [H][W] 1 + position (in its tile list) of the last blended Gaussian; 0 if none */
+} sp_raster_out;
+
+/* Allocation helpers (sizes from n or the camera). */
+void sp_proj_alloc(sp_proj *p, int n);
+void sp_proj_free(sp_proj *p);
+void sp_proj_grad_alloc(sp_proj_grad *g, int n);
+void sp_proj_grad_zero(sp_proj_grad *g, int n);
+void sp_proj_grad_free(sp_proj_grad *g);
+void sp_raster_out_alloc(sp_raster_out *r, int w, int h);
+void sp_raster_out_free(sp_raster_out *r);
+void sp_bins_free(sp_bins *b);
+
+/* SH colour for one Gaussian: out = sum_k sh[k] Y_k(dir), dir unit, degree 0..3 (no +0.5). */
+void sp_sh_eval(int degree, const float *sh /*[K][3]*/, const float dir[3], float out[3]);
+/* Backward of sp_sh_eval: adds dL/dsh (coefficients used) and dL/ddir. */
+void sp_sh_eval_back(int degree, const float *sh, const float dir[3], const float dl_dout[3], float *dl_dsh,
+                     float dl_ddir[3]);
+
+/* project: per Gaussian, world -> camera, EWA 2D covariance + low-pass, depth, tile rect, SH -> RGB. */
+void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out);
+/* emit_pairs + sort + tile_ranges. Grows bins as needed. */
+void cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins);
+/* rasterize: front-to-back compositing per pixel, early stop. */
+void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
+                   sp_raster_out *out);
+/* backward_raster: gradients w.r.t. projected quantities; g must be zeroed by the caller. */
+void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
+                         const sp_raster_out *fwd, const float *dl_drgb, sp_proj_grad *g);
+/* project_back: chain rule to parameters; grads are accumulated into out (caller zeroes). */
+void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
+                      const sp_proj_grad *g, sp_params_grad *out);
+
+/* loss: fused L1 + D-SSIM. Returns the loss; writes dL/drgb [H][W][3] when dl_drgb != NULL. */
+double cpu_loss(const float *rgb, const float *target, int w, int h, float ssim_weight, float *dl_drgb);
+/* Mean SSIM of two [H][W][3] images (11x11 Gaussian window, sigma 1.5, zero padding). */
+double sp_ssim(const float *a, const float *b, int w, int h);
+
+/* adam: one update over a flat array (bias-corrected). */
+void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
+              float beta2, float eps, int step);
+
+#endif

@@ -1,0 +1,311 @@
+/* core.c — errors, problem lists, allocation, logging, timers, RNG, atomic files, interrupts. */
+#include "core/core.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- errors ---- */
+static _Thread_local char g_err[2048];
+
+int sp_verror(const char *fmt, va_list ap) {
+    vsnprintf(g_err, sizeof g_err, fmt, ap);
+    return -1;
+}
+
+int sp_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    sp_verror(fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int sp_error_prefix(const char *fmt, ...) {
+    char pre[1024], old[sizeof g_err];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    memcpy(old, g_err, sizeof old);
+    size_t lp = strlen(pre);
+    if (lp > sizeof g_err - 3) lp = sizeof g_err - 3;
+    memcpy(g_err, pre, lp);
+    memcpy(g_err + lp, ": ", 2);
+    size_t lo = strnlen(old, sizeof old);
+    if (lo > sizeof g_err - lp - 3) lo = sizeof g_err - lp - 3;
+    memcpy(g_err + lp + 2, old, lo);
+    g_err[lp + 2 + lo] = 0;
+    return -1;
+}
+
+const char *sp_last_error(void) { return g_err[0] ? g_err : "unknown error"; }
+void sp_clear_error(void) { g_err[0] = 0; }
+
+void sp_problems_add(sp_problems *p, const char *fmt, ...) {
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 8;
+        p->items = sp_realloc(p->items, (size_t)p->cap * sizeof *p->items);
+    }
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    p->items[p->n++] = sp_strdup(buf);
+}
+
+void sp_problems_free(sp_problems *p) {
+    for (int i = 0; i < p->n; i++) free(p->items[i]);
+    free(p->items);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- allocation ---- */
+static void oom(size_t n) {
+    fprintf(stderr, "splat: out of host memory allocating %zu bytes\n", n);
+    exit(2);
+}
+void *sp_malloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) oom(n);
+    return p;
+}
+void *sp_calloc(size_t count, size_t size) {
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) oom(count * size);
+    return p;
+}
+void *sp_realloc(void *p, size_t n) {
+    void *q = realloc(p, n ? n : 1);
+    if (!q) oom(n);
+    return q;
+}
+char *sp_strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = sp_malloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+char *sp_strfmt(const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = sp_malloc((size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return s;
+}
+
+/* ---- logging ---- */
+static sp_log_level g_level = SP_LOG_INFO;
+static FILE *g_logfile;
+static bool g_quiet;
+void sp_log_set_level(sp_log_level level) { g_level = level; }
+void sp_log_set_file(FILE *f) { g_logfile = f; }
+void sp_log_set_quiet(bool quiet) { g_quiet = quiet; }
+
+void sp_log(sp_log_level level, const char *fmt, ...) {
+    static const char *names[] = {"debug", "info", "warning", "error"};
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (level >= g_level && (!g_quiet || level >= SP_LOG_ERROR)) {
+        if (level >= SP_LOG_WARN)
+            fprintf(stderr, "splat: %s: %s\n", names[level], buf);
+        else
+            fprintf(stderr, "%s\n", buf);
+    }
+    if (g_logfile && level >= SP_LOG_INFO) {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        char ts[32];
+        strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
+        fprintf(g_logfile, "%s %s: %s\n", ts, names[level], buf);
+        fflush(g_logfile);
+    }
+}
+
+/* ---- time ---- */
+double sp_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- RNG ---- */
+void sp_rng_seed(sp_rng *r, uint64_t seed, uint64_t stream) {
+    r->state = 0;
+    r->inc = (stream << 1u) | 1u;
+    sp_rng_u32(r);
+    r->state += seed;
+    sp_rng_u32(r);
+}
+uint32_t sp_rng_u32(sp_rng *r) {
+    uint64_t old = r->state;
+    r->state = old * 6364136223846793005ULL + r->inc;
+    uint32_t xs = (uint32_t)(((old >> 18u) ^ old) >> 27u);
+    uint32_t rot = (uint32_t)(old >> 59u);
+    return (xs >> rot) | (xs << ((-rot) & 31));
+}
+float sp_rng_uniform(sp_rng *r) { return (float)(sp_rng_u32(r) >> 8) * (1.0f / 16777216.0f); }
+float sp_rng_normal(sp_rng *r) {
+    float u1 = ((float)(sp_rng_u32(r) >> 8) + 0.5f) * (1.0f / 16777216.0f);
+    float u2 = sp_rng_uniform(r);
+    return sqrtf(-2.0f * logf(u1)) * cosf(6.28318530718f * u2);
+}
+uint64_t sp_hash64(uint64_t a, uint64_t b) {
+    uint64_t z = a * 0x9E3779B97F4A7C15ULL + b + 0x632BE59BD9B4E019ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* ---- files ---- */
+int sp_afile_open(sp_afile *af, const char *path) {
+    memset(af, 0, sizeof *af);
+    af->path = sp_strdup(path);
+    af->tmp = sp_strfmt("%s.tmp.%d", path, (int)getpid());
+    af->f = fopen(af->tmp, "wb");
+    if (!af->f) {
+        sp_error("%s: cannot write: %s", path, strerror(errno));
+        free(af->path);
+        free(af->tmp);
+        memset(af, 0, sizeof *af);
+        return -1;
+    }
+    return 0;
+}
+
+int sp_afile_commit(sp_afile *af) {
+    int rc = 0;
+    if (!af->f) return sp_error("internal: commit of a file that is not open");
+    if (fflush(af->f) != 0 || ferror(af->f)) rc = sp_error("%s: write failed: %s", af->path, strerror(errno));
+    if (fclose(af->f) != 0 && rc == 0) rc = sp_error("%s: close failed: %s", af->path, strerror(errno));
+    af->f = NULL;
+    if (rc == 0 && rename(af->tmp, af->path) != 0) rc = sp_error("%s: rename failed: %s", af->path, strerror(errno));
+    if (rc != 0) unlink(af->tmp);
+    free(af->path);
+    free(af->tmp);
+    af->path = af->tmp = NULL;
+    return rc;
+}
+
+void sp_afile_abort(sp_afile *af) {
+    if (af->f) fclose(af->f);
+    if (af->tmp) unlink(af->tmp);
+    free(af->path);
+    free(af->tmp);
+    memset(af, 0, sizeof *af);
+}
+
+int sp_write_file_atomic(const char *path, const void *data, size_t n) {
+    sp_afile af;
+    if (sp_afile_open(&af, path)) return -1;
+    if (n && fwrite(data, 1, n, af.f) != n) {
+        sp_error("%s: write failed: %s", path, strerror(errno));
+        sp_afile_abort(&af);
+        return -1;
+    }
+    return sp_afile_commit(&af);
+}
+
+int sp_read_file(const char *path, char **data, size_t *n) {
+    *data = NULL;
+    if (n) *n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return sp_error("%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = sp_malloc(cap + 1);
+    for (;;) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        cap *= 2;
+        buf = sp_realloc(buf, cap + 1);
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return sp_error("%s: read failed", path);
+    }
+    buf[len] = 0;
+    *data = buf;
+    if (n) *n = len;
+    return 0;
+}
+
+int sp_mkdir_p(const char *path) {
+    char *p = sp_strdup(path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            sp_error("%s: cannot create directory: %s", p, strerror(errno));
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int rc = 0;
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) rc = sp_error("%s: cannot create directory: %s", p, strerror(errno));
+    else if (!sp_dir_exists(p)) rc = sp_error("%s: exists and is not a directory", p);
+    free(p);
+    return rc;
+}
+
+bool sp_file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+bool sp_dir_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *sp_path_join(const char *a, const char *b) {
+    if (b[0] == '/' || !a || !a[0]) return sp_strdup(b);
+    size_t la = strlen(a);
+    return sp_strfmt("%s%s%s", a, a[la - 1] == '/' ? "" : "/", b);
+}
+
+char *sp_path_dir(const char *path) {
+    const char *s = strrchr(path, '/');
+    if (!s) return sp_strdup(".");
+    if (s == path) return sp_strdup("/");
+    char *d = sp_malloc((size_t)(s - path) + 1);
+    memcpy(d, path, (size_t)(s - path));
+    d[s - path] = 0;
+    return d;
+}
+
+/* ---- interrupts ---- */
+static volatile sig_atomic_t g_interrupted;
+static void on_signal(int sig) {
+    if (g_interrupted) {
+        signal(sig, SIG_DFL); /* a second Ctrl-C ends the process at once */
+        raise(sig);
+    }
+    g_interrupted = 1;
+}
+void sp_install_interrupt_handler(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+bool sp_interrupted(void) { return g_interrupted != 0; }
+void sp_set_interrupted(bool v) { g_interrupted = v; }

@@ -1,0 +1,92 @@
+/* core.h — the bottom layer: errors, problem lists, allocation, logging, timers, RNG and
+ * atomic files. Everything above includes this; it includes nothing of splat's. */
+#ifndef SPLAT_CORE_H
+#define SPLAT_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* Errors. Fallible functions return 0 on success and -1 on failure, after recording a message
+ * with sp_error() (thread-local; the newest message wins). Messages name the file (and line,
+ * for text formats) they are about: "lego/transforms_train.json: frame 3: no file_path". */
+int sp_error(const char *fmt, ...) SP_PRINTF(1, 2); /* records, returns -1 */
+int sp_verror(const char *fmt, va_list ap);
+/* Prefix the current message: sp_error_prefix("%s", path) turns "bad x" into "path: bad x". */
+int sp_error_prefix(const char *fmt, ...) SP_PRINTF(1, 2);
+const char *sp_last_error(void);
+void sp_clear_error(void);
+
+/* Problem lists: `check` and config validation report every problem, not only the first. */
+typedef struct {
+    char **items;
+    int n, cap;
+} sp_problems;
+void sp_problems_add(sp_problems *p, const char *fmt, ...) SP_PRINTF(2, 3);
+void sp_problems_free(sp_problems *p);
+
+/* Host allocation. Out of memory prints a message naming the size and exits(2). */
+void *sp_malloc(size_t n);
+void *sp_calloc(size_t count, size_t size);
+void *sp_realloc(void *p, size_t n);
+char *sp_strdup(const char *s);
+char *sp_strfmt(const char *fmt, ...) SP_PRINTF(1, 2); /* malloc'd formatted string */
+#define SP_NEW(T, count) ((T *)sp_calloc((size_t)(count), sizeof(T)))
+
+/* Logging to stderr (and to a log file once one is set, e.g. the run's log.txt). */
+typedef enum { SP_LOG_DEBUG, SP_LOG_INFO, SP_LOG_WARN, SP_LOG_ERROR } sp_log_level;
+void sp_log_set_level(sp_log_level level);
+void sp_log_set_file(FILE *f); /* NULL: stderr only */
+void sp_log_set_quiet(bool quiet); /* true: only the file (and errors on stderr) */
+void sp_log(sp_log_level level, const char *fmt, ...) SP_PRINTF(2, 3);
+#define SP_DEBUG(...) sp_log(SP_LOG_DEBUG, __VA_ARGS__)
+#define SP_INFO(...) sp_log(SP_LOG_INFO, __VA_ARGS__)
+#define SP_WARN(...) sp_log(SP_LOG_WARN, __VA_ARGS__)
+#define SP_ERROR(...) sp_log(SP_LOG_ERROR, __VA_ARGS__)
+
+/* Monotonic wall clock, seconds. */
+double sp_now(void);
+
+/* RNG: PCG32 (O'Neill), seeded by (seed, stream). Identical sequences on every platform. */
+typedef struct {
+    uint64_t state, inc;
+} sp_rng;
+void sp_rng_seed(sp_rng *r, uint64_t seed, uint64_t stream);
+uint32_t sp_rng_u32(sp_rng *r);
+float sp_rng_uniform(sp_rng *r); /* [0, 1) */
+float sp_rng_normal(sp_rng *r);  /* standard normal (Box-Muller, one value per call) */
+/* Stateless hash of (a, b) to a well-mixed 64-bit value: per-element seeds for parallel code. */
+uint64_t sp_hash64(uint64_t a, uint64_t b);
+
+/* Files. Every output is written atomically: to "PATH.tmp.PID", then renamed over PATH. */
+typedef struct {
+    FILE *f;
+    char *path, *tmp;
+} sp_afile;
+int sp_afile_open(sp_afile *af, const char *path); /* binary write */
+int sp_afile_commit(sp_afile *af);                 /* flush, close, rename; -1 on any write error */
+void sp_afile_abort(sp_afile *af);                 /* close and remove the temporary */
+int sp_write_file_atomic(const char *path, const void *data, size_t n);
+/* Whole file into a NUL-terminated buffer (n excludes the NUL). Errors name the path. */
+int sp_read_file(const char *path, char **data, size_t *n);
+int sp_mkdir_p(const char *path);
+bool sp_file_exists(const char *path);
+bool sp_dir_exists(const char *path);
+char *sp_path_join(const char *a, const char *b); /* malloc'd "a/b" (b absolute: b) */
+char *sp_path_dir(const char *path);              /* malloc'd directory part ("." if none) */
+
+/* Interrupt flag set by SIGINT/SIGTERM once sp_install_interrupt_handler() ran. */
+void sp_install_interrupt_handler(void);
+bool sp_interrupted(void);
+void sp_set_interrupted(bool v);
+
+static inline float sp_sigmoidf(float x) { return 1.0f / (1.0f + __builtin_expf(-x)); }
+static inline float sp_logitf(float p) { return __builtin_logf(p / (1.0f - p)); }
+static inline int sp_mini(int a, int b) { return a < b ? a : b; }
+static inline int sp_maxi(int a, int b) { return a > b ? a : b; }
+
+#endif

@@ -1,0 +1,28 @@
+/* image.h — 8-bit image files: PNG (libpng) and JPEG (libjpeg-turbo) decode, PNG encode,
+ * box-filter downscale. Pixels are row-major, top row first, channels interleaved. */
+#ifndef SPLAT_IMAGE_H
+#define SPLAT_IMAGE_H
+
+#include <stdint.h>
+
+typedef struct {
+    int width, height, channels; /* channels: 1, 2, 3 or 4 */
+    uint8_t *pixels;
+} sp_image;
+
+/* Decodes PNG or JPEG (chosen by content, not by extension). 16-bit PNGs are reduced to 8 bits,
+ * palette and grey images expanded to RGB(A). JPEG EXIF orientation is applied.
+ * Errors name the path: "scene/train/r_3.png: not a PNG or JPEG file". */
+int sp_image_load(const char *path, sp_image *img);
+/* Writes an 8-bit PNG atomically. channels 1, 3 or 4. */
+int sp_image_save_png(const char *path, const sp_image *img);
+/* Float RGB [h][w][3] in [0,1] -> 8-bit (round to nearest, clamped). */
+void sp_image_quantize(const float *rgb, int w, int h, uint8_t *out);
+/* Box-filter downscale by an integer factor (area average; for RGBA on premultiplied colour). */
+int sp_image_downscale(const sp_image *src, int factor, sp_image *dst);
+/* Resample to an exact size (area/bilinear); used when a dataset's image is not an integer
+ * multiple of the target size. */
+int sp_image_resize(const sp_image *src, int w, int h, sp_image *dst);
+void sp_image_free(sp_image *img);
+
+#endif

@@ -1,0 +1,46 @@
+/* dataset.h — a loaded scene: posed views per split, optional sparse points, scene extent.
+ * Loaders (io/blender.c, io/colmap.c, io/nstransforms.c) fill it; training and eval read it. */
+#ifndef SPLAT_DATASET_H
+#define SPLAT_DATASET_H
+
+#include <stdint.h>
+
+#include "scene/camera.h"
+
+typedef struct {
+    char *name;      /* as named by the dataset (file_path / image name) */
+    char *path;      /* resolved image file path */
+    sp_camera cam;   /* intrinsics already scaled to the loaded (downscaled) size */
+    int channels;    /* 3 (RGB) or 4 (RGBA, straight alpha unless the config says otherwise) */
+    uint8_t *pixels; /* cam.width * cam.height * channels, row-major, top row first */
+} sp_view;
+
+typedef struct {
+    sp_view *views;
+    int n;
+} sp_split;
+
+typedef struct {
+    char *path;   /* dataset directory */
+    char *format; /* "blender", "colmap", "transforms" */
+    sp_split train, val, test;
+    int has_alpha;
+    /* Scene extent as in 3DGS: centre = mean camera centre of the training views,
+     * extent = 1.1 * max distance of a training camera centre from it. */
+    float center[3], extent;
+    /* Box for random initialization (world space). */
+    float init_min[3], init_max[3];
+    /* Optional sparse points (COLMAP points3D, ...) for initialization. */
+    int num_points;
+    float *points;         /* [num_points][3] */
+    uint8_t *point_colors; /* [num_points][3] */
+} sp_dataset;
+
+/* Which split of a dataset a name refers to: "train", "val", "test"; NULL if unknown. */
+sp_split *sp_dataset_split(sp_dataset *d, const char *name);
+/* Fills center/extent from the training cameras. */
+void sp_dataset_compute_extent(sp_dataset *d);
+void sp_view_free(sp_view *v);
+void sp_dataset_free(sp_dataset *d);
+
+#endif

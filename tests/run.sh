@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every test binary in DIR whose name starts with PREFIX (default test_) and every
+# tests/e2e_*.sh script (default prefix only), then prints one summary line.
+dir=${1:-build/tests}
+prefix=${2:-test_}
+passed=0; failed=0; failed_names=()
+for t in "$dir"/"$prefix"*; do
+  [ -x "$t" ] || continue
+  [[ "$t" == *.d ]] && continue
+  name=$(basename "$t")
+  echo "== $name"
+  out=$("$t" 2>&1); rc=$?
+  echo "$out" | grep -E '^\[ +(OK|FAILED|ERROR|SKIPPED) +\]|^\[==========\]' | grep -v ' OK ' || true
+  p=$(echo "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
+  f=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
+  p=${p:-0}; f=${f:-0}
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "$out" | tail -20; fi
+  [ "$f" -gt 0 ] && { failed_names+=("$name"); echo "$out" | grep -E 'FAIL|error|Error' | head -20; }
+  passed=$((passed + p)); failed=$((failed + f))
+done
+if [ "$prefix" = "test_" ]; then
+  for s in tests/e2e_*.sh; do
+    [ -f "$s" ] || continue
+    name=$(basename "$s")
+    echo "== $name"
+    if out=$(bash "$s" 2>&1); then passed=$((passed + 1)); echo "$out" | tail -3
+    else failed=$((failed + 1)); failed_names+=("$name"); echo "$out" | tail -30; fi
+  done
+fi
+[ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
