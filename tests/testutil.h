@@ -1,0 +1,55 @@
+/* testutil.h — shared helpers for the cmocka test binaries: temp dirs, data paths, random arrays.
+ * Include after <cmocka.h>'s prerequisites; every test file does:
+ *   #include "testutil.h"   (it includes cmocka and its prerequisites) */
+#ifndef SPLAT_TESTUTIL_H
+#define SPLAT_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/core.h"
+
+/* Directory of the shared test scenes: $SPLAT_DATA, else ../shared/data, else ../../shared/data. */
+static inline const char *tu_data_dir(void) {
+    const char *e = getenv("SPLAT_DATA");
+    if (e && *e) return e;
+    static const char *cands[] = {"../shared/data", "../../shared/data", "shared/data"};
+    for (size_t i = 0; i < sizeof cands / sizeof *cands; i++)
+        if (sp_dir_exists(cands[i])) return cands[i];
+    return "../shared/data";
+}
+
+/* A fresh temporary directory (malloc'd path). */
+static inline char *tu_tmpdir(void) {
+    char tmpl[] = "/tmp/splat-test-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    return d ? sp_strdup(d) : NULL;
+}
+
+static inline void tu_write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Asserts that `hay` contains `needle`, printing both when it does not. */
+#define tu_assert_contains(hay, needle)                                                        \
+    do {                                                                                       \
+        const char *h_ = (hay), *n_ = (needle);                                                \
+        if (!h_ || !strstr(h_, n_)) fail_msg("expected \"%s\" in \"%s\"", n_, h_ ? h_ : "(null)"); \
+    } while (0)
+
+static inline void tu_fill_uniform(sp_rng *r, float *x, size_t n, float lo, float hi) {
+    for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * sp_rng_uniform(r);
+}
+
+#endif
