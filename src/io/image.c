@@ -1,0 +1,246 @@
+/* image.c — PNG (libpng) and JPEG (libjpeg-turbo) decoding, PNG encoding, downscaling. */
+#include "io/image.h"
+
+#include <stdio.h>
+#include <stddef.h>
+#include <jpeglib.h>
+#include <math.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+/* ---- PNG ---- */
+static int load_png(const char *path, const uint8_t *data, size_t n, sp_image *img) {
+    png_image pi;
+    memset(&pi, 0, sizeof pi);
+    pi.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&pi, data, n))
+        return sp_error("%s: corrupt PNG: %s", path, pi.message);
+    int has_alpha = (pi.format & PNG_FORMAT_FLAG_ALPHA) != 0;
+    pi.format = has_alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
+    if (pi.width == 0 || pi.height == 0 || pi.width > 65536 || pi.height > 65536) {
+        png_image_free(&pi);
+        return sp_error("%s: PNG has an unusable size %ux%u", path, pi.width, pi.height);
+    }
+    img->width = (int)pi.width;
+    img->height = (int)pi.height;
+    img->channels = has_alpha ? 4 : 3;
+    img->pixels = sp_malloc(PNG_IMAGE_SIZE(pi));
+    if (!png_image_finish_read(&pi, NULL, img->pixels, 0, NULL)) {
+        free(img->pixels);
+        img->pixels = NULL;
+        return sp_error("%s: corrupt PNG: %s", path, pi.message);
+    }
+    return 0;
+}
+
+/* ---- JPEG ---- */
+typedef struct {
+    struct jpeg_error_mgr pub;
+    jmp_buf jb;
+    char msg[JMSG_LENGTH_MAX];
+} jpeg_err;
+
+static void jpeg_error_exit(j_common_ptr cinfo) {
+    jpeg_err *e = (jpeg_err *)cinfo->err;
+    (*cinfo->err->format_message)(cinfo, e->msg);
+    longjmp(e->jb, 1);
+}
+static void jpeg_quiet(j_common_ptr cinfo, int level) { (void)cinfo, (void)level; }
+
+/* EXIF orientation (1..8) from an APP1 marker, 1 when absent or unreadable. */
+static int exif_orientation(struct jpeg_decompress_struct *c) {
+    for (jpeg_saved_marker_ptr m = c->marker_list; m; m = m->next) {
+        if (m->marker != JPEG_APP0 + 1 || m->data_length < 14 || memcmp(m->data, "Exif\0\0", 6) != 0) continue;
+        const uint8_t *t = m->data + 6;
+        size_t len = m->data_length - 6;
+        int le = t[0] == 'I';
+        if (!(le ? (t[0] == 'I' && t[1] == 'I') : (t[0] == 'M' && t[1] == 'M'))) return 1;
+#define U16(p) (le ? (uint32_t)(p)[0] | (uint32_t)(p)[1] << 8 : (uint32_t)(p)[1] | (uint32_t)(p)[0] << 8)
+#define U32(p) (le ? U16(p) | U16((p) + 2) << 16 : U16((p) + 2) | U16(p) << 16)
+        uint32_t ifd = U32(t + 4);
+        if ((size_t)ifd + 2 > len) return 1;
+        uint32_t count = U16(t + ifd);
+        for (uint32_t i = 0; i < count; i++) {
+            size_t e = (size_t)ifd + 2 + 12 * (size_t)i;
+            if (e + 12 > len) return 1;
+            if (U16(t + e) == 0x0112) {
+                uint32_t v = U16(t + e + 8);
+                return v >= 1 && v <= 8 ? (int)v : 1;
+            }
+        }
+#undef U16
+#undef U32
+    }
+    return 1;
+}
+
+/* Applies an EXIF orientation so the image shows upright. */
+static void apply_orientation(sp_image *img, int o) {
+    if (o <= 1) return;
+    int w = img->width, h = img->height, c = img->channels;
+    int swap = o >= 5;
+    int nw = swap ? h : w, nh = swap ? w : h;
+    uint8_t *out = sp_malloc((size_t)w * h * c);
+    for (int y = 0; y < nh; y++)
+        for (int x = 0; x < nw; x++) {
+            int sx, sy; /* source pixel shown at (x, y) */
+            switch (o) {
+            case 2: sx = w - 1 - x, sy = y; break;
+            case 3: sx = w - 1 - x, sy = h - 1 - y; break;
+            case 4: sx = x, sy = h - 1 - y; break;
+            case 5: sx = y, sy = x; break;
+            case 6: sx = y, sy = h - 1 - x; break;
+            case 7: sx = w - 1 - y, sy = h - 1 - x; break;
+            default: sx = w - 1 - y, sy = x; break; /* 8 */
+            }
+            memcpy(out + ((size_t)y * nw + x) * c, img->pixels + ((size_t)sy * w + sx) * c, (size_t)c);
+        }
+    free(img->pixels);
+    img->pixels = out;
+    img->width = nw;
+    img->height = nh;
+}
+
+static int load_jpeg(const char *path, const uint8_t *data, size_t n, sp_image *img) {
+    struct jpeg_decompress_struct c;
+    jpeg_err err;
+    c.err = jpeg_std_error(&err.pub);
+    err.pub.error_exit = jpeg_error_exit;
+    err.pub.emit_message = jpeg_quiet;
+    uint8_t *volatile pixels = NULL;
+    if (setjmp(err.jb)) {
+        jpeg_destroy_decompress(&c);
+        free(pixels);
+        return sp_error("%s: corrupt JPEG: %s", path, err.msg);
+    }
+    jpeg_create_decompress(&c);
+    jpeg_mem_src(&c, data, (unsigned long)n);
+    jpeg_save_markers(&c, JPEG_APP0 + 1, 0xffff);
+    jpeg_read_header(&c, TRUE);
+    c.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&c);
+    int w = (int)c.output_width, h = (int)c.output_height;
+    pixels = sp_malloc((size_t)w * h * 3);
+    while (c.output_scanline < c.output_height) {
+        JSAMPROW row = pixels + (size_t)c.output_scanline * w * 3;
+        jpeg_read_scanlines(&c, &row, 1);
+    }
+    int orient = exif_orientation(&c);
+    jpeg_finish_decompress(&c);
+    jpeg_destroy_decompress(&c);
+    img->width = w;
+    img->height = h;
+    img->channels = 3;
+    img->pixels = pixels;
+    apply_orientation(img, orient);
+    return 0;
+}
+
+int sp_image_load(const char *path, sp_image *img) {
+    memset(img, 0, sizeof *img);
+    char *data;
+    size_t n;
+    if (sp_read_file(path, &data, &n)) return -1;
+    int rc;
+    const uint8_t *u = (const uint8_t *)data;
+    if (n >= 8 && !png_sig_cmp(u, 0, 8))
+        rc = load_png(path, u, n, img);
+    else if (n >= 3 && u[0] == 0xFF && u[1] == 0xD8 && u[2] == 0xFF)
+        rc = load_jpeg(path, u, n, img);
+    else
+        rc = sp_error("%s: not a PNG or JPEG file", path);
+    free(data);
+    return rc;
+}
+
+/* ---- PNG writing ---- */
+int sp_image_save_png(const char *path, const sp_image *img) {
+    png_image pi;
+    memset(&pi, 0, sizeof pi);
+    pi.version = PNG_IMAGE_VERSION;
+    pi.width = (png_uint_32)img->width;
+    pi.height = (png_uint_32)img->height;
+    switch (img->channels) {
+    case 1: pi.format = PNG_FORMAT_GRAY; break;
+    case 2: pi.format = PNG_FORMAT_GA; break;
+    case 3: pi.format = PNG_FORMAT_RGB; break;
+    case 4: pi.format = PNG_FORMAT_RGBA; break;
+    default: return sp_error("%s: cannot write a %d-channel image", path, img->channels);
+    }
+    png_alloc_size_t size = 0;
+    if (!png_image_write_to_memory(&pi, NULL, &size, 0, img->pixels, 0, NULL))
+        return sp_error("%s: PNG encoding failed: %s", path, pi.message);
+    void *buf = sp_malloc(size);
+    if (!png_image_write_to_memory(&pi, buf, &size, 0, img->pixels, 0, NULL)) {
+        free(buf);
+        return sp_error("%s: PNG encoding failed: %s", path, pi.message);
+    }
+    int rc = sp_write_file_atomic(path, buf, size);
+    free(buf);
+    return rc;
+}
+
+void sp_image_quantize(const float *rgb, int w, int h, uint8_t *out) {
+    size_t n = (size_t)w * h * 3;
+    for (size_t i = 0; i < n; i++) {
+        float v = rgb[i] * 255.0f + 0.5f;
+        out[i] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+    }
+}
+
+/* ---- resampling ---- */
+/* Area-weighted resample to (nw, nh); RGBA averaged on premultiplied colour. */
+int sp_image_resize(const sp_image *src, int nw, int nh, sp_image *dst) {
+    if (nw <= 0 || nh <= 0) return sp_error("cannot resize an image to %dx%d", nw, nh);
+    int w = src->width, h = src->height, c = src->channels;
+    memset(dst, 0, sizeof *dst);
+    dst->width = nw;
+    dst->height = nh;
+    dst->channels = c;
+    dst->pixels = sp_malloc((size_t)nw * nh * c);
+    double sx = (double)w / nw, sy = (double)h / nh;
+    int alpha = c == 4;
+    for (int y = 0; y < nh; y++) {
+        double y0 = y * sy, y1 = (y + 1) * sy;
+        for (int x = 0; x < nw; x++) {
+            double x0 = x * sx, x1 = (x + 1) * sx;
+            double acc[4] = {0, 0, 0, 0}, wsum = 0;
+            for (int yy = (int)y0; yy < h && yy < y1; yy++) {
+                double wy = fmin(y1, yy + 1) - fmax(y0, yy);
+                if (wy <= 0) continue;
+                for (int xx = (int)x0; xx < w && xx < x1; xx++) {
+                    double wx = fmin(x1, xx + 1) - fmax(x0, xx);
+                    if (wx <= 0) continue;
+                    const uint8_t *p = src->pixels + ((size_t)yy * w + xx) * c;
+                    double wt = wx * wy, a = alpha ? p[3] / 255.0 : 1.0;
+                    for (int k = 0; k < c; k++) acc[k] += wt * (alpha && k < 3 ? p[k] * a : p[k]);
+                    wsum += wt;
+                }
+            }
+            uint8_t *o = dst->pixels + ((size_t)y * nw + x) * c;
+            double a = alpha ? acc[3] / wsum / 255.0 : 1.0;
+            for (int k = 0; k < c; k++) {
+                double v = acc[k] / wsum;
+                if (alpha && k < 3) v = a > 0 ? v / a : 0;
+                o[k] = (uint8_t)fmin(255.0, fmax(0.0, v + 0.5));
+            }
+        }
+    }
+    return 0;
+}
+
+int sp_image_downscale(const sp_image *src, int factor, sp_image *dst) {
+    if (factor < 1) return sp_error("downscale factor must be >= 1, got %d", factor);
+    int nw = src->width / factor, nh = src->height / factor;
+    if (nw < 1 || nh < 1) return sp_error("image of %dx%d is too small to downscale by %d", src->width, src->height, factor);
+    return sp_image_resize(src, nw, nh, dst);
+}
+
+void sp_image_free(sp_image *img) {
+    free(img->pixels);
+    memset(img, 0, sizeof *img);
+}
