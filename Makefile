@@ -8,7 +8,7 @@ CFLAGS  += $(OPT) -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-sig
 LDLIBS  += -lpng -ljpeg -lcjson -lz -lm -fopenmp -lpthread
 
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-CUDA    ?= $(if $(NVCC),1,0)
+CUDA    ?= $(if $(and $(NVCC),$(wildcard src/backend/cuda/*.cu)),1,0)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 NVFLAGS ?= -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
            -Xcompiler -Wall -Iinclude -Isrc -MMD -MP -lineinfo
