@@ -122,20 +122,6 @@ static int cpu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m,
 
 static int cpu_num_gaussians(sp_backend *base) { return ((cpu_backend *)base)->g.n; }
 
-/* Target = the view composited on the step's background (docs/math.md, "loss"). */
-static void make_target(const sp_view *v, sp_alpha_mode alpha, const float bg[3], float *t) {
-    int px = v->cam.width * v->cam.height, c = v->channels;
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < px; i++) {
-        const uint8_t *p = v->pixels + (size_t)i * c;
-        float a = c == 4 ? p[3] * (1.0f / 255.0f) : 1.0f;
-        for (int k = 0; k < 3; k++) {
-            float col = p[k] * (1.0f / 255.0f);
-            t[3 * i + k] = (alpha == SP_ALPHA_PREMULTIPLIED || c != 4 ? col : col * a) + bg[k] * (1.0f - a);
-        }
-    }
-}
-
 static void forward(cpu_backend *b, const sp_camera *cam, int sh_degree, const float bg[3], double *t) {
     sp_params p = params_of(&b->g);
     ensure_proj(b, p.n);
@@ -184,7 +170,7 @@ static int cpu_train_step(sp_backend *base, const sp_step_args *a) {
     forward(b, cam, a->sh_degree, a->bg, b->stage_s);
 
     double t0 = sp_now();
-    make_target(view, b->alpha, a->bg, b->target);
+    sp_view_composite(view, b->alpha, a->bg, b->target);
     double loss = cpu_loss(b->ro.rgb, b->target, w, h, a->ssim_weight, b->dl_drgb);
     double t1 = sp_now();
     sp_proj_grad_zero(&b->pgrad, n);
