@@ -186,7 +186,9 @@ static void test_fixture_ok(void **state) {
     char *json = sp_strfmt("{\"fl_x\": 20, \"fl_y\": 30, \"frames\": ["
                            "{\"file_path\": \"v\", \"cx\": 4.5, \"cy\": 2.25, \"transform_matrix\": %s}]}",
                            MAT);
-    write_json(d, "transforms_val.json", json);
+    char *bom = sp_strfmt("\xEF\xBB\xBF%s", json); /* a byte order mark is accepted */
+    write_json(d, "transforms_val.json", bom);
+    free(bom);
     free(json);
     sp_load_opts o = {.downscale = 1, .threads = 0, .load_pixels = 1};
     sp_dataset ds;

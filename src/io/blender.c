@@ -129,8 +129,10 @@ static int parse_file(bl_file *f, const char *dir, sp_problems *pr) {
         sp_problems_add(pr, "%s", sp_last_error());
         return -1;
     }
+    const char *start = text;
+    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) start += 3; /* UTF-8 byte order mark */
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    cJSON *root = cJSON_ParseWithOpts(start, &end, 1);
     if (!root) {
         const char *pos = end ? end : text;
         if (pos < text || pos > text + len) pos = text + len;
