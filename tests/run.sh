@@ -3,6 +3,7 @@
 # tests/e2e_*.sh script (default prefix only), then prints one summary line.
 dir=${1:-build/tests}
 prefix=${2:-test_}
+export SPLAT_BIN=${SPLAT_BIN:-$(cd "$dir/.." && pwd)/splat}
 passed=0; failed=0; failed_names=()
 for t in "$dir"/"$prefix"*; do
   [ -x "$t" ] || continue
