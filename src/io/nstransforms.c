@@ -228,6 +228,12 @@ int sp_load_transforms(const char *path, const sp_load_opts *opts, sp_dataset *o
     sp_problems *pr = problems ? problems : &local;
     int p0 = pr->n;
     memset(out, 0, sizeof *out);
+    if (!sp_dir_exists(path) && !sp_file_exists(path)) {
+        sp_problems_add(pr, "%s: no such folder or file (expected a scene folder with transforms.json, or the file)", path);
+        sp_error("%s", pr->items[p0]);
+        sp_problems_free(&local);
+        return -1;
+    }
     char *json = sp_dir_exists(path) ? sp_path_join(path, "transforms.json") : sp_strdup(path);
     out->path = sp_dir_exists(path) ? sp_strdup(path) : sp_path_dir(path);
     out->format = sp_strdup("transforms");
