@@ -578,7 +578,8 @@ int sp_load_colmap(const char *path, const sp_load_opts *opts, sp_dataset *out, 
     memset(out, 0, sizeof *out);
     out->path = sp_strdup(path);
     out->format = sp_strdup("colmap");
-    int rc = load_colmap(path, opts, out, pr);
+    sp_load_opts defaults = {.downscale = 1, .load_pixels = 1};
+    int rc = load_colmap(path, opts ? opts : &defaults, out, pr);
     if (rc || pr->n != p0) {
         sp_error("%s", pr->n > p0 ? pr->items[p0] : "COLMAP model could not be loaded");
         sp_dataset_free(out);

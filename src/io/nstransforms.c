@@ -237,7 +237,8 @@ int sp_load_transforms(const char *path, const sp_load_opts *opts, sp_dataset *o
     char *json = sp_dir_exists(path) ? sp_path_join(path, "transforms.json") : sp_strdup(path);
     out->path = sp_dir_exists(path) ? sp_strdup(path) : sp_path_dir(path);
     out->format = sp_strdup("transforms");
-    int rc = load_transforms(json, opts, out, pr);
+    sp_load_opts defaults = {.downscale = 1, .load_pixels = 1};
+    int rc = load_transforms(json, opts ? opts : &defaults, out, pr);
     if (rc || pr->n != p0) {
         sp_error("%s", pr->n > p0 ? pr->items[p0] : "transforms.json could not be loaded");
         sp_dataset_free(out);
