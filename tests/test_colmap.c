@@ -529,11 +529,15 @@ static void test_malformed_text(void **state) {
     expect_fail(dir, &o, "sparse/0/cameras.txt:2: camera 1: parameter 2 (\"seventy\") is not a number", NULL);
     tu_write_text(cam, "1 PINHOLE 80 60 70 70 40\n");
     expect_fail(dir, &o, "cameras.txt:1: camera 1: model PINHOLE takes 4 parameters, found 3", NULL);
+    tu_write_text(cam, "1 PINHOLE 80 60 70 70 40 30\n1 PINHOLE 80 60 70 70 40 30\n");
+    expect_fail(dir, &o, "sparse/0/cameras.txt: camera 1 is defined twice", NULL);
     tu_write_text(cam, "1 PINHOLE 80\n");
     expect_fail(dir, &o, "cameras.txt:1: expected CAMERA_ID MODEL WIDTH HEIGHT", NULL);
     write_cameras(spd, 0, &cams[1], 1);
     tu_write_text(img, "# i\n# i\n1 1 0 0 0 0 0 0 1 c.png\n\n2 1 0 0 x 0 0 0 1 a.png\n\n");
     expect_fail(dir, &o, "sparse/0/images.txt:5: expected IMAGE_ID QW QX QY QZ TX TY TZ CAMERA_ID NAME", NULL);
+    tu_write_text(img, "1 1 0 0 0 0 0 0 1 c.png\n\n2 1 0 0 0 0 0 0 1 c.png\n\n");
+    expect_fail(dir, &o, "image c.png is listed twice", NULL);
     tu_write_text(img, "1 0 0 0 0 0 0 0 1 c.png\n\n");
     expect_fail(dir, &o, "images.txt: image 1 (c.png) has an invalid pose", NULL);
     write_images(spd, 0, 1);

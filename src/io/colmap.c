@@ -466,6 +466,13 @@ static int load_colmap(const char *path, const sp_load_opts *opts, sp_dataset *o
     int nviews = 0;
 
     if (bin ? cameras_bin(fcam, &m, problems) : read_text(fcam, camera_line, &m, problems)) goto done;
+    for (int i = 0; i < m.ncams; i++)
+        for (int k = 0; k < i; k++)
+            if (m.cams[i].id == m.cams[k].id) {
+                sp_problems_add(problems, "%s: camera %lld is defined twice", fcam, m.cams[i].id);
+                k = i;
+            }
+    if (problems->n != p0) goto done;
     if (!sp_file_exists(fimg)) {
         sp_problems_add(problems, "%s: missing (the model in %s has cameras but no images)", fimg, dir);
         goto done;
