@@ -332,7 +332,10 @@ static int parse_value(parser *ps, sp_toml_value *v, int depth) {
         for (;;) {
             skip_ws_nl_comments(ps);
             if (peek(ps) == ']') break;
-            if (peek(ps) < 0) return perr(ps, "unterminated array (opened on line %d)", open_line);
+            if (peek(ps) < 0) {
+                ps->line = open_line;
+                return perr(ps, "unterminated array (no closing ']')");
+            }
             if (v->n == cap) {
                 cap = cap ? 2 * cap : 4;
                 v->items = sp_realloc(v->items, (size_t)cap * sizeof *v->items);
@@ -348,7 +351,10 @@ static int parse_value(parser *ps, sp_toml_value *v, int depth) {
                 continue;
             }
             if (peek(ps) == ']') break;
-            if (peek(ps) < 0) return perr(ps, "unterminated array (opened on line %d)", open_line);
+            if (peek(ps) < 0) {
+                ps->line = open_line;
+                return perr(ps, "unterminated array (no closing ']')");
+            }
             return perr(ps, "expected ',' or ']' in array");
         }
         ps->p++;
