@@ -698,21 +698,22 @@ static void fmt_shortest(double v, int maxprec, bool single, char out[32]) {
         strcpy(out, v < 0 ? "-inf" : "inf");
         return;
     }
+    char g[48], fixed[48]; /* %g with <= 17 digits needs at most 24 bytes */
     int prec = 1;
-    for (; prec < maxprec; prec++) {
-        snprintf(out, 32, "%.*g", prec, v);
-        if (single ? strtof(out, NULL) == (float)v : strtod(out, NULL) == v) break;
+    for (; prec < maxprec && prec < 17; prec++) {
+        snprintf(g, sizeof g, "%.*g", prec, v);
+        if (single ? strtof(g, NULL) == (float)v : strtod(g, NULL) == v) break;
     }
-    snprintf(out, 32, "%.*g", prec, v);
+    snprintf(g, sizeof g, "%.*g", prec, v);
     int e = v == 0 ? 0 : (int)floor(log10(fabs(v)));
     if (e >= -5 && e < 16) {
-        char fixed[40];
         int decimals = prec - 1 - e;
         snprintf(fixed, sizeof fixed, "%.*f", decimals < 1 ? 1 : decimals, v);
-        if (strlen(fixed) < 32 && (single ? strtof(fixed, NULL) == (float)v : strtod(fixed, NULL) == v))
-            strcpy(out, fixed);
+        if (strlen(fixed) < 29 && (single ? strtof(fixed, NULL) == (float)v : strtod(fixed, NULL) == v))
+            memcpy(g, fixed, strlen(fixed) + 1);
     }
-    if (!strpbrk(out, ".e")) strcat(out, ".0");
+    if (!strpbrk(g, ".e")) strcat(g, ".0");
+    memcpy(out, g, strlen(g) + 1);
 }
 
 void sp_toml_format_float(double v, char out[32]) { fmt_shortest(v, 17, false, out); }
