@@ -240,11 +240,12 @@ static int apply_value(sp_config *c, const sp_config_field *f, const sp_toml_val
             snprintf(why, n, "must be an integer, got %s", sp_toml_type_name(v->type));
             return -1;
         }
-        if (!in_range(f, (double)v->i) || v->i < INT_MIN || v->i > INT_MAX) {
-            if (!in_range(f, (double)v->i))
-                snprintf(why, n, "must be %s, got %lld", allowed, (long long)v->i);
-            else
-                snprintf(why, n, "is too large (at most %d), got %lld", INT_MAX, (long long)v->i);
+        if (!in_range(f, (double)v->i)) {
+            snprintf(why, n, "must be %s, got %lld", allowed, (long long)v->i);
+            return -1;
+        }
+        if (v->i < INT_MIN || v->i > INT_MAX) { /* every int key has a lower bound */
+            snprintf(why, n, "is too large (at most %d), got %lld", INT_MAX, (long long)v->i);
             return -1;
         }
         *(int *)p = (int)v->i;
