@@ -92,6 +92,8 @@ static void test_schema_sane(void **state) {
             if (!strcmp(f->section, sp_config_schema[j].section) && !strcmp(f->key, sp_config_schema[j].key))
                 fail_msg("duplicate schema key %s.%s", f->section, f->key);
         assert_ptr_equal(sp_config_find(f->section, f->key), f);
+        if (f->type == SP_CFG_INT) assert_int_not_equal(f->lo_kind, SP_CFG_NOLIMIT); /* see apply_value */
+        if (f->choices) assert_int_equal(f->type, SP_CFG_STRING);
         sp_config c;
         sp_config_defaults(&c);
         sp_problems p = {0};
