@@ -329,7 +329,7 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
     int max_steps = cfg->trainer.max_steps, nviews = r->data.train.n;
     int *perm = SP_NEW(int, nviews), perm_epoch = -1;
     float extent = r->data.extent;
-    const struct sp_config_refine *rf = &cfg->refine;
+    const __typeof__(cfg->refine) *rf = &cfg->refine;
     int step0 = r->step, diverged = 0;
     double t_loop0 = sp_now(), last_loss = NAN;
     sp_install_interrupt_handler();
