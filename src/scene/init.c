@@ -14,7 +14,7 @@
 
 #include "core/core.h"
 
-#define LEAF 8
+#define LEAF 16
 #define TASK_MIN 20000 /* ranges smaller than this are built without spawning tasks */
 
 typedef struct {
