@@ -26,20 +26,20 @@ typedef struct {
     pattern pat;
     float c[3];    /* centre */
     float s[3];    /* sphere: radius; box: half extents; cylinder: radius, half height */
-    float angle;   /* rotation of the local frame about world z, radians */
+    float cs, sn;  /* cosine and sine of the rotation of the local frame about world z */
 } prim;
 
 static const prim SCENE[] = {
     /* pedestal disc; its top face is at z = -0.45, its bottom at z = -0.57 */
-    {PRIM_CYLINDER, PAT_PEDESTAL, {0.0f, 0.0f, -0.51f}, {1.05f, 0.06f, 0.0f}, 0.0f},
+    {PRIM_CYLINDER, PAT_PEDESTAL, {0.0f, 0.0f, -0.51f}, {1.05f, 0.06f, 0.0f}, 1.0f, 0.0f},
     /* checkered sphere at the origin */
-    {PRIM_SPHERE, PAT_CHECKER_SPHERE, {0.0f, 0.0f, 0.0f}, {0.45f, 0.0f, 0.0f}, 0.3f},
+    {PRIM_SPHERE, PAT_CHECKER_SPHERE, {0.0f, 0.0f, 0.0f}, {0.45f, 0.0f, 0.0f}, 0.95533649f, 0.29552021f}, /* 0.3 rad */
     /* box standing on the pedestal, turned 30 degrees */
-    {PRIM_BOX, PAT_STRIPED_BOX, {0.62f, -0.38f, -0.25f}, {0.2f, 0.2f, 0.2f}, 0.5236f},
+    {PRIM_BOX, PAT_STRIPED_BOX, {0.62f, -0.38f, -0.25f}, {0.2f, 0.2f, 0.2f}, 0.8660254f, 0.5f}, /* 30 deg */
     /* upright cylinder */
-    {PRIM_CYLINDER, PAT_BANDED_CYLINDER, {-0.55f, 0.38f, -0.15f}, {0.16f, 0.3f, 0.0f}, 0.0f},
+    {PRIM_CYLINDER, PAT_BANDED_CYLINDER, {-0.55f, 0.38f, -0.15f}, {0.16f, 0.3f, 0.0f}, 1.0f, 0.0f},
     /* small striped sphere */
-    {PRIM_SPHERE, PAT_LATITUDE, {-0.2f, -0.72f, -0.3f}, {0.15f, 0.0f, 0.0f}, 0.0f},
+    {PRIM_SPHERE, PAT_LATITUDE, {-0.2f, -0.72f, -0.3f}, {0.15f, 0.0f, 0.0f}, 1.0f, 0.0f},
 };
 #define NUM_PRIMS ((int)(sizeof SCENE / sizeof *SCENE))
 
@@ -165,9 +165,13 @@ typedef struct {
 static int trace(const float o[3], const float d[3], float tmin, int any_hit, hit *h) {
     h->t = INFINITY;
     h->prim = -1;
+    { /* the whole scene lies inside a sphere of radius SP_SYNTH_SCENE_RADIUS at the origin */
+        float dd = dot3(d, d), od = dot3(o, d), oo = dot3(o, o), R = SP_SYNTH_SCENE_RADIUS;
+        if (oo > R * R && (od >= 0.0f || od * od < dd * (oo - R * R))) return 0;
+    }
     for (int i = 0; i < NUM_PRIMS; i++) {
         const prim *p = &SCENE[i];
-        float c = cosf(p->angle), s = sinf(p->angle);
+        float c = p->cs, s = p->sn;
         float rel[3] = {o[0] - p->c[0], o[1] - p->c[1], o[2] - p->c[2]}, lo[3], ld[3], ln[3];
         rotz(rel, c, -s, lo);
         rotz(d, c, -s, ld);
@@ -321,79 +325,101 @@ void sp_synth_camera_c2w(const sp_synth_opts *o, int split, int index, float m[1
 
 /* ---- rendering ---- */
 
-/* Renders one view into RGBA pixels (straight alpha). */
-static void render_view(const sp_synth_opts *o, const float m[16], uint64_t view_seed, uint8_t *px) {
+/* Renders row j of one view into RGBA pixels (straight alpha). */
+static void render_row(const sp_synth_opts *o, const float m[16], uint64_t view_seed, int j, uint8_t *px) {
     int W = o->width, H = o->height, S = o->samples;
     float fx = 0.5f * (float)W / tanf(0.5f * (float)SP_SYNTH_CAMERA_ANGLE_X);
     float fy = fx, cx = 0.5f * (float)W, cy = 0.5f * (float)H;
     float origin[3] = {m[3], m[7], m[11]};
     int grid = 1;
     while (grid * grid < S) grid++;
-#pragma omp parallel for schedule(dynamic, 4)
-    for (int j = 0; j < H; j++) {
-        for (int i = 0; i < W; i++) {
-            sp_rng r;
-            sp_rng_seed(&r, view_seed, (uint64_t)j * (uint64_t)W + (uint64_t)i);
-            float acc[3] = {0, 0, 0};
-            int hits = 0;
-            for (int s = 0; s < S; s++) {
-                float ox = 0.5f, oy = 0.5f;
-                if (S > 1) { /* one jittered sample per stratum of a grid x grid pattern */
-                    int cell = s % (grid * grid);
-                    ox = ((float)(cell % grid) + sp_rng_uniform(&r)) / (float)grid;
-                    oy = ((float)(cell / grid) + sp_rng_uniform(&r)) / (float)grid;
-                }
-                /* OpenCV camera ray (x right, y down, z forward) = (X, -Y, -Z) of the OpenGL axes */
-                float u = ((float)i + ox - cx) / fx, v = ((float)j + oy - cy) / fy, d[3], col[3];
-                for (int k = 0; k < 3; k++) d[k] = u * m[k * 4 + 0] - v * m[k * 4 + 1] - m[k * 4 + 2];
-                normalize3(d);
-                if (shade(origin, d, col)) {
-                    hits++;
-                    for (int k = 0; k < 3; k++) acc[k] += col[k];
-                }
+    for (int i = 0; i < W; i++) {
+        sp_rng r;
+        sp_rng_seed(&r, view_seed, (uint64_t)j * (uint64_t)W + (uint64_t)i);
+        float acc[3] = {0, 0, 0};
+        int hits = 0;
+        for (int s = 0; s < S; s++) {
+            float ox = 0.5f, oy = 0.5f;
+            if (S > 1) { /* one jittered sample per stratum of a grid x grid pattern */
+                int cell = s % (grid * grid);
+                ox = ((float)(cell % grid) + sp_rng_uniform(&r)) / (float)grid;
+                oy = ((float)(cell / grid) + sp_rng_uniform(&r)) / (float)grid;
             }
-            uint8_t *p = px + 4 * ((size_t)j * W + i);
-            for (int k = 0; k < 3; k++) p[k] = hits ? (uint8_t)(acc[k] / (float)hits * 255.0f + 0.5f) : 0;
-            p[3] = (uint8_t)((float)hits / (float)S * 255.0f + 0.5f);
+            /* OpenCV camera ray (x right, y down, z forward) = (X, -Y, -Z) of the OpenGL axes */
+            float u = ((float)i + ox - cx) / fx, v = ((float)j + oy - cy) / fy, d[3], col[3];
+            for (int k = 0; k < 3; k++) d[k] = u * m[k * 4 + 0] - v * m[k * 4 + 1] - m[k * 4 + 2];
+            normalize3(d);
+            if (shade(origin, d, col)) {
+                hits++;
+                for (int k = 0; k < 3; k++) acc[k] += col[k];
+            }
         }
+        uint8_t *p = px + 4 * ((size_t)j * W + i);
+        for (int k = 0; k < 3; k++) p[k] = hits ? (uint8_t)(acc[k] / (float)hits * 255.0f + 0.5f) : 0;
+        p[3] = (uint8_t)((float)hits / (float)S * 255.0f + 0.5f);
     }
 }
 
 static const char *SPLIT_NAMES[3] = {"train", "val", "test"};
+#define BATCH 8 /* views rendered (and written) together: rows of all of them share one parallel loop */
 
 /* Renders and writes every image of one split, then its transforms JSON. */
 static int write_split(const char *dir, const sp_synth_opts *o, int split, int count) {
     char *sub = sp_path_join(dir, SPLIT_NAMES[split]);
-    int rc = sp_mkdir_p(sub);
+    if (sp_mkdir_p(sub) != 0) {
+        free(sub);
+        return -1;
+    }
     cJSON *root = cJSON_CreateObject(), *frames = cJSON_CreateArray();
     cJSON_AddNumberToObject(root, "camera_angle_x", SP_SYNTH_CAMERA_ANGLE_X);
     cJSON_AddItemToObject(root, "frames", frames);
-    uint8_t *px = sp_malloc((size_t)o->width * o->height * 4);
-    for (int v = 0; rc == 0 && v < count; v++) {
-        float m[16];
-        sp_synth_camera_c2w(o, split, v, m);
-        render_view(o, m, sp_hash64(sp_hash64(o->seed, (uint64_t)split), (uint64_t)v), px);
-        char name[64];
-        snprintf(name, sizeof name, "r_%d.png", v);
-        char *path = sp_path_join(sub, name);
-        sp_image img = {o->width, o->height, 4, px};
-        rc = sp_image_save_png(path, &img);
-        free(path);
-
-        cJSON *f = cJSON_CreateObject(), *mat = cJSON_CreateArray();
-        char fp[96];
-        snprintf(fp, sizeof fp, "./%s/r_%d", SPLIT_NAMES[split], v);
-        cJSON_AddStringToObject(f, "file_path", fp);
-        for (int r = 0; r < 4; r++) {
-            cJSON *row = cJSON_CreateArray();
-            for (int c = 0; c < 4; c++) cJSON_AddItemToArray(row, cJSON_CreateNumber((double)m[r * 4 + c]));
-            cJSON_AddItemToArray(mat, row);
+    int W = o->width, H = o->height;
+    size_t stride = (size_t)W * H * 4;
+    uint8_t *px = sp_malloc(stride * BATCH);
+    float m[BATCH][16];
+    uint64_t seeds[BATCH];
+    char *failure = NULL; /* first error message of a worker thread */
+    for (int v0 = 0; !failure && v0 < count; v0 += BATCH) {
+        int nb = sp_mini(BATCH, count - v0);
+        for (int b = 0; b < nb; b++) {
+            sp_synth_camera_c2w(o, split, v0 + b, m[b]);
+            seeds[b] = sp_hash64(sp_hash64(o->seed, (uint64_t)split), (uint64_t)(v0 + b));
         }
-        cJSON_AddItemToObject(f, "transform_matrix", mat);
-        cJSON_AddItemToArray(frames, f);
+#pragma omp parallel for collapse(2) schedule(dynamic, 2)
+        for (int b = 0; b < nb; b++)
+            for (int j = 0; j < H; j++) render_row(o, m[b], seeds[b], j, px + stride * b);
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int b = 0; b < nb; b++) {
+            char name[64];
+            snprintf(name, sizeof name, "r_%d.png", v0 + b);
+            char *path = sp_path_join(sub, name);
+            sp_image img = {W, H, 4, px + stride * b};
+            if (sp_image_save_png(path, &img) != 0) {
+#pragma omp critical(synth_failure)
+                if (!failure) failure = sp_strdup(sp_last_error());
+            }
+            free(path);
+        }
+        for (int b = 0; b < nb; b++) {
+            cJSON *f = cJSON_CreateObject(), *mat = cJSON_CreateArray();
+            char fp[96];
+            snprintf(fp, sizeof fp, "./%s/r_%d", SPLIT_NAMES[split], v0 + b);
+            cJSON_AddStringToObject(f, "file_path", fp);
+            for (int r = 0; r < 4; r++) {
+                cJSON *row = cJSON_CreateArray();
+                for (int c = 0; c < 4; c++) cJSON_AddItemToArray(row, cJSON_CreateNumber((double)m[b][r * 4 + c]));
+                cJSON_AddItemToArray(mat, row);
+            }
+            cJSON_AddItemToObject(f, "transform_matrix", mat);
+            cJSON_AddItemToArray(frames, f);
+        }
     }
     free(px);
-    if (rc == 0) {
+    int rc = 0;
+    if (failure) {
+        rc = sp_error("%s", failure);
+        free(failure);
+    } else {
         char *text = cJSON_Print(root);
         char name[64];
         snprintf(name, sizeof name, "transforms_%s.json", SPLIT_NAMES[split]);
