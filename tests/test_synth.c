@@ -14,7 +14,7 @@ static const char *SPLITS[3] = {"train", "val", "test"};
 
 static sp_synth_opts tiny_opts(void) {
     sp_synth_opts o;
-    sp_synth_opts_default(&o);
+    sp_synth_defaults(&o);
     o.width = 32;
     o.height = 32;
     o.num_train = 4;

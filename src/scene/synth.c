@@ -289,7 +289,7 @@ static int shade(const float o[3], const float d[3], float col[3]) {
 
 /* ---- cameras ---- */
 
-void sp_synth_opts_default(sp_synth_opts *o) {
+void sp_synth_defaults(sp_synth_opts *o) {
     o->width = 128;
     o->height = 128;
     o->num_train = 100;

@@ -27,7 +27,7 @@ typedef struct {
 #define SP_SYNTH_SCENE_RADIUS 1.2f                 /* every object lies within this of the origin */
 
 /* 128x128, 100 / 25 / 25 views, 4 samples, seed 0. */
-void sp_synth_opts_default(sp_synth_opts *o);
+void sp_synth_defaults(sp_synth_opts *o);
 
 /* Writes the scene into dir (created with its parents if missing). Every file is written
  * atomically; the JSON files are written after the images they list. */
