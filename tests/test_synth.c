@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <omp.h>
 
 #include "io/image.h"
 #include "scene/camera.h"
@@ -162,6 +163,20 @@ static void test_determinism(void **state) {
         free(pb);
         free(pc);
     }
+    /* the thread count does not change a byte */
+    char *d1 = sp_path_join(dir, "one_thread");
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    o.seed = 7;
+    assert_int_equal(sp_synth_write(d1, &o), 0);
+    omp_set_num_threads(threads);
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char *pa = sp_path_join(a, files[i]), *p1 = sp_path_join(d1, files[i]);
+        assert_true(files_equal(pa, p1));
+        free(pa);
+        free(p1);
+    }
+    free(d1);
     /* the poses of the three splits differ from one another */
     float m0[16], m1[16], m2[16];
     sp_synth_camera_c2w(&o, 0, 0, m0);

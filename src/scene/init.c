@@ -215,7 +215,8 @@ int sp_init_random(sp_gaussians *g, int count, const float box_min[3], const flo
     sp_rng r;
     sp_rng_seed(&r, seed, 0x1417u);
     for (size_t i = 0; i < (size_t)count; i++) {
-        for (int k = 0; k < 3; k++) xyz[3 * i + k] = box_min[k] + (box_max[k] - box_min[k]) * sp_rng_uniform(&r);
+        for (int k = 0; k < 3; k++) /* clamped: rounding must not leave the box */
+            xyz[3 * i + k] = fminf(box_max[k], box_min[k] + (box_max[k] - box_min[k]) * sp_rng_uniform(&r));
         for (int k = 0; k < 3; k++) rgb[3 * i + k] = sp_rng_uniform(&r);
     }
     int rc = init_points(g, xyz, rgb, count, sh_degree, opacity, fixed_scale);
