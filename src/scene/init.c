@@ -23,12 +23,16 @@ typedef struct {
 } kd_point;
 
 /* Reorders a[lo, hi) so that a[k] holds the element that belongs there in sorted order (by axis
- * ax), with nothing larger before it and nothing smaller after it. Hoare partitioning around a
- * median of three, which splits runs of equal keys evenly. */
+ * ax), with nothing larger before it and nothing smaller after it. Hoare partitioning (which splits
+ * runs of equal keys evenly) around the median of three elements at hashed positions: no input
+ * order is systematically bad, and the result is still a pure function of the input. */
 static void select_nth(kd_point *a, int lo, int hi, int k, int ax) {
     hi--; /* inclusive from here on */
+    uint64_t round = 0;
     while (lo < hi) {
-        float x = a[lo].p[ax], y = a[lo + (hi - lo) / 2].p[ax], z = a[hi].p[ax];
+        uint64_t h = sp_hash64((uint64_t)lo << 32 | (uint32_t)hi, round++), len = (uint64_t)(hi - lo + 1);
+        float x = a[lo + (int)(h % len)].p[ax], y = a[lo + (int)((h >> 21) % len)].p[ax],
+              z = a[lo + (int)((h >> 42) % len)].p[ax];
         float pv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
         int i = lo, j = hi;
         while (i <= j) {

@@ -7,9 +7,11 @@
  *   dir/transforms_{train,val,test}.json   camera_angle_x + frames {file_path "./train/r_0",
  *                                          transform_matrix: 4x4 camera-to-world, OpenGL axes}
  *   dir/{train,val,test}/r_<i>.png         RGBA, straight alpha, transparent where nothing is hit
- * Cameras sit on a sphere of radius SP_SYNTH_CAMERA_RADIUS in the upper hemisphere (z > 0) and look
- * at the origin; poses and pixel jitter are a pure function of the seed, so equal options give
- * byte-identical files regardless of the thread count. */
+ * Cameras sit on a sphere of radius SP_SYNTH_CAMERA_RADIUS in the upper hemisphere (elevation about
+ * 7 to 67 degrees, any azimuth), look at the origin, and keep world z up in the image. Poses depend on
+ * (seed, split, index) only, so the three splits see different poses; poses and pixel jitter are
+ * a pure function of the options, so equal options give byte-identical files whatever the thread
+ * count. */
 #ifndef SPLAT_SYNTH_H
 #define SPLAT_SYNTH_H
 
