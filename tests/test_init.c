@@ -103,7 +103,8 @@ static void test_knn_thread_independent(void **state) {
     sp_rng r;
     sp_rng_seed(&r, 4, 0);
     int n = 30000;
-    float *x = malloc((size_t)n * 3 * sizeof *x), *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+    float *x = malloc((size_t)n * 3 * sizeof *x);
+    float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
     tu_fill_uniform(&r, x, (size_t)n * 3, -2.0f, 2.0f);
     for (int i = 0; i < n; i += 7) memcpy(x + 3 * (i / 2), x + 3 * i, 3 * sizeof(float)); /* some duplicates */
     int threads = omp_get_max_threads();
