@@ -125,7 +125,10 @@ static inline sp_params st_params(const st_scene *s) {
 
 /* Parameter groups, for looping over every scalar of a scene. */
 enum { ST_MEANS, ST_SCALES, ST_QUATS, ST_LOGITS, ST_SH, ST_GROUPS };
-static const char *st_group_name[ST_GROUPS] = {"means", "log_scales", "quats", "opacity_logits", "sh"};
+static inline const char *st_group_name(int g) {
+    static const char *names[ST_GROUPS] = {"means", "log_scales", "quats", "opacity_logits", "sh"};
+    return names[g];
+}
 
 static inline double *st_group(st_scene *s, int g, int *count) {
     switch (g) {

@@ -169,7 +169,7 @@ static void check_project_back(st_scene *s, uint64_t seed) {
                 continue;
             }
             total++;
-            checked += fd_check(st_group_name[g], k, &x[k], an[g][k], scale, proj_loss, &c, sig0);
+            checked += fd_check(st_group_name(g), k, &x[k], an[g][k], scale, proj_loss, &c, sig0);
         }
         assert_true(checked >= total - 2);
     }
@@ -383,7 +383,7 @@ static void check_end_to_end(int degree, uint64_t seed) {
         for (int k = 0; k < count; k++) {
             if (!st_scalar_used(&s, g, k, &gi)) continue;
             total++;
-            checked += fd_check(st_group_name[g], k, &x[k], an[g][k], scale, e2e_loss, &s, sig0);
+            checked += fd_check(st_group_name(g), k, &x[k], an[g][k], scale, e2e_loss, &s, sig0);
         }
         assert_true(checked >= total - 3);
     }
