@@ -169,7 +169,7 @@ static inline int st_cmp_depth(const void *a, const void *b) {
 
 static inline sp_msplat_d st_splat(const sp_mproj_d *p) {
     sp_msplat_d s = {p->mean2d[0], p->mean2d[1], p->conic[0], p->conic[1], p->conic[2], p->opacity,
-                     {p->color[0], p->color[1], p->color[2]}};
+                     {p->color[0], p->color[1], p->color[2]}, sp_m_splat_pmin_d(p->opacity)};
     return s;
 }
 

@@ -260,7 +260,10 @@ static double rast_loss(void *vc, uint64_t *sig) {
         for (int px = 0; px < W; px++) {
             int t = (py / 16) * tx + px / 16;
             uint32_t s0 = c->bins->range[2 * t], m = c->bins->range[2 * t + 1] - s0;
-            for (uint32_t j = 0; j < m; j++) buf[j] = c->sp[c->bins->ids[s0 + j]];
+            for (uint32_t j = 0; j < m; j++) {
+                buf[j] = c->sp[c->bins->ids[s0 + j]];
+                buf[j].pmin = sp_m_splat_pmin_d(buf[j].op);
+            }
             double rgb[3], T;
             int32_t nc;
             sp_m_raster_pixel_d(buf, (int)m, px, py, bg, rgb, &T, &nc);
@@ -301,7 +304,10 @@ static void test_backward_raster_gradients(void **state) {
         for (int px = 0; px < W; px++) {
             int t = (py / 16) * bins.tiles_x + px / 16;
             uint32_t s0 = bins.range[2 * t], m = bins.range[2 * t + 1] - s0;
-            for (uint32_t j = 0; j < m; j++) buf[j] = c.sp[bins.ids[s0 + j]];
+            for (uint32_t j = 0; j < m; j++) {
+                buf[j] = c.sp[bins.ids[s0 + j]];
+                buf[j].pmin = sp_m_splat_pmin_d(buf[j].op);
+            }
             double rgb[3], T;
             int32_t nc;
             sp_m_raster_pixel_d(buf, (int)m, px, py, bg, rgb, &T, &nc);

@@ -8,6 +8,12 @@
 
 #include "stagetest.h"
 
+#define SP_REAL float
+#define SP_SUFFIX f
+#include "backend/cpu/stage_math.h"
+#undef SP_REAL
+#undef SP_SUFFIX
+
 /* ---- helpers ---- */
 
 typedef struct {
@@ -232,6 +238,65 @@ static void test_rasterize_equals_brute_force(void **state) {
     st_scene_free(&s);
 }
 
+/* backward_raster (tile at a time, splat-major) equals the per-pixel form of docs/math.md run
+ * pixel by pixel, summed per tile in row-major pixel order and then over each Gaussian's tiles in
+ * row-major order: bit for bit. */
+static void test_backward_equals_per_pixel(void **state) {
+    (void)state;
+    st_scene s;
+    big_scene(&s, 4, 600, 70, 50);
+    for (int i = 0; i < s.n; i += 7) s.logits[i] = 6; /* alpha clamps and early stops */
+    sp_params p = st_params(&s);
+    fwd f;
+    run_forward(&f, &p, &s.cam, s.degree, s.bg);
+    int n = s.n, W = s.cam.width, H = s.cam.height, tx = f.bins.tiles_x;
+    float *dl = SP_NEW(float, (size_t)W * H * 3);
+    for (int i = 0; i < W * H * 3; i++) dl[i] = (float)s.w[i];
+    sp_proj_grad pg;
+    sp_proj_grad_alloc(&pg, n);
+    sp_proj_grad_zero(&pg, n);
+    cpu_backward_raster(&f.proj, &f.bins, &s.cam, s.bg, &f.out, dl, &pg);
+
+    sp_msplat_f *total = SP_NEW(sp_msplat_f, n), *buf = SP_NEW(sp_msplat_f, n), *acc = SP_NEW(sp_msplat_f, n);
+    int clamped = 0;
+    for (int t = 0; t < tx * f.bins.tiles_y; t++) {
+        uint32_t s0 = f.bins.range[2 * t], m = f.bins.range[2 * t + 1] - s0;
+        for (uint32_t j = 0; j < m; j++) {
+            uint32_t id = f.bins.ids[s0 + j];
+            buf[j] = (sp_msplat_f){f.proj.mean2d[2 * id], f.proj.mean2d[2 * id + 1], f.proj.conic[3 * id],
+                                   f.proj.conic[3 * id + 1], f.proj.conic[3 * id + 2], f.proj.opacity[id],
+                                   {f.proj.color[3 * id], f.proj.color[3 * id + 1], f.proj.color[3 * id + 2]},
+                                   sp_m_splat_pmin_f(f.proj.opacity[id])};
+            clamped += f.proj.opacity[id] > 0.99f;
+        }
+        memset(acc, 0, sizeof(sp_msplat_f) * n);
+        for (int py = (t / tx) * 16; py < sp_mini((t / tx) * 16 + 16, H); py++)
+            for (int px = (t % tx) * 16; px < sp_mini((t % tx) * 16 + 16, W); px++) {
+                size_t pix = (size_t)py * W + px;
+                sp_m_raster_pixel_back_f(buf, f.out.n_contrib[pix], px, py, s.bg, f.out.final_T[pix], dl + 3 * pix, acc);
+            }
+        for (uint32_t j = 0; j < m; j++) {
+            float *dst = (float *)&total[f.bins.ids[s0 + j]];
+            const float *src = (const float *)&acc[j];
+            for (int k = 0; k < 9; k++) dst[k] += src[k];
+        }
+    }
+    assert_true(clamped > 0);
+    for (int i = 0; i < n; i++) {
+        const sp_msplat_f *e = &total[i];
+        float want[9] = {e->x, e->y, e->a, e->b, e->c, e->op, e->col[0], e->col[1], e->col[2]};
+        float got[9] = {pg.mean2d[2 * i], pg.mean2d[2 * i + 1], pg.conic[3 * i], pg.conic[3 * i + 1], pg.conic[3 * i + 2],
+                        pg.opacity[i], pg.color[3 * i], pg.color[3 * i + 1], pg.color[3 * i + 2]};
+        for (int k = 0; k < 9; k++)
+            if (memcmp(&want[k], &got[k], sizeof(float)))
+                fail_msg("Gaussian %d quantity %d: %.9g, per-pixel form %.9g", i, k, got[k], want[k]);
+    }
+    free(total), free(buf), free(acc), free(dl);
+    sp_proj_grad_free(&pg);
+    free_forward(&f);
+    st_scene_free(&s);
+}
+
 /* One Gaussian centred on a pixel centre: rgb = c sigma + (1 - sigma) bg there. */
 static void test_one_gaussian_by_hand(void **state) {
     (void)state;
@@ -444,6 +509,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bin_equals_stable_key_sort),
         cmocka_unit_test(test_rasterize_equals_brute_force),
+        cmocka_unit_test(test_backward_equals_per_pixel),
         cmocka_unit_test(test_one_gaussian_by_hand),
         cmocka_unit_test(test_alpha_clamp),
         cmocka_unit_test(test_early_stop),

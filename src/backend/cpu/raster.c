@@ -215,6 +215,7 @@ static inline void load_splat(const sp_proj *p, uint32_t id, sp_msplat_f *s) {
     s->col[0] = p->color[3 * id];
     s->col[1] = p->color[3 * id + 1];
     s->col[2] = p->color[3 * id + 2];
+    s->pmin = sp_m_splat_pmin_f(s->op);
 }
 
 void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
@@ -229,13 +230,16 @@ void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *ca
             const uint32_t s = bins->range[2 * t], n = bins->range[2 * t + 1] - s;
             for (uint32_t j = 0; j < n; j++) load_splat(proj, bins->ids[s + j], &buf[j]);
             const int x0 = (t % tx) * SP_TILE, y0 = (t / tx) * SP_TILE;
-            const int x1 = sp_mini(x0 + SP_TILE, W), y1 = sp_mini(y0 + SP_TILE, H);
-            for (int py = y0; py < y1; py++)
-                for (int px = x0; px < x1; px++) {
-                    size_t pix = (size_t)py * W + px;
-                    sp_m_raster_pixel_f(buf, (int)n, px, py, bg, out->rgb + 3 * pix, out->final_T + pix,
-                                        out->n_contrib + pix);
-                }
+            const int tw = sp_mini(SP_TILE, W - x0), th = sp_mini(SP_TILE, H - y0);
+            float rgb[SP_TILE * SP_TILE * 3], T[SP_TILE * SP_TILE];
+            int32_t nc[SP_TILE * SP_TILE];
+            sp_m_raster_tile_f(buf, (int)n, x0, y0, tw, th, bg, rgb, T, nc);
+            for (int ly = 0; ly < th; ly++) {
+                size_t pix = (size_t)(y0 + ly) * W + x0;
+                memcpy(out->rgb + 3 * pix, rgb + 3 * ly * tw, sizeof(float) * 3 * tw);
+                memcpy(out->final_T + pix, T + ly * tw, sizeof(float) * tw);
+                memcpy(out->n_contrib + pix, nc + ly * tw, sizeof(int32_t) * tw);
+            }
         }
         free(buf);
     }
@@ -270,19 +274,18 @@ void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_came
             if (n_t == 0) continue;
             const int tile_x = t % tx, tile_y = t / tx;
             const int x0 = tile_x * SP_TILE, y0 = tile_y * SP_TILE;
-            const int x1 = sp_mini(x0 + SP_TILE, W), y1 = sp_mini(y0 + SP_TILE, H);
-            int32_t used = 0; /* only list positions below the tile's largest n_contrib matter */
-            for (int py = y0; py < y1; py++)
-                for (int px = x0; px < x1; px++) used = sp_maxi(used, fwd->n_contrib[(size_t)py * W + px]);
+            const int tw = sp_mini(SP_TILE, W - x0), th = sp_mini(SP_TILE, H - y0);
+            float G[SP_TILE * SP_TILE * 3], T[SP_TILE * SP_TILE];
+            int32_t nc[SP_TILE * SP_TILE], used = 0; /* list positions >= max n_contrib get nothing */
+            for (int ly = 0; ly < th; ly++) {
+                size_t pix = (size_t)(y0 + ly) * W + x0;
+                memcpy(G + 3 * ly * tw, dl_drgb + 3 * pix, sizeof(float) * 3 * tw);
+                memcpy(T + ly * tw, fwd->final_T + pix, sizeof(float) * tw);
+                memcpy(nc + ly * tw, fwd->n_contrib + pix, sizeof(int32_t) * tw);
+            }
+            for (int p = 0; p < tw * th; p++) used = sp_maxi(used, nc[p]);
             for (int32_t j = 0; j < used; j++) load_splat(proj, bins->ids[s + j], &buf[j]);
-            memset(acc, 0, sizeof(sp_msplat_f) * n_t);
-            for (int py = y0; py < y1; py++)
-                for (int px = x0; px < x1; px++) {
-                    size_t pix = (size_t)py * W + px;
-                    if (fwd->n_contrib[pix] == 0) continue;
-                    sp_m_raster_pixel_back_f(buf, fwd->n_contrib[pix], px, py, bg, fwd->final_T[pix],
-                                             dl_drgb + 3 * pix, acc);
-                }
+            sp_m_raster_tile_back_f(buf, (int)n_t, x0, y0, tw, th, bg, T, nc, G, acc);
             for (uint32_t j = 0; j < n_t; j++) {
                 uint32_t id = bins->ids[s + j];
                 const int32_t *r = proj->rect + 4 * id;
