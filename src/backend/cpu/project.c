@@ -4,12 +4,21 @@
 #include <string.h>
 
 #include "backend/cpu/stages.h"
+#include "scene/gaussians.h"
 
 #define SP_REAL float
 #define SP_SUFFIX f
 #include "backend/cpu/stage_math.h"
 
+/* The degree actually evaluated: no more than the K stored coefficients hold. */
+static int usable_degree(int sh_degree, int K) {
+    int d = sh_degree < 0 ? 0 : sh_degree > 3 ? 3 : sh_degree;
+    while (d > 0 && sp_sh_coeffs(d) > K) d--;
+    return d;
+}
+
 void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+    sh_degree = usable_degree(sh_degree, p->K);
     sp_mcam_f mc;
     sp_mcam_init_f(&mc, cam);
     const int K = p->K;
@@ -34,6 +43,7 @@ void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_pro
 
 void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
                       const sp_proj_grad *g, sp_params_grad *out) {
+    sh_degree = usable_degree(sh_degree, p->K);
     sp_mcam_f mc;
     sp_mcam_init_f(&mc, cam);
     const int K = p->K;

@@ -4,9 +4,14 @@
  *   SP_REAL    the scalar type (float for the CPU stages, double for the gradient tests)
  *   SP_SUFFIX  a name suffix (f, d); every function and type below is named NAME_SUFFIX
  * and, optionally, SP_MATH_EVENT(kind, j): a hook called at every discrete decision of the
- * rasterizer (skip, clamp, stop, blend), which tests use to detect when a finite difference step
- * crosses a discontinuity. The stages in project.c, raster.c and sh.c are thin loops around these
- * functions, so the float product and the double reference run the same code.
+ * per-pixel rasterizer (skip, clamp, stop, blend), which tests use to detect when a finite
+ * difference step crosses a discontinuity. The stages in project.c, raster.c and sh.c are thin
+ * loops around these functions, so the float product and the double reference run the same code.
+ *
+ * The rasterizer is written twice: per pixel (sp_m_raster_pixel, sp_m_raster_pixel_back), which
+ * reads like docs/math.md and is what the double reference runs, and per tile
+ * (sp_m_raster_tile, sp_m_raster_tile_back), the fast splat-major form the CPU backend runs. The
+ * tests hold the two to bit-identical float results.
  *
  * Constants are written through SP_R() so that float instances compute in float throughout. */
 #ifndef SP_REAL
@@ -498,15 +503,15 @@ static inline void SPM(sp_m_raster_pixel_back)(const SPM(sp_msplat) * s, int n_c
         int clamped = al > SP_R(0.99);
         if (clamped) al = SP_R(0.99);
         if (al < SP_R(1) / SP_R(255)) continue;
-        SP_REAL om = SP_R(1) - al;
-        SP_REAL Tj = T / om;
+        SP_REAL inv = SP_R(1) / (SP_R(1) - al);
+        SP_REAL Tj = T * inv;
         SP_REAL w = al * Tj;
         SPM(sp_msplat) *d = &gs[j];
         d->col[0] += w * G[0];
         d->col[1] += w * G[1];
         d->col[2] += w * G[2];
-        SP_REAL dal = G[0] * (g->col[0] * Tj - B0 / om) + G[1] * (g->col[1] * Tj - B1 / om) +
-                      G[2] * (g->col[2] * Tj - B2 / om);
+        SP_REAL dal = G[0] * (g->col[0] * Tj - B0 * inv) + G[1] * (g->col[1] * Tj - B1 * inv) +
+                      G[2] * (g->col[2] * Tj - B2 * inv);
         B0 += g->col[0] * w;
         B1 += g->col[1] * w;
         B2 += g->col[2] * w;
@@ -629,14 +634,14 @@ static inline void SPM(sp_m_raster_tile_back)(const SPM(sp_msplat) * s, int n, i
                 if (clamped) al = SP_R(0.99);
                 if (al < SP_R(1) / SP_R(255)) continue;
                 const SP_REAL *Gp = G + 3 * p;
-                SP_REAL om = SP_R(1) - al;
-                SP_REAL Tj = T[p] / om;
+                SP_REAL inv = SP_R(1) / (SP_R(1) - al);
+                SP_REAL Tj = T[p] * inv;
                 SP_REAL w = al * Tj;
                 d.col[0] += w * Gp[0];
                 d.col[1] += w * Gp[1];
                 d.col[2] += w * Gp[2];
-                SP_REAL dal = Gp[0] * (g->col[0] * Tj - B[p][0] / om) + Gp[1] * (g->col[1] * Tj - B[p][1] / om) +
-                              Gp[2] * (g->col[2] * Tj - B[p][2] / om);
+                SP_REAL dal = Gp[0] * (g->col[0] * Tj - B[p][0] * inv) + Gp[1] * (g->col[1] * Tj - B[p][1] * inv) +
+                              Gp[2] * (g->col[2] * Tj - B[p][2] * inv);
                 B[p][0] += g->col[0] * w;
                 B[p][1] += g->col[1] * w;
                 B[p][2] += g->col[2] * w;
