@@ -17,6 +17,8 @@
 #define SP_SUFFIX f
 #include "backend/cpu/stage_math.h"
 
+_Static_assert(SP_TILE * SP_TILE <= 256, "the tile functions of stage_math.h hold at most 256 pixels");
+
 /* ---- buffers ---- */
 
 void sp_proj_alloc(sp_proj *p, int n) {
