@@ -40,47 +40,54 @@ void sp_ssim_window(double g[WIN]) {
     for (int k = 0; k < WIN; k++) g[k] /= sum;
 }
 
+/* Horizontal blur of one row given as a zero-padded copy (pad[R + i] = row[i]): out[i] =
+ * Σ_k g[k] pad[i + k]. Taps outer, pixels inner, so the inner loop vectorizes. */
+static void hblur_padded(const double *pad, double *out, int w, const double g[WIN]) {
+    for (int i = 0; i < w; i++) out[i] = 0.0;
+    for (int k = 0; k < WIN; k++) {
+        const double *src = pad + k;
+        double gk = g[k];
+        for (int i = 0; i < w; i++) out[i] += gk * src[i];
+    }
+}
+
 /* Horizontal pass of the five forward sums: out[j] = row blur of x, y, x², y², x y. */
 static void hblur_forward(const double *x, const double *y, double *const out[5], int w, int h,
                           const double g[WIN]) {
-#pragma omp parallel for schedule(static)
-    for (int row = 0; row < h; row++) {
-        const double *xr = x + (size_t)row * w, *yr = y + (size_t)row * w;
-        for (int i = 0; i < w; i++) {
-            int k0 = sp_maxi(0, R - i), k1 = sp_mini(WIN - 1, w - 1 - i + R);
-            double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0;
-            for (int k = k0; k <= k1; k++) {
-                double a = xr[i + k - R], b = yr[i + k - R], gk = g[k];
-                s0 += gk * a;
-                s1 += gk * b;
-                s2 += gk * (a * a);
-                s3 += gk * (b * b);
-                s4 += gk * (a * b);
+#pragma omp parallel
+    {
+        size_t pw = (size_t)w + 2 * R;
+        double *pad = SP_NEW(double, 5 * pw); /* zero ends stay zero */
+#pragma omp for schedule(static)
+        for (int row = 0; row < h; row++) {
+            const double *xr = x + (size_t)row * w, *yr = y + (size_t)row * w;
+            for (int i = 0; i < w; i++) {
+                double a = xr[i], b = yr[i];
+                pad[R + i] = a;
+                pad[pw + R + i] = b;
+                pad[2 * pw + R + i] = a * a;
+                pad[3 * pw + R + i] = b * b;
+                pad[4 * pw + R + i] = a * b;
             }
-            size_t o = (size_t)row * w + i;
-            out[0][o] = s0;
-            out[1][o] = s1;
-            out[2][o] = s2;
-            out[3][o] = s3;
-            out[4][o] = s4;
+            for (int j = 0; j < 5; j++) hblur_padded(pad + j * pw, out[j] + (size_t)row * w, w, g);
         }
+        free(pad);
     }
 }
 
 /* Horizontal pass of n maps (backward). */
 static void hblur(const double *const in[], double *const out[], int n, int w, int h, const double g[WIN]) {
-#pragma omp parallel for schedule(static)
-    for (int row = 0; row < h; row++) {
-        for (int j = 0; j < n; j++) {
-            const double *ir = in[j] + (size_t)row * w;
-            double *orow = out[j] + (size_t)row * w;
-            for (int i = 0; i < w; i++) {
-                int k0 = sp_maxi(0, R - i), k1 = sp_mini(WIN - 1, w - 1 - i + R);
-                double s = 0;
-                for (int k = k0; k <= k1; k++) s += g[k] * ir[i + k - R];
-                orow[i] = s;
+#pragma omp parallel
+    {
+        double *pad = SP_NEW(double, (size_t)w + 2 * R);
+#pragma omp for schedule(static)
+        for (int row = 0; row < h; row++) {
+            for (int j = 0; j < n; j++) {
+                memcpy(pad + R, in[j] + (size_t)row * w, (size_t)w * sizeof(double));
+                hblur_padded(pad, out[j] + (size_t)row * w, w, g);
             }
         }
+        free(pad);
     }
 }
 
