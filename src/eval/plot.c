@@ -258,10 +258,15 @@ static const uint8_t WHITE[3] = {255, 255, 255}, BLACK[3] = {0, 0, 0}, GRID[3] =
                      GREY[3] = {90, 90, 90};
 static const uint8_t LINE_COLORS[SP_PLOT_MAX_PANELS][3] = {{31, 90, 180}, {200, 60, 40}, {40, 150, 70}, {140, 70, 170}};
 
-static void draw_panel(const canvas *cv, const sp_plot_series *s, int index, int top, int bottom, int scale) {
+typedef struct {
+    axis ax, ay;
+    int valid; /* number of points drawn */
+} panel_axes;
+
+static void panel_axes_make(const sp_plot_series *s, panel_axes *pa) {
     int n = (s->x && s->y) ? s->n : 0;
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
-    int valid = 0;
+    pa->valid = 0;
     for (int i = 0; i < n; i++) {
         if (!valid_point(s, i)) continue;
         double y = s->log_y ? log10(s->y[i]) : s->y[i];
@@ -269,15 +274,25 @@ static void draw_panel(const canvas *cv, const sp_plot_series *s, int index, int
         xhi = fmax(xhi, s->x[i]);
         ylo = fmin(ylo, y);
         yhi = fmax(yhi, y);
-        valid++;
+        pa->valid++;
     }
-    axis ax, ay;
-    make_axis(&ax, xlo, xhi, 0, 0.0, 5);
-    make_axis(&ay, ylo, yhi, s->log_y, 0.05, 4);
+    make_axis(&pa->ax, xlo, xhi, 0, 0.0, 5);
+    make_axis(&pa->ay, ylo, yhi, s->log_y, 0.05, 4);
+}
 
+static int y_label_width(const panel_axes *pa, int scale) {
+    int w = 0;
+    for (int i = 0; i < pa->ay.n; i++) w = sp_maxi(w, sp_plot_text_width(pa->ay.label[i], scale));
+    return w;
+}
+
+/* Draws one panel in rows [top, bottom); `label_w` is the widest y label of all panels, so that
+ * the plot areas line up. */
+static void draw_panel(const canvas *cv, const sp_plot_series *s, const panel_axes *pa, int index, int top,
+                       int bottom, int scale, int label_w) {
+    int n = (s->x && s->y) ? s->n : 0, valid = pa->valid;
+    const axis ax = pa->ax, ay = pa->ay;
     int ch = 8 * scale; /* text line height */
-    int label_w = 0;
-    for (int i = 0; i < ay.n; i++) label_w = sp_maxi(label_w, sp_plot_text_width(ay.label[i], scale));
     int tick = 3 * scale;
     int left = label_w + tick + 4 * scale;
     int right = cv->w - 1 - sp_maxi(6 * scale, sp_plot_text_width(ax.n ? ax.label[ax.n - 1] : "", scale) / 2 + 2);
@@ -353,8 +368,15 @@ int sp_plot_render(const sp_plot_series *panels, int num_panels, int width, int 
     fill_rect(&cv, 0, 0, width, height, WHITE);
     int panel_h = height / num_panels;
     int scale = sp_maxi(1, sp_mini(width / 640, panel_h / 240));
+    panel_axes pa[SP_PLOT_MAX_PANELS];
+    int label_w = 0;
+    for (int p = 0; p < num_panels; p++) {
+        panel_axes_make(&panels[p], &pa[p]);
+        label_w = sp_maxi(label_w, y_label_width(&pa[p], scale));
+    }
     for (int p = 0; p < num_panels; p++)
-        draw_panel(&cv, &panels[p], p, p * panel_h, p == num_panels - 1 ? height : (p + 1) * panel_h, scale);
+        draw_panel(&cv, &panels[p], &pa[p], p, p * panel_h, p == num_panels - 1 ? height : (p + 1) * panel_h, scale,
+                   label_w);
     return 0;
 }
 
