@@ -114,13 +114,17 @@ static void free_pair(pair *p) {
 
 /* ---- tests ---- */
 
+static double worst_forward;
+
 static void check_forward(int w, int h, double lambda, uint64_t seed) {
     pair p = make_pair(w, h, seed);
-    double ref = ref_loss(p.xd, p.yd, w, h, lambda);
+    double ref = ref_loss(p.xd, p.yd, w, h, (double)(float)lambda); /* cpu_loss takes λ as float */
     double got = cpu_loss(p.x, p.y, w, h, (float)lambda, NULL);
     float *g = sp_malloc((size_t)w * h * 3 * sizeof(float));
     double got_g = cpu_loss(p.x, p.y, w, h, (float)lambda, g);
-    if (fabs(got - ref) > 1e-6 * fabs(ref)) fail_msg("%dx%d λ=%g: loss %.12g, reference %.12g", w, h, lambda, got, ref);
+    worst_forward = fmax(worst_forward, fabs(got - ref) / fabs(ref));
+    /* The contract asks for 1e-6; both sides compute in double, so far tighter holds. */
+    if (fabs(got - ref) > 1e-12 * fabs(ref)) fail_msg("%dx%d λ=%g: loss %.12g, reference %.12g", w, h, lambda, got, ref);
     assert_true(got == got_g); /* computing the gradient does not change the value */
     double s_ref = ref_ssim(p.xd, p.yd, w, h), s = sp_ssim(p.x, p.y, w, h);
     if (fabs(s - s_ref) > 1e-9) fail_msg("%dx%d: ssim %.12g, reference %.12g", w, h, s, s_ref);
@@ -137,6 +141,7 @@ static void test_forward_matches_reference(void **state) {
     check_forward(40, 3, 0.5, 5);
     check_forward(13, 9, 0.0, 6);
     check_forward(13, 9, 1.0, 7);
+    print_message("worst relative error of the loss: %.2g\n", worst_forward);
 }
 
 /* Central differences of the reference (only the part of the loss that the value touches)
