@@ -50,7 +50,7 @@ static void test_zero_gradient_and_empty(void **state) {
 
 static void test_thread_count_independent(void **state) {
     (void)state;
-    enum { N = 10007 };
+    enum { N = 40009 }; /* large enough for the parallel path */
     float *p1 = SP_NEW(float, N), *p2 = SP_NEW(float, N), *g = SP_NEW(float, N);
     float *m1 = SP_NEW(float, N), *m2 = SP_NEW(float, N), *v1 = SP_NEW(float, N), *v2 = SP_NEW(float, N);
     sp_rng r;
@@ -69,6 +69,21 @@ static void test_thread_count_independent(void **state) {
     assert_memory_equal(p1, p2, N * sizeof(float));
     assert_memory_equal(v1, v2, N * sizeof(float));
     free(p1), free(p2), free(g), free(m1), free(m2), free(v1), free(v2);
+}
+
+/* Interleaving calls with other betas and steps gives the same result as running alone. */
+static void test_interleaved_settings(void **state) {
+    (void)state;
+    float p1[2] = {1, -1}, m1[2] = {0}, v1[2] = {0}, p2[2] = {1, -1}, m2[2] = {0}, v2[2] = {0};
+    float q[3] = {0.5f, 0, 2}, mq[3] = {0}, vq[3] = {0};
+    const float g[2] = {0.3f, -0.7f}, gq[3] = {1, 2, 3};
+    for (int s = 1; s <= 5; s++) {
+        cpu_adam(p1, g, m1, v1, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s);
+        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.5f, 0.9f, 1e-8f, 100 - s);
+    }
+    for (int s = 1; s <= 5; s++) cpu_adam(p2, g, m2, v2, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s);
+    assert_memory_equal(p1, p2, sizeof p1);
+    assert_memory_equal(v1, v2, sizeof v1);
 }
 
 /* f(p) = Σ a_i (p_i − c_i)², badly scaled on purpose (Adam is scale-free per coordinate). */
@@ -91,6 +106,7 @@ int main(void) {
         cmocka_unit_test(test_hand_computed_steps),
         cmocka_unit_test(test_zero_gradient_and_empty),
         cmocka_unit_test(test_thread_count_independent),
+        cmocka_unit_test(test_interleaved_settings),
         cmocka_unit_test(test_quadratic_converges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
