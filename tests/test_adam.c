@@ -78,8 +78,9 @@ static void test_interleaved_settings(void **state) {
     float q[3] = {0.5f, 0, 2}, mq[3] = {0}, vq[3] = {0};
     const float g[2] = {0.3f, -0.7f}, gq[3] = {1, 2, 3};
     for (int s = 1; s <= 5; s++) {
+        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.5f, 0.9f, 1e-8f, s);   /* same step, other betas */
         cpu_adam(p1, g, m1, v1, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s);
-        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.5f, 0.9f, 1e-8f, 100 - s);
+        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.9f, 0.999f, 1e-8f, 100 - s); /* same betas, other step */
     }
     for (int s = 1; s <= 5; s++) cpu_adam(p2, g, m2, v2, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s);
     assert_memory_equal(p1, p2, sizeof p1);
