@@ -52,7 +52,7 @@ static void test_defaults(void **state) {
     assert_string_equal(c.data.background, "white");
     assert_string_equal(c.data.alpha, "straight");
     assert_int_equal(c.data.downscale, 1);
-    assert_string_equal(c.data.eval_split, "test");
+    assert_string_equal(c.data.eval_split, "both");
     assert_int_equal(c.data.holdout_every, 8);
     assert_string_equal(c.init.method, "auto");
     assert_int_equal(c.init.count, 100000);

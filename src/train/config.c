@@ -51,7 +51,7 @@ const sp_config_field sp_config_schema[] = {
     STR(data, alpha, "straight|premultiplied", "straight",
         "How RGBA images store colour: straight (unassociated) or premultiplied alpha."),
     INT(data, downscale, IN(1, 64), 1, "Load images at 1/N of their size (intrinsics scaled to match)."),
-    STR(data, eval_split, "test|val|both", "test", "Views used for evaluation."),
+    STR(data, eval_split, "test|val|both", "both", "Held-out splits scored at the end; periodic evals use test (val if none)."),
     STR(data, images, NULL, "",
         "COLMAP image folder name; \"\" = automatic (images, or images_<downscale> when present)."),
     INT(data, holdout_every, GE(0), 8,
