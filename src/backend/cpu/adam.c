@@ -21,10 +21,7 @@ typedef struct {
 
 static _Thread_local bias_cache cache = {0, 0, 0, 0, 0};
 
-void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
-              float beta2, float eps, int step) {
-    if (count <= 0) return;
-    if (step < 1) step = 1;
+static void bias_corrections(float beta1, float beta2, int step, float *bc1, float *bc2) {
     if (cache.step != step || cache.beta1 != beta1 || cache.beta2 != beta2) {
         cache.beta1 = beta1;
         cache.beta2 = beta2;
@@ -32,15 +29,40 @@ void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count
         cache.bc1 = (float)(1.0 - pow((double)beta1, (double)step));
         cache.bc2 = (float)(1.0 - pow((double)beta2, (double)step));
     }
-    const float bc1 = cache.bc1, bc2 = cache.bc2;
-    const float b1c = 1.0f - beta1, b2c = 1.0f - beta2;
+    *bc1 = cache.bc1;
+    *bc2 = cache.bc2;
+}
+
+/* The update of one element. */
+static inline void adam_one(float *p, float g, float *m, float *v, float lr, float beta1, float beta2, float eps,
+                            float bc1, float bc2) {
+    float mi = beta1 * *m + (1.0f - beta1) * g;
+    float vi = beta2 * *v + (1.0f - beta2) * g * g;
+    *m = mi;
+    *v = vi;
+    *p -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+}
+
+void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
+              float beta2, float eps, int step) {
+    if (count <= 0) return;
+    if (step < 1) step = 1;
+    float bc1, bc2;
+    bias_corrections(beta1, beta2, step, &bc1, &bc2);
 #pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN)
-    for (int64_t i = 0; i < count; i++) {
-        float g = grad[i];
-        float mi = beta1 * m[i] + b1c * g;
-        float vi = beta2 * v[i] + b2c * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        param[i] -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+    for (int64_t i = 0; i < count; i++) adam_one(&param[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);
+}
+
+void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
+                 float beta1, float beta2, float eps, int step) {
+    if (n <= 0) return;
+    if (step < 1) step = 1;
+    float bc1, bc2;
+    bias_corrections(beta1, beta2, step, &bc1, &bc2);
+    int64_t per = 3 * (int64_t)K;
+#pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN)
+    for (int64_t i = 0; i < n * per; i++) {
+        float lr = i % per < 3 ? lr_dc : lr_rest;
+        adam_one(&sh[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);
     }
 }

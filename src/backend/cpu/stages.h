@@ -111,4 +111,9 @@ double sp_ssim(const float *a, const float *b, int w, int h);
 void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
               float beta2, float eps, int step);
 
+/* adam over SH coefficients [n][K][3]: the DC coefficient (first 3 floats of each Gaussian) with
+ * lr_dc, the rest with lr_rest. */
+void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
+                 float beta1, float beta2, float eps, int step);
+
 #endif
