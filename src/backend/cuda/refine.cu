@@ -68,7 +68,7 @@ __global__ void k_refine_classify(cu_params P, const float *stats, int n, sp_ref
     float cmax = fmaxf(expf(ls[0] - shrink), fmaxf(expf(ls[1] - shrink), expf(ls[2] - shrink)));
     if (sigma < a.prune_opacity || (a.prune_world_scale > 0.0f && cmax > a.prune_world_scale)) f |= RF_PRUNE_CHILD;
     flags[i] = f;
-    key[i] = (f & (RF_CLONE | RF_SPLIT)) ? gbar : -1.0f;
+    key[i] = (f & (RF_CLONE | RF_SPLIT)) ? gbar : -INFINITY;
     cost[i] = (f & RF_CLONE) ? 1u : ((f & RF_SPLIT) ? (uint32_t)(a.split_count - 1) : 0u);
 }
 
@@ -78,18 +78,19 @@ __global__ void k_iota(uint32_t *v, int n) {
 }
 
 /* Capacity cap: sorted candidate j is accepted while the running cost stays within budget. */
-__global__ void k_sorted_cost(const uint32_t *order, const float *key_sorted, const uint32_t *cost, int n,
+__global__ void k_sorted_cost(const uint32_t *order, const uint32_t *flags, const uint32_t *cost, int n,
                               uint32_t *cost_sorted) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
-    cost_sorted[j] = key_sorted[j] >= 0.0f ? cost[order[j]] : 0u;
+    uint32_t i = order[j];
+    cost_sorted[j] = (flags[i] & (RF_CLONE | RF_SPLIT)) ? cost[i] : 0u;
 }
 
-__global__ void k_accept(const uint32_t *order, const float *key_sorted, const uint32_t *prefix, int n,
-                         int64_t budget, uint32_t *flags) {
+__global__ void k_accept(const uint32_t *order, const uint32_t *prefix, int n, int64_t budget, uint32_t *flags) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
-    if (key_sorted[j] >= 0.0f && (int64_t)prefix[j] <= budget) flags[order[j]] |= RF_ACCEPT;
+    uint32_t i = order[j];
+    if ((flags[i] & (RF_CLONE | RF_SPLIT)) && (int64_t)prefix[j] <= budget) flags[i] |= RF_ACCEPT;
 }
 
 __global__ void k_accept_all(int n, uint32_t *flags) {
@@ -220,9 +221,9 @@ int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *res) {
             size_t t3 = tb;
             cub::DeviceRadixSort::SortPairsDescending(sort_tmp.p, t3, (const float *)key, key_sorted,
                                                       (const uint32_t *)order_in, order, n, 0, 32, st);
-            k_sorted_cost<<<grid, 256, 0, st>>>(order, key_sorted, cost, n, cost_sorted);
+            k_sorted_cost<<<grid, 256, 0, st>>>(order, flags, cost, n, cost_sorted);
             cub::DeviceScan::InclusiveSum(sort_tmp.p, tb, cost_sorted, prefix, n, st);
-            k_accept<<<grid, 256, 0, st>>>(order, key_sorted, prefix, n, budget, flags);
+            k_accept<<<grid, 256, 0, st>>>(order, prefix, n, budget, flags);
         } else {
             k_accept_all<<<grid, 256, 0, st>>>(n, flags);
         }
