@@ -306,7 +306,7 @@ static int cu_upload_views(sp_backend *base, const sp_view *views, int n, sp_alp
     for (int i = 0; i < n; i++) {
         const sp_view *v = &views[i];
         size_t bytes = (size_t)v->cam.width * v->cam.height * v->channels;
-        if (cu_check(cudaMemcpy((uint8_t *)b->view_pix.p + off, v->pixels, bytes, cudaMemcpyHostToDevice),
+        if (cu_check(cudaMemcpyAsync((uint8_t *)b->view_pix.p + off, v->pixels, bytes, cudaMemcpyHostToDevice, b->st),
                      "upload training image"))
             return -1;
         b->views[i].off = off;
@@ -316,7 +316,7 @@ static int cu_upload_views(sp_backend *base, const sp_view *views, int n, sp_alp
     }
     b->num_views = n;
     b->alpha = alpha;
-    return 0;
+    return cu_check(cudaStreamSynchronize(b->st), "upload training images");
 }
 
 static void copy_regions(cu_backend *b, float *dev, const sp_gaussians *g, enum cudaMemcpyKind kind) {

@@ -6,14 +6,23 @@
 
 #define SH_C0 0.28209479177387814f
 #define SH_C1 0.4886025119029199f
-__constant__ float c_sh2[5] = {1.0925484305920792f, -1.0925484305920792f, 0.31539156525252005f,
-                               -1.0925484305920792f, 0.5462742152960396f};
-__constant__ float c_sh3[7] = {-0.5900435899266435f, 2.890611442640554f, -0.4570457994644658f,
-                               0.3731763325901154f, -0.4570457994644658f, 1.445305721320277f,
-                               -0.5900435899266435f};
+#define SH_C2_0 1.0925484305920792f
+#define SH_C2_1 -1.0925484305920792f
+#define SH_C2_2 0.31539156525252005f
+#define SH_C2_3 -1.0925484305920792f
+#define SH_C2_4 0.5462742152960396f
+#define SH_C3_0 -0.5900435899266435f
+#define SH_C3_1 2.890611442640554f
+#define SH_C3_2 -0.4570457994644658f
+#define SH_C3_3 0.3731763325901154f
+#define SH_C3_4 -0.4570457994644658f
+#define SH_C3_5 1.445305721320277f
+#define SH_C3_6 -0.5900435899266435f
+/* The per-Gaussian math is __host__ __device__ so it can be checked on the host. */
+#define CU_HD __host__ __device__
 
 /* Real SH basis values Y[0..K) at unit direction d. */
-__device__ static void sh_basis(int degree, float x, float y, float z, float *Y) {
+CU_HD static void sh_basis(int degree, float x, float y, float z, float *Y) {
     Y[0] = SH_C0;
     if (degree < 1) return;
     Y[1] = -SH_C1 * y;
@@ -21,23 +30,23 @@ __device__ static void sh_basis(int degree, float x, float y, float z, float *Y)
     Y[3] = -SH_C1 * x;
     if (degree < 2) return;
     float xx = x * x, yy = y * y, zz = z * z, xy = x * y, yz = y * z, xz = x * z;
-    Y[4] = c_sh2[0] * xy;
-    Y[5] = c_sh2[1] * yz;
-    Y[6] = c_sh2[2] * (2.0f * zz - xx - yy);
-    Y[7] = c_sh2[3] * xz;
-    Y[8] = c_sh2[4] * (xx - yy);
+    Y[4] = SH_C2_0 * xy;
+    Y[5] = SH_C2_1 * yz;
+    Y[6] = SH_C2_2 * (2.0f * zz - xx - yy);
+    Y[7] = SH_C2_3 * xz;
+    Y[8] = SH_C2_4 * (xx - yy);
     if (degree < 3) return;
-    Y[9] = c_sh3[0] * y * (3.0f * xx - yy);
-    Y[10] = c_sh3[1] * xy * z;
-    Y[11] = c_sh3[2] * y * (4.0f * zz - xx - yy);
-    Y[12] = c_sh3[3] * z * (2.0f * zz - 3.0f * xx - 3.0f * yy);
-    Y[13] = c_sh3[4] * x * (4.0f * zz - xx - yy);
-    Y[14] = c_sh3[5] * z * (xx - yy);
-    Y[15] = c_sh3[6] * x * (xx - 3.0f * yy);
+    Y[9] = SH_C3_0 * y * (3.0f * xx - yy);
+    Y[10] = SH_C3_1 * xy * z;
+    Y[11] = SH_C3_2 * y * (4.0f * zz - xx - yy);
+    Y[12] = SH_C3_3 * z * (2.0f * zz - 3.0f * xx - 3.0f * yy);
+    Y[13] = SH_C3_4 * x * (4.0f * zz - xx - yy);
+    Y[14] = SH_C3_5 * z * (xx - yy);
+    Y[15] = SH_C3_6 * x * (xx - 3.0f * yy);
 }
 
 /* Derivatives of the basis w.r.t. x, y, z (DC has none). */
-__device__ static void sh_basis_grad(int degree, float x, float y, float z, float *dX, float *dY, float *dZ) {
+CU_HD static void sh_basis_grad(int degree, float x, float y, float z, float *dX, float *dY, float *dZ) {
     dX[0] = dY[0] = dZ[0] = 0.0f;
     if (degree < 1) return;
     dX[1] = 0.0f, dY[1] = -SH_C1, dZ[1] = 0.0f;
@@ -45,26 +54,26 @@ __device__ static void sh_basis_grad(int degree, float x, float y, float z, floa
     dX[3] = -SH_C1, dY[3] = 0.0f, dZ[3] = 0.0f;
     if (degree < 2) return;
     float xx = x * x, yy = y * y, zz = z * z;
-    dX[4] = c_sh2[0] * y, dY[4] = c_sh2[0] * x, dZ[4] = 0.0f;
-    dX[5] = 0.0f, dY[5] = c_sh2[1] * z, dZ[5] = c_sh2[1] * y;
-    dX[6] = -2.0f * c_sh2[2] * x, dY[6] = -2.0f * c_sh2[2] * y, dZ[6] = 4.0f * c_sh2[2] * z;
-    dX[7] = c_sh2[3] * z, dY[7] = 0.0f, dZ[7] = c_sh2[3] * x;
-    dX[8] = 2.0f * c_sh2[4] * x, dY[8] = -2.0f * c_sh2[4] * y, dZ[8] = 0.0f;
+    dX[4] = SH_C2_0 * y, dY[4] = SH_C2_0 * x, dZ[4] = 0.0f;
+    dX[5] = 0.0f, dY[5] = SH_C2_1 * z, dZ[5] = SH_C2_1 * y;
+    dX[6] = -2.0f * SH_C2_2 * x, dY[6] = -2.0f * SH_C2_2 * y, dZ[6] = 4.0f * SH_C2_2 * z;
+    dX[7] = SH_C2_3 * z, dY[7] = 0.0f, dZ[7] = SH_C2_3 * x;
+    dX[8] = 2.0f * SH_C2_4 * x, dY[8] = -2.0f * SH_C2_4 * y, dZ[8] = 0.0f;
     if (degree < 3) return;
-    dX[9] = 6.0f * c_sh3[0] * x * y, dY[9] = c_sh3[0] * (3.0f * xx - 3.0f * yy), dZ[9] = 0.0f;
-    dX[10] = c_sh3[1] * y * z, dY[10] = c_sh3[1] * x * z, dZ[10] = c_sh3[1] * x * y;
-    dX[11] = -2.0f * c_sh3[2] * x * y, dY[11] = c_sh3[2] * (4.0f * zz - xx - 3.0f * yy),
-    dZ[11] = 8.0f * c_sh3[2] * y * z;
-    dX[12] = -6.0f * c_sh3[3] * x * z, dY[12] = -6.0f * c_sh3[3] * y * z,
-    dZ[12] = c_sh3[3] * (6.0f * zz - 3.0f * xx - 3.0f * yy);
-    dX[13] = c_sh3[4] * (4.0f * zz - 3.0f * xx - yy), dY[13] = -2.0f * c_sh3[4] * x * y,
-    dZ[13] = 8.0f * c_sh3[4] * x * z;
-    dX[14] = 2.0f * c_sh3[5] * x * z, dY[14] = -2.0f * c_sh3[5] * y * z, dZ[14] = c_sh3[5] * (xx - yy);
-    dX[15] = c_sh3[6] * (3.0f * xx - 3.0f * yy), dY[15] = -6.0f * c_sh3[6] * x * y, dZ[15] = 0.0f;
+    dX[9] = 6.0f * SH_C3_0 * x * y, dY[9] = SH_C3_0 * (3.0f * xx - 3.0f * yy), dZ[9] = 0.0f;
+    dX[10] = SH_C3_1 * y * z, dY[10] = SH_C3_1 * x * z, dZ[10] = SH_C3_1 * x * y;
+    dX[11] = -2.0f * SH_C3_2 * x * y, dY[11] = SH_C3_2 * (4.0f * zz - xx - 3.0f * yy),
+    dZ[11] = 8.0f * SH_C3_2 * y * z;
+    dX[12] = -6.0f * SH_C3_3 * x * z, dY[12] = -6.0f * SH_C3_3 * y * z,
+    dZ[12] = SH_C3_3 * (6.0f * zz - 3.0f * xx - 3.0f * yy);
+    dX[13] = SH_C3_4 * (4.0f * zz - 3.0f * xx - yy), dY[13] = -2.0f * SH_C3_4 * x * y,
+    dZ[13] = 8.0f * SH_C3_4 * x * z;
+    dX[14] = 2.0f * SH_C3_5 * x * z, dY[14] = -2.0f * SH_C3_5 * y * z, dZ[14] = SH_C3_5 * (xx - yy);
+    dX[15] = SH_C3_6 * (3.0f * xx - 3.0f * yy), dY[15] = -6.0f * SH_C3_6 * x * y, dZ[15] = 0.0f;
 }
 
 /* Unit-quaternion rotation matrix, row-major. */
-__device__ static void quat_to_rot(float w, float x, float y, float z, float *R) {
+CU_HD static void quat_to_rot(float w, float x, float y, float z, float *R) {
     R[0] = 1.0f - 2.0f * (y * y + z * z);
     R[1] = 2.0f * (x * y - w * z);
     R[2] = 2.0f * (x * z + w * y);
@@ -88,7 +97,7 @@ typedef struct {
 } cu_geom;
 
 /* Returns 0 when behind the near plane (other fields then undefined). */
-__device__ static int geom_forward(const cu_params *P, int i, const sp_camera *cam, cu_geom *g) {
+CU_HD static int geom_forward(const cu_params *P, int i, const sp_camera *cam, cu_geom *g) {
     const float *m = P->means + 3 * (size_t)i;
     const float *R = cam->R;
     for (int r = 0; r < 3; r++) g->p[r] = R[3 * r] * m[0] + R[3 * r + 1] * m[1] + R[3 * r + 2] * m[2] + cam->t[r];
@@ -140,16 +149,15 @@ __device__ static int geom_forward(const cu_params *P, int i, const sp_camera *c
     return 1;
 }
 
-__device__ static void view_dir(const float *m, const float *C, float *d, float *len) {
+CU_HD static void view_dir(const float *m, const float *C, float *d, float *len) {
     float x = m[0] - C[0], y = m[1] - C[1], z = m[2] - C[2];
     *len = sqrtf(x * x + y * y + z * z);
     float inv = 1.0f / *len;
     d[0] = x * inv, d[1] = y * inv, d[2] = z * inv;
 }
 
-__global__ void k_project(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, cu_proj out) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+CU_HD void cuda_project_one(const cu_params &P, int i, int K, const sp_camera &cam, float3 C, int sh_degree,
+                           const cu_proj &out) {
     int32_t *rect = out.rect + 4 * (size_t)i;
     rect[0] = rect[1] = rect[2] = rect[3] = 0;
     out.radius[i] = 0.0f;
@@ -195,6 +203,11 @@ __global__ void k_project(cu_params P, int n, int K, sp_camera cam, float3 C, in
     }
 }
 
+__global__ void k_project(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, cu_proj out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) cuda_project_one(P, i, K, cam, C, sh_degree, out);
+}
+
 static float3 camera_center(const sp_camera *cam) {
     /* -R^T t */
     const float *R = cam->R, *t = cam->t;
@@ -211,11 +224,9 @@ void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh
     k_project<<<CU_GRID(n, 256), 256, 0, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree, *out);
 }
 
-__global__ void k_project_back(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, cu_proj proj,
-                               cu_proj_grad G, cu_params out, float *grad_accum, float *grad_count,
-                               float *max_radius) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_camera &cam, float3 C, int sh_degree,
+                                   const cu_proj &proj, const cu_proj_grad &G, const cu_params &out,
+                                   float *grad_accum, float *grad_count, float *max_radius) {
     const int32_t *rect = proj.rect + 4 * (size_t)i;
     int visible = rect[0] < rect[2] && rect[1] < rect[3];
     float *gm = out.means + 3 * (size_t)i, *gls = out.log_scales + 3 * (size_t)i, *gq = out.quats + 4 * (size_t)i;
@@ -334,6 +345,13 @@ __global__ void k_project_back(cu_params P, int n, int K, sp_camera cam, float3 
         grad_count[i] += 1.0f;
         max_radius[i] = fmaxf(max_radius[i], proj.radius[i]);
     }
+}
+
+__global__ void k_project_back(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, cu_proj proj,
+                               cu_proj_grad G, cu_params out, float *grad_accum, float *grad_count,
+                               float *max_radius) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) cuda_project_back_one(P, i, K, cam, C, sh_degree, proj, G, out, grad_accum, grad_count, max_radius);
 }
 
 void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, const cu_proj *proj,
