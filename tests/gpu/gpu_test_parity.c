@@ -11,6 +11,8 @@
  *   project_back   relative L2 < 1e-4 per parameter group
  *   loss           value 1e-5 relative, gradient 1e-4 relative L2
  *   adam           max abs 1e-6
+ *   backend step   render vs CPU forward max abs 1e-4; one train_step: loss 1e-5 relative and the
+ *                  gradients (read back through Adam's first moment) relative L2 < 1e-3
  * Without a GPU every test prints "no GPU" and is skipped. */
 #include "testutil.h"
 
@@ -20,6 +22,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/stages.h"
 #include "backend/cuda/cuda_test_api.h"
+#include "scene/gaussians.h"
 
 #ifdef SPLAT_HAVE_CUDA
 
@@ -476,6 +479,120 @@ static void test_adam(void **state) {
     assert_true(ok);
 }
 
+/* The whole backend step against the CPU stages: render, and one train_step whose gradients are
+ * read back through Adam's first moment (m = (1 - beta1) g after step 1). Tolerances: render max abs
+ * 1e-4 (threshold flips reported), loss value 1e-5 relative, gradients relative L2 < 1e-3. */
+static void test_backend_step(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    sp_rng r = test_rng(8);
+    scene s;
+    int deg = 2;
+    scene_make(&s, &r, 2500, 141, 105, deg);
+    int w = s.cam.width, h = s.cam.height, n = s.n;
+    size_t np = (size_t)w * h;
+    sp_gaussians g;
+    sp_gaussians_init(&g, n, deg);
+    g.n = n;
+    memcpy(g.means, s.means, (size_t)n * 12), memcpy(g.log_scales, s.log_scales, (size_t)n * 12);
+    memcpy(g.quats, s.quats, (size_t)n * 16), memcpy(g.opacity_logits, s.logits, (size_t)n * 4);
+    memcpy(g.sh, s.sh, (size_t)n * 12 * s.K);
+    sp_backend_config cfg = {0, 0, 0, 0};
+    sp_backend *b = sp_cuda_backend_create(&cfg);
+    assert_non_null(b);
+    assert_int_equal(b->ops->set_gaussians(b, &g, NULL, NULL), 0);
+    /* CPU forward */
+    float bg[3] = {sp_rng_uniform(&r), sp_rng_uniform(&r), sp_rng_uniform(&r)};
+    sp_proj proj;
+    sp_proj_alloc(&proj, n);
+    cpu_project(&s.p, &s.cam, deg, &proj);
+    sp_bins bins = {0};
+    cpu_bin(&proj, n, &s.cam, &bins);
+    sp_raster_out fwd;
+    sp_raster_out_alloc(&fwd, w, h);
+    cpu_rasterize(&proj, &bins, &s.cam, bg, &fwd);
+    float *img = sp_malloc(np * 3 * 4);
+    assert_int_equal(b->ops->render(b, &s.cam, deg, bg, img), 0);
+    double e = 0.0;
+    int flips = 0;
+    for (size_t i = 0; i < np; i++) {
+        double d = 0.0;
+        for (int k = 0; k < 3; k++) d = fmax(d, fabs((double)img[3 * i + k] - fwd.rgb[3 * i + k]));
+        if (d > 1e-4) flips++;
+        else e = fmax(e, d);
+    }
+    printf("INFO backend render: %d of %zu pixels differ by a threshold flip\n", flips, np);
+    int ok = report(e <= 1e-4 && flips <= (int)(np / 1000), "backend", "render vs CPU", "max abs err", e, 1e-4);
+    /* a training view: RGBA, straight alpha */
+    sp_view v;
+    memset(&v, 0, sizeof v);
+    v.name = "parity_view";
+    v.cam = s.cam;
+    v.channels = 4;
+    v.pixels = sp_malloc(np * 4);
+    for (size_t i = 0; i < np * 4; i++) v.pixels[i] = (uint8_t)(sp_rng_u32(&r) & 255);
+    float *target = sp_malloc(np * 3 * 4), *dl = sp_malloc(np * 3 * 4);
+    for (size_t i = 0; i < np; i++) {
+        float a = v.pixels[4 * i + 3] * (1.0f / 255.0f);
+        for (int k = 0; k < 3; k++) target[3 * i + k] = v.pixels[4 * i + k] * (1.0f / 255.0f) * a + bg[k] * (1.0f - a);
+    }
+    double lc = cpu_loss(fwd.rgb, target, w, h, 0.2f, dl);
+    sp_proj_grad pg;
+    sp_proj_grad_alloc(&pg, n);
+    sp_proj_grad_zero(&pg, n);
+    cpu_backward_raster(&proj, &bins, &s.cam, bg, &fwd, dl, &pg);
+    sp_gaussians cg;
+    sp_gaussians_init(&cg, n, deg);
+    cg.n = n;
+    sp_gaussians_zero(&cg);
+    sp_params_grad pgr = {n, s.K, cg.means, cg.log_scales, cg.quats, cg.opacity_logits, cg.sh};
+    cpu_project_back(&s.p, &s.cam, deg, &proj, &pg, &pgr);
+    /* GPU step */
+    assert_int_equal(b->ops->upload_views(b, &v, 1, SP_ALPHA_STRAIGHT), 0);
+    sp_step_args a;
+    memset(&a, 0, sizeof a);
+    a.view = 0, a.sh_degree = deg, a.ssim_weight = 0.2f, a.adam_step = 1;
+    memcpy(a.bg, bg, sizeof bg);
+    a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-15f;
+    a.lr.means = a.lr.log_scales = a.lr.quats = a.lr.opacity = a.lr.sh_dc = a.lr.sh_rest = 1e-4f;
+    assert_int_equal(b->ops->train_step(b, &a), 0);
+    double lg = 0.0;
+    int steps = 0;
+    assert_int_equal(b->ops->take_loss(b, &lg, &steps), 0);
+    assert_int_equal(steps, 1);
+    double ev = fabs(lg - lc) / fmax(fabs(lc), 1e-12);
+    ok &= report(ev <= 1e-5, "backend", "train_step loss", "rel err", ev, 1e-5);
+    sp_gaussians gp, gm;
+    memset(&gp, 0, sizeof gp), memset(&gm, 0, sizeof gm);
+    assert_int_equal(b->ops->get_gaussians(b, &gp, &gm, NULL), 0);
+    assert_int_equal(gm.n, n);
+    struct {
+        const char *name;
+        float *m, *c;
+        size_t cnt;
+    } grp[] = {{"means", gm.means, cg.means, 3 * (size_t)n},
+               {"log_scales", gm.log_scales, cg.log_scales, 3 * (size_t)n},
+               {"quats", gm.quats, cg.quats, 4 * (size_t)n},
+               {"opacity_logits", gm.opacity_logits, cg.opacity_logits, (size_t)n},
+               {"sh", gm.sh, cg.sh, 3 * (size_t)s.K * n}};
+    for (int k = 0; k < 5; k++) {
+        for (size_t i = 0; i < grp[k].cnt; i++) grp[k].m[i] /= (1.0f - a.beta1);
+        char what[64];
+        snprintf(what, sizeof what, "train_step gradient %s", grp[k].name);
+        double eg = rel_l2(grp[k].m, grp[k].c, grp[k].cnt);
+        ok &= report(eg < 1e-3, "backend", what, "rel L2 err", eg, 1e-3);
+    }
+    b->ops->destroy(b);
+    sp_gaussians_free(&g), sp_gaussians_free(&cg), sp_gaussians_free(&gp), sp_gaussians_free(&gm);
+    sp_proj_grad_free(&pg);
+    sp_raster_out_free(&fwd);
+    sp_bins_free(&bins);
+    sp_proj_free(&proj);
+    free(img), free(target), free(dl), free(v.pixels);
+    scene_free(&s);
+    assert_true(ok);
+}
+
 int main(void) {
     const char *e = getenv("SPLAT_TEST_SEED");
     g_seed = (e && *e) ? strtoull(e, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
@@ -486,7 +603,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_project),  cmocka_unit_test(test_bins), cmocka_unit_test(test_rasterize),
         cmocka_unit_test(test_backward), cmocka_unit_test(test_project_back), cmocka_unit_test(test_loss),
-        cmocka_unit_test(test_adam),
+        cmocka_unit_test(test_adam),     cmocka_unit_test(test_backend_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
