@@ -221,28 +221,32 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     cu_prof_begin(b, CU_ST_SORT);
     int end_bit = 32 + cuda_tile_bits(tiles);
     size_t sb = 0;
-    cub::DeviceRadixSort::SortPairs(NULL, sb, (const uint64_t *)b->keys.p, (uint64_t *)b->keys_sorted.p,
-                                    (const uint32_t *)b->vals.p, (uint32_t *)b->vals_sorted.p, (int)np, 0, end_bit,
-                                    b->st);
+    /* Double-buffered sort: scratch stays small; the result lands in whichever buffer CUB picks. */
+    {
+        cub::DoubleBuffer<uint64_t> qk((uint64_t *)b->keys.p, (uint64_t *)b->keys_sorted.p);
+        cub::DoubleBuffer<uint32_t> qv((uint32_t *)b->vals.p, (uint32_t *)b->vals_sorted.p);
+        cub::DeviceRadixSort::SortPairs(NULL, sb, qk, qv, (int)np, 0, end_bit, b->st);
+    }
     if (cu_reserve(&b->mem, &b->sort_temp, sb, "sort scratch")) return -1;
-    if (np > 0)
-        cub::DeviceRadixSort::SortPairs(b->sort_temp.p, sb, (const uint64_t *)b->keys.p, (uint64_t *)b->keys_sorted.p,
-                                        (const uint32_t *)b->vals.p, (uint32_t *)b->vals_sorted.p, (int)np, 0,
-                                        end_bit, b->st);
+    cub::DoubleBuffer<uint64_t> dk((uint64_t *)b->keys.p, (uint64_t *)b->keys_sorted.p);
+    cub::DoubleBuffer<uint32_t> dv((uint32_t *)b->vals.p, (uint32_t *)b->vals_sorted.p);
+    if (np > 0) cub::DeviceRadixSort::SortPairs(b->sort_temp.p, sb, dk, dv, (int)np, 0, end_bit, b->st);
+    b->sorted_keys = dk.Current();
+    b->sorted_vals = dv.Current();
     if (det)
-        cuda_gather_ids((const uint32_t *)b->vals_sorted.p, (const uint32_t *)b->pair_gid.p, (int)np,
-                        (uint32_t *)b->ids.p, (uint32_t *)b->inv.p, b->st);
+        cuda_gather_ids(b->sorted_vals, (const uint32_t *)b->pair_gid.p, (int)np, (uint32_t *)b->ids.p,
+                        (uint32_t *)b->inv.p, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, CU_ST_RANGES);
-    cuda_tile_ranges((const uint64_t *)b->keys_sorted.p, (int)np, tiles, (uint2 *)b->ranges.p, b->st);
+    cuda_tile_ranges(b->sorted_keys, (int)np, tiles, (uint2 *)b->ranges.p, b->st);
     cu_prof_end(b);
 
     cu_bins bins;
     bins.tiles_x = b->tiles_x;
     bins.tiles_y = b->tiles_y;
     bins.num_pairs = (int)np;
-    bins.ids = det ? (const uint32_t *)b->ids.p : (const uint32_t *)b->vals_sorted.p;
+    bins.ids = det ? (const uint32_t *)b->ids.p : b->sorted_vals;
     bins.range = (const uint2 *)b->ranges.p;
     cu_raster out = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
     cu_prof_begin(b, CU_ST_RASTER);
@@ -256,7 +260,7 @@ static cu_bins current_bins(cu_backend *b) {
     bins.tiles_x = b->tiles_x;
     bins.tiles_y = b->tiles_y;
     bins.num_pairs = b->num_pairs;
-    bins.ids = b->base.cfg.deterministic ? (const uint32_t *)b->ids.p : (const uint32_t *)b->vals_sorted.p;
+    bins.ids = b->base.cfg.deterministic ? (const uint32_t *)b->ids.p : b->sorted_vals;
     bins.range = (const uint2 *)b->ranges.p;
     return bins;
 }

@@ -158,6 +158,8 @@ typedef struct {
     cu_proj_grad pgrad;
     /* pairs */
     cu_buf keys, keys_sorted, vals, vals_sorted, pair_gid, ids, inv, pair_grad;
+    uint64_t *sorted_keys; /* the sort's output: keys or keys_sorted */
+    uint32_t *sorted_vals;
     int64_t pair_cap;
     int num_pairs;
     cu_buf sort_temp, scan_temp;
