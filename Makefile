@@ -8,7 +8,7 @@ CFLAGS  += $(OPT) -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-sig
 LDLIBS  += -lpng -ljpeg -lcjson -lz -lm -fopenmp -lpthread
 
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-CUDA    ?= $(if $(NVCC),1,0)
+CUDA    ?= $(if $(and $(NVCC),$(wildcard src/backend/cuda/*.cu)),1,0)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 NVFLAGS ?= -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
            -Xcompiler -Wall -Iinclude -Isrc -MMD -MP -lineinfo
@@ -23,6 +23,20 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 GPU_TEST_SRC := $(wildcard tests/gpu/gpu_test_*.c)
 GPU_TEST_BIN := $(GPU_TEST_SRC:tests/gpu/%.c=$(BUILD)/tests/%)
 
+# PORTABLE=1: link libpng, libjpeg and zlib statically and find the other shared libraries
+# (cJSON, cmocka) beside the binaries, for running a build on another machine (the GPU host).
+ifeq ($(PORTABLE),1)
+LDLIBS  := -Wl,-Bstatic -lpng16 -ljpeg -lz -Wl,-Bdynamic -lcjson -lm -fopenmp -lpthread \
+           -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..'
+PORTABLE_LIBS := $(BUILD)/libcjson.so.1 $(BUILD)/libcmocka.so.0
+$(BUILD)/libcjson.so.1:
+	@mkdir -p $(@D)
+	cp -L /usr/lib/x86_64-linux-gnu/$(@F) $@
+$(BUILD)/libcmocka.so.0:
+	@mkdir -p $(@D)
+	cp -L /usr/lib/x86_64-linux-gnu/$(@F) $@
+endif
+
 ifeq ($(CUDA),1)
 CFLAGS  += -DSPLAT_HAVE_CUDA=1
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
@@ -31,18 +45,19 @@ endif
 GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 CFLAGS  += -DSPLAT_COMMIT=\"$(GIT_COMMIT)\"
 
-.PHONY: all splat lib tests test demo gpu-test clean setup bench
+.PHONY: all splat lib tests gpu-tests test demo gpu-test clean setup bench
 all: splat tests
 
 splat: $(BUILD)/splat
 lib: $(BUILD)/libsplat.a
 tests: $(TEST_BIN)
+gpu-tests: $(GPU_TEST_BIN)
 
 $(BUILD)/libsplat.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/splat: $(CLI_OBJ) $(BUILD)/libsplat.a
+$(BUILD)/splat: $(CLI_OBJ) $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libsplat.a $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c
@@ -53,11 +68,11 @@ $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libsplat.a
+$(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libsplat.a $(LDLIBS) -lcmocka
 
-$(BUILD)/tests/gpu_test_%: tests/gpu/gpu_test_%.c tests/testutil.h $(BUILD)/libsplat.a
+$(BUILD)/tests/gpu_test_%: tests/gpu/gpu_test_%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libsplat.a $(LDLIBS) -lcmocka
 

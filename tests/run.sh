@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test binary in DIR whose name starts with PREFIX (default test_) and every
-# tests/e2e_*.sh script (default prefix only), then prints one summary line.
+# end-to-end script, then prints one summary line.
 dir=${1:-build/tests}
 prefix=${2:-test_}
+export SPLAT_BIN=${SPLAT_BIN:-$(cd "$dir/.." && pwd)/splat}
 passed=0; failed=0; failed_names=()
 for t in "$dir"/"$prefix"*; do
   [ -x "$t" ] || continue
@@ -18,15 +19,15 @@ for t in "$dir"/"$prefix"*; do
   [ "$f" -gt 0 ] && { failed_names+=("$name"); echo "$out" | grep -E 'FAIL|error|Error' | head -20; }
   passed=$((passed + p)); failed=$((failed + f))
 done
-if [ "$prefix" = "test_" ]; then
-  for s in tests/e2e_*.sh; do
-    [ -f "$s" ] || continue
-    name=$(basename "$s")
-    echo "== $name"
-    if out=$(bash "$s" 2>&1); then passed=$((passed + 1)); echo "$out" | tail -3
-    else failed=$((failed + 1)); failed_names+=("$name"); echo "$out" | tail -30; fi
-  done
-fi
+# End-to-end scripts: tests/e2e_*.sh with the unit tests, tests/gpu/e2e_*.sh with the GPU tests.
+if [ "$prefix" = "test_" ]; then scripts=(tests/e2e_*.sh); else scripts=(tests/gpu/e2e_*.sh); fi
+for s in "${scripts[@]}"; do
+  [ -f "$s" ] || continue
+  name=$(basename "$s")
+  echo "== $name"
+  if out=$(bash "$s" 2>&1); then passed=$((passed + 1)); echo "$out" | tail -3
+  else failed=$((failed + 1)); failed_names+=("$name"); echo "$out" | grep -E '^FAIL' ; echo "$out" | tail -30; fi
+done
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -24,9 +24,6 @@ typedef struct {
     int device;        /* GPU ordinal */
 } sp_backend_config;
 
-/* How a training image becomes a training target (docs/math.md, "Targets"). */
-typedef enum { SP_ALPHA_STRAIGHT = 0, SP_ALPHA_PREMULTIPLIED = 1 } sp_alpha_mode;
-
 typedef struct {
     float means, log_scales, quats, opacity, sh_dc, sh_rest;
 } sp_lrs;

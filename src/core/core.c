@@ -108,6 +108,8 @@ char *sp_strfmt(const char *fmt, ...) {
 static sp_log_level g_level = SP_LOG_INFO;
 static FILE *g_logfile;
 static bool g_quiet;
+static bool g_live;
+void sp_log_set_live_line(bool live) { g_live = live; }
 void sp_log_set_level(sp_log_level level) { g_level = level; }
 void sp_log_set_file(FILE *f) { g_logfile = f; }
 void sp_log_set_quiet(bool quiet) { g_quiet = quiet; }
@@ -120,6 +122,7 @@ void sp_log(sp_log_level level, const char *fmt, ...) {
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (level >= g_level && (!g_quiet || level >= SP_LOG_ERROR)) {
+        if (g_live) fputs("\r\033[K", stderr);
         if (level >= SP_LOG_WARN)
             fprintf(stderr, "splat: %s: %s\n", names[level], buf);
         else

@@ -42,6 +42,8 @@ typedef enum { SP_LOG_DEBUG, SP_LOG_INFO, SP_LOG_WARN, SP_LOG_ERROR } sp_log_lev
 void sp_log_set_level(sp_log_level level);
 void sp_log_set_file(FILE *f); /* NULL: stderr only */
 void sp_log_set_quiet(bool quiet); /* true: only the file (and errors on stderr) */
+/* true while a live progress line is on the terminal: messages clear it first. */
+void sp_log_set_live_line(bool live);
 void sp_log(sp_log_level level, const char *fmt, ...) SP_PRINTF(2, 3);
 #define SP_DEBUG(...) sp_log(SP_LOG_DEBUG, __VA_ARGS__)
 #define SP_INFO(...) sp_log(SP_LOG_INFO, __VA_ARGS__)

@@ -32,6 +32,19 @@ void sp_dataset_compute_extent(sp_dataset *d) {
     d->extent = (float)(1.1 * (r > 0 ? r : 1.0));
 }
 
+void sp_view_composite(const sp_view *v, sp_alpha_mode alpha, const float bg[3], float *t) {
+    int px = v->cam.width * v->cam.height, c = v->channels;
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < px; i++) {
+        const uint8_t *p = v->pixels + (size_t)i * c;
+        float a = c == 4 ? p[3] * (1.0f / 255.0f) : 1.0f;
+        for (int k = 0; k < 3; k++) {
+            float col = p[k] * (1.0f / 255.0f);
+            t[3 * i + k] = (alpha == SP_ALPHA_PREMULTIPLIED || c != 4 ? col : col * a) + bg[k] * (1.0f - a);
+        }
+    }
+}
+
 void sp_view_free(sp_view *v) {
     free(v->name);
     free(v->path);

@@ -36,6 +36,13 @@ typedef struct {
     uint8_t *point_colors; /* [num_points][3] */
 } sp_dataset;
 
+/* How an RGBA image's colour relates to its alpha (docs/math.md, "loss"). */
+typedef enum { SP_ALPHA_STRAIGHT = 0, SP_ALPHA_PREMULTIPLIED = 1 } sp_alpha_mode;
+
+/* The view's image composited on a background, as float RGB [h][w][3] in [0, 1]. RGB images are
+ * returned as they are. This is the training target and the evaluation ground truth. */
+void sp_view_composite(const sp_view *v, sp_alpha_mode alpha, const float bg[3], float *rgb);
+
 /* Which split of a dataset a name refers to: "train", "val", "test"; NULL if unknown. */
 sp_split *sp_dataset_split(sp_dataset *d, const char *name);
 /* Fills center/extent from the training cameras. */

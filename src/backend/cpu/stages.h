@@ -1,6 +1,9 @@
 /* stages.h — the training stages of docs/math.md as plain functions over host arrays.
  * The CPU backend runs them; every GPU kernel is tested against them on random inputs.
- * Multithreaded with OpenMP; results are identical for identical inputs and thread count. */
+ * Multithreaded with OpenMP; results are bit-identical for identical inputs, whatever the thread
+ * count (no stage sums across threads in a schedule-dependent order). The per-Gaussian and
+ * per-pixel math lives in stage_math.h, written once over a real type (float here, double in the
+ * gradient tests). */
 #ifndef SPLAT_CPU_STAGES_H
 #define SPLAT_CPU_STAGES_H
 
@@ -23,7 +26,9 @@ typedef struct {
     float *means, *log_scales, *quats, *opacity_logits, *sh;
 } sp_params_grad;
 
-/* Output of `project`, one entry per Gaussian. */
+/* Output of `project`, one entry per Gaussian. A Gaussian that is not visible (behind the near
+ * plane z < 0.2, zero quaternion, degenerate or non-finite 2D covariance, opacity < 1/255, or a
+ * tile rect outside the image) has every field 0, and an empty rect. */
 typedef struct {
     float *mean2d;    /* [N][2] pixels */
     float *conic;     /* [N][3] (a, b, c): inverse of the 2D covariance incl. low-pass */
@@ -43,7 +48,8 @@ typedef struct {
     float *color;   /* [N][3] */
 } sp_proj_grad;
 
-/* Per-tile front-to-back lists (emit_pairs + sort + tile_ranges). */
+/* Per-tile front-to-back lists (emit_pairs + sort + tile_ranges). Zero-initialize before the
+ * first cpu_bin; cpu_bin grows ids as needed and sp_bins_free releases them. */
 typedef struct {
     int tiles_x, tiles_y;
     int64_t num_pairs;
@@ -74,17 +80,25 @@ void sp_sh_eval(int degree, const float *sh /*[K][3]*/, const float dir[3], floa
 void sp_sh_eval_back(int degree, const float *sh, const float dir[3], const float dl_dout[3], float *dl_dsh,
                      float dl_ddir[3]);
 
-/* project: per Gaussian, world -> camera, EWA 2D covariance + low-pass, depth, tile rect, SH -> RGB. */
+/* project: per Gaussian, world -> camera, EWA 2D covariance + low-pass, depth, tile rect, SH -> RGB.
+ * sh_degree is capped to what p->K coefficients hold. */
 void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out);
-/* emit_pairs + sort + tile_ranges. Grows bins as needed. */
+/* emit_pairs + sort + tile_ranges: equal to a stable sort of the keys (tile << 32 | depth bits)
+ * emitted per visible Gaussian in index order, tiles of its rect row-major. Grows bins as needed. */
 void cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins);
-/* rasterize: front-to-back compositing per pixel, early stop. */
+/* rasterize: front-to-back compositing per pixel, early stop (docs/math.md). */
 void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
                    sp_raster_out *out);
-/* backward_raster: gradients w.r.t. projected quantities; g must be zeroed by the caller. */
+/* backward_raster: gradients w.r.t. projected quantities, ADDED into g (the caller zeroes it).
+ * Each tile sums its pixels in row-major order into one slot per (Gaussian, tile) pair; each
+ * Gaussian's slots are then summed in row-major tile order: a fixed order, the same for any thread
+ * count. Uses num_pairs x 40 bytes of scratch. */
 void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
                          const sp_raster_out *fwd, const float *dl_drgb, sp_proj_grad *g);
-/* project_back: chain rule to parameters; grads are accumulated into out (caller zeroes). */
+/* project_back: chain rule to parameters; grads are accumulated into out (caller zeroes).
+ * Gaussians with an empty rect in proj get nothing. When the Jacobian direction is clamped
+ * (step 3 of project), tx = u z with u constant: no gradient to p.x, and d tx/d z = u. The
+ * densification statistics are left to the caller (they need only g->mean2d and proj->radius). */
 void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
                       const sp_proj_grad *g, sp_params_grad *out);
 

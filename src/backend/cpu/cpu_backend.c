@@ -1,0 +1,275 @@
+/* cpu_backend.c — the reference backend: runs the stages of stages.h on host memory with
+ * OpenMP. Owns parameters, Adam moments, gradients, densification statistics and images. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/cpu/refine.h"
+#include "backend/cpu/stages.h"
+#include "core/core.h"
+
+enum { ST_PROJECT, ST_BINS, ST_RASTERIZE, ST_LOSS, ST_BACKWARD_RASTER, ST_PROJECT_BACK, ST_ADAM, ST_REFINE, ST_COUNT };
+static const char *stage_names[ST_COUNT] = {"project", "emit_pairs+sort+tile_ranges", "rasterize", "loss",
+                                            "backward_raster", "project_back", "adam", "refine"};
+
+typedef struct {
+    sp_backend base;
+    sp_gaussians g, m, v, grad;
+    sp_refine_stats stats;
+    /* training views */
+    sp_view *views;
+    int num_views;
+    sp_alpha_mode alpha;
+    /* per-step buffers */
+    sp_proj proj;
+    int proj_cap;
+    sp_proj_grad pgrad;
+    sp_bins bins;
+    sp_raster_out ro;
+    int ro_pixels;
+    float *target, *dl_drgb;
+    /* loss */
+    double loss_sum;
+    int loss_steps, loss_bad;
+    /* profile */
+    double stage_s[ST_COUNT];
+    long steps;
+} cpu_backend;
+
+static void ensure_proj(cpu_backend *b, int n) {
+    if (n <= b->proj_cap) return;
+    sp_proj_free(&b->proj);
+    sp_proj_grad_free(&b->pgrad);
+    int cap = n + n / 4 + 16;
+    sp_proj_alloc(&b->proj, cap);
+    sp_proj_grad_alloc(&b->pgrad, cap);
+    b->proj_cap = cap;
+}
+
+static void ensure_image(cpu_backend *b, int w, int h) {
+    int px = w * h;
+    if (px <= b->ro_pixels) return;
+    sp_raster_out_free(&b->ro);
+    free(b->target);
+    free(b->dl_drgb);
+    sp_raster_out_alloc(&b->ro, w, h);
+    b->target = sp_malloc((size_t)px * 3 * sizeof(float));
+    b->dl_drgb = sp_malloc((size_t)px * 3 * sizeof(float));
+    b->ro_pixels = px;
+}
+
+static sp_params params_of(const sp_gaussians *g) {
+    return (sp_params){g->n, g->K, g->means, g->log_scales, g->quats, g->opacity_logits, g->sh};
+}
+
+static void cpu_destroy(sp_backend *base) {
+    cpu_backend *b = (cpu_backend *)base;
+    sp_gaussians_free(&b->g);
+    sp_gaussians_free(&b->m);
+    sp_gaussians_free(&b->v);
+    sp_gaussians_free(&b->grad);
+    sp_refine_stats_free(&b->stats);
+    sp_proj_free(&b->proj);
+    sp_proj_grad_free(&b->pgrad);
+    sp_bins_free(&b->bins);
+    sp_raster_out_free(&b->ro);
+    free(b->target);
+    free(b->dl_drgb);
+    free(b);
+}
+
+static int cpu_upload_views(sp_backend *base, const sp_view *views, int n, sp_alpha_mode alpha) {
+    cpu_backend *b = (cpu_backend *)base;
+    b->views = (sp_view *)views; /* borrowed: the dataset outlives the backend */
+    b->num_views = n;
+    b->alpha = alpha;
+    return 0;
+}
+
+static void copy_store(sp_gaussians *d, const sp_gaussians *s, int sh_degree, int n) {
+    if (d->cap == 0 || d->sh_degree != sh_degree) {
+        sp_gaussians_free(d);
+        sp_gaussians_init(d, n, sh_degree);
+    }
+    sp_gaussians_reserve(d, n);
+    d->n = n;
+    if (s) {
+        for (int i = 0; i < n; i++) sp_gaussians_copy_one(d, i, s, i);
+    } else {
+        sp_gaussians_zero(d);
+    }
+}
+
+static int cpu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_gaussians *m, const sp_gaussians *v) {
+    cpu_backend *b = (cpu_backend *)base;
+    copy_store(&b->g, g, g->sh_degree, g->n);
+    copy_store(&b->m, m, g->sh_degree, g->n);
+    copy_store(&b->v, v, g->sh_degree, g->n);
+    copy_store(&b->grad, NULL, g->sh_degree, g->n);
+    sp_refine_stats_reset(&b->stats, g->n);
+    return 0;
+}
+
+static int cpu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v) {
+    cpu_backend *b = (cpu_backend *)base;
+    copy_store(g, &b->g, b->g.sh_degree, b->g.n);
+    if (m) copy_store(m, &b->m, b->g.sh_degree, b->g.n);
+    if (v) copy_store(v, &b->v, b->g.sh_degree, b->g.n);
+    return 0;
+}
+
+static int cpu_num_gaussians(sp_backend *base) { return ((cpu_backend *)base)->g.n; }
+
+static void forward(cpu_backend *b, const sp_camera *cam, int sh_degree, const float bg[3], double *t) {
+    sp_params p = params_of(&b->g);
+    ensure_proj(b, p.n);
+    ensure_image(b, cam->width, cam->height);
+    double t0 = sp_now();
+    cpu_project(&p, cam, sh_degree, &b->proj);
+    double t1 = sp_now();
+    cpu_bin(&b->proj, p.n, cam, &b->bins);
+    double t2 = sp_now();
+    cpu_rasterize(&b->proj, &b->bins, cam, bg, &b->ro);
+    double t3 = sp_now();
+    if (t) {
+        t[ST_PROJECT] += t1 - t0;
+        t[ST_BINS] += t2 - t1;
+        t[ST_RASTERIZE] += t3 - t2;
+    }
+}
+
+static void adam_store(sp_gaussians *g, const sp_gaussians *gr, sp_gaussians *m, sp_gaussians *v,
+                       const sp_step_args *a) {
+    int64_t n = g->n;
+    float b1 = a->beta1, b2 = a->beta2, eps = a->eps;
+    int s = a->adam_step;
+    cpu_adam(g->means, gr->means, m->means, v->means, 3 * n, a->lr.means, b1, b2, eps, s);
+    cpu_adam(g->log_scales, gr->log_scales, m->log_scales, v->log_scales, 3 * n, a->lr.log_scales, b1, b2, eps, s);
+    cpu_adam(g->quats, gr->quats, m->quats, v->quats, 4 * n, a->lr.quats, b1, b2, eps, s);
+    cpu_adam(g->opacity_logits, gr->opacity_logits, m->opacity_logits, v->opacity_logits, n, a->lr.opacity, b1, b2,
+             eps, s);
+    /* SH: DC and rest have their own rates; coefficients are [N][K][3], DC first. */
+    int64_t k3 = 3 * (int64_t)g->K;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        float *p = g->sh + i * k3, *q = m->sh + i * k3, *r = v->sh + i * k3;
+        const float *d = gr->sh + i * k3;
+        cpu_adam(p, d, q, r, 3, a->lr.sh_dc, b1, b2, eps, s);
+        if (k3 > 3) cpu_adam(p + 3, d + 3, q + 3, r + 3, k3 - 3, a->lr.sh_rest, b1, b2, eps, s);
+    }
+}
+
+static int cpu_train_step(sp_backend *base, const sp_step_args *a) {
+    cpu_backend *b = (cpu_backend *)base;
+    if (a->view < 0 || a->view >= b->num_views) return sp_error("train_step: view %d out of range", a->view);
+    const sp_view *view = &b->views[a->view];
+    const sp_camera *cam = &view->cam;
+    int n = b->g.n, w = cam->width, h = cam->height;
+    forward(b, cam, a->sh_degree, a->bg, b->stage_s);
+
+    double t0 = sp_now();
+    sp_view_composite(view, b->alpha, a->bg, b->target);
+    double loss = cpu_loss(b->ro.rgb, b->target, w, h, a->ssim_weight, b->dl_drgb);
+    double t1 = sp_now();
+    sp_proj_grad_zero(&b->pgrad, n);
+    cpu_backward_raster(&b->proj, &b->bins, cam, a->bg, &b->ro, b->dl_drgb, &b->pgrad);
+    double t2 = sp_now();
+    sp_gaussians_zero(&b->grad);
+    sp_params p = params_of(&b->g);
+    sp_params_grad pg = {n, b->grad.K, b->grad.means, b->grad.log_scales, b->grad.quats, b->grad.opacity_logits,
+                         b->grad.sh};
+    cpu_project_back(&p, cam, a->sh_degree, &b->proj, &b->pgrad, &pg);
+    if (a->collect_stats) {
+        float hw = 0.5f * (float)w, hh = 0.5f * (float)h;
+        sp_refine_stats *st = &b->stats;
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < n; i++) {
+            const int32_t *r = b->proj.rect + 4 * (size_t)i;
+            if (r[0] >= r[2] || r[1] >= r[3]) continue;
+            float gx = b->pgrad.mean2d[2 * (size_t)i] * hw, gy = b->pgrad.mean2d[2 * (size_t)i + 1] * hh;
+            st->grad_accum[i] += sqrtf(gx * gx + gy * gy);
+            st->grad_count[i] += 1;
+            if (b->proj.radius[i] > st->max_radius[i]) st->max_radius[i] = b->proj.radius[i];
+        }
+    }
+    double t3 = sp_now();
+    adam_store(&b->g, &b->grad, &b->m, &b->v, a);
+    double t4 = sp_now();
+    b->stage_s[ST_LOSS] += t1 - t0;
+    b->stage_s[ST_BACKWARD_RASTER] += t2 - t1;
+    b->stage_s[ST_PROJECT_BACK] += t3 - t2;
+    b->stage_s[ST_ADAM] += t4 - t3;
+    b->steps++;
+    if (isfinite(loss)) b->loss_sum += loss;
+    else b->loss_bad = 1;
+    b->loss_steps++;
+    return 0;
+}
+
+static int cpu_take_loss(sp_backend *base, double *mean_loss, int *steps) {
+    cpu_backend *b = (cpu_backend *)base;
+    *steps = b->loss_steps;
+    *mean_loss = b->loss_bad ? NAN : (b->loss_steps ? b->loss_sum / b->loss_steps : 0.0);
+    b->loss_sum = 0;
+    b->loss_steps = 0;
+    b->loss_bad = 0;
+    return 0;
+}
+
+static int cpu_refine_op(sp_backend *base, const sp_refine_args *a, sp_refine_result *r) {
+    cpu_backend *b = (cpu_backend *)base;
+    double t0 = sp_now();
+    int rc = cpu_refine(&b->g, &b->m, &b->v, &b->stats, a, r);
+    copy_store(&b->grad, NULL, b->g.sh_degree, b->g.n);
+    b->stage_s[ST_REFINE] += sp_now() - t0;
+    return rc;
+}
+
+static int cpu_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
+    cpu_backend *b = (cpu_backend *)base;
+    forward(b, cam, sh_degree, bg, NULL);
+    memcpy(rgb, b->ro.rgb, (size_t)cam->width * cam->height * 3 * sizeof(float));
+    return 0;
+}
+
+static int cpu_params_finite(sp_backend *base) { return sp_gaussians_finite(&((cpu_backend *)base)->g); }
+
+static int cpu_get_profile(sp_backend *base, sp_profile *p) {
+    cpu_backend *b = (cpu_backend *)base;
+    memset(p, 0, sizeof *p);
+    p->num_stages = ST_COUNT;
+    for (int i = 0; i < ST_COUNT; i++) {
+        p->name[i] = stage_names[i];
+        p->ms[i] = 1e3 * b->stage_s[i];
+        p->busy_ms += p->ms[i];
+    }
+    p->calls = b->steps;
+    p->peak_bytes = 0;
+    return 0;
+}
+
+static const sp_backend_ops cpu_ops = {
+    .name = "cpu",
+    .destroy = cpu_destroy,
+    .upload_views = cpu_upload_views,
+    .set_gaussians = cpu_set_gaussians,
+    .get_gaussians = cpu_get_gaussians,
+    .num_gaussians = cpu_num_gaussians,
+    .train_step = cpu_train_step,
+    .take_loss = cpu_take_loss,
+    .refine = cpu_refine_op,
+    .render = cpu_render,
+    .params_finite = cpu_params_finite,
+    .get_profile = cpu_get_profile,
+};
+
+sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {
+    cpu_backend *b = SP_NEW(cpu_backend, 1);
+    b->base.ops = &cpu_ops;
+    b->base.cfg = *cfg;
+    if (cfg->threads > 0) omp_set_num_threads(cfg->threads);
+    sp_gaussians_init(&b->g, 1, 0);
+    return &b->base;
+}

@@ -1,0 +1,60 @@
+/* project.c — the `project` and `project_back` stages on the CPU: one OpenMP loop over Gaussians
+ * around the per-Gaussian math of stage_math.h. Each Gaussian writes only its own outputs, so the
+ * results do not depend on the thread count. */
+#include <string.h>
+
+#include "backend/cpu/stages.h"
+#include "scene/gaussians.h"
+
+#define SP_REAL float
+#define SP_SUFFIX f
+#include "backend/cpu/stage_math.h"
+
+/* The degree actually evaluated: no more than the K stored coefficients hold. */
+static int usable_degree(int sh_degree, int K) {
+    int d = sh_degree < 0 ? 0 : sh_degree > 3 ? 3 : sh_degree;
+    while (d > 0 && sp_sh_coeffs(d) > K) d--;
+    return d;
+}
+
+void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+    sh_degree = usable_degree(sh_degree, p->K);
+    sp_mcam_f mc;
+    sp_mcam_init_f(&mc, cam);
+    const int K = p->K;
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < p->n; i++) {
+        sp_mproj_f o;
+        sp_m_project_f(&mc, p->means + 3 * i, p->log_scales + 3 * i, p->quats + 4 * i, p->opacity_logits[i],
+                       p->sh + (size_t)i * K * 3, sh_degree, &o);
+        out->mean2d[2 * i] = o.mean2d[0];
+        out->mean2d[2 * i + 1] = o.mean2d[1];
+        for (int k = 0; k < 3; k++) {
+            out->conic[3 * i + k] = o.conic[k];
+            out->color[3 * i + k] = o.color[k];
+            out->clamped[3 * i + k] = o.clamped[k];
+        }
+        out->depth[i] = o.depth;
+        out->opacity[i] = o.opacity;
+        out->radius[i] = o.radius;
+        for (int k = 0; k < 4; k++) out->rect[4 * i + k] = o.rect[k];
+    }
+}
+
+void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
+                      const sp_proj_grad *g, sp_params_grad *out) {
+    sh_degree = usable_degree(sh_degree, p->K);
+    sp_mcam_f mc;
+    sp_mcam_init_f(&mc, cam);
+    const int K = p->K;
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < p->n; i++) {
+        const int32_t *r = proj->rect + 4 * i;
+        if (!(r[0] < r[2] && r[1] < r[3])) continue;
+        sp_m_project_back_f(&mc, p->means + 3 * i, p->log_scales + 3 * i, p->quats + 4 * i, p->opacity_logits[i],
+                            p->sh + (size_t)i * K * 3, sh_degree, proj->clamped + 3 * i, g->mean2d + 2 * i,
+                            g->conic + 3 * i, g->opacity[i], g->color + 3 * i, out->means + 3 * i,
+                            out->log_scales + 3 * i, out->quats + 4 * i, out->opacity_logits + i,
+                            out->sh + (size_t)i * K * 3);
+    }
+}

@@ -1,0 +1,330 @@
+/* raster.c — the tile stages on the CPU: emit_pairs + sort + tile_ranges (cpu_bin), rasterize and
+ * backward_raster, plus the buffer helpers of stages.h.
+ *
+ * Determinism. cpu_bin fills each tile's list in Gaussian index order and then sorts it stably by
+ * depth, which equals a stable sort of the 64-bit keys. backward_raster never adds one tile's
+ * contribution into another's: each tile accumulates its pixels (in row-major order) into one
+ * gradient slot per (Gaussian, tile) pair, and a second loop sums every Gaussian's slots in the
+ * order of its tiles (row-major over its rect). The result is bit-identical for any thread count
+ * and any schedule. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/stages.h"
+#include "core/core.h"
+
+#define SP_REAL float
+#define SP_SUFFIX f
+#include "backend/cpu/stage_math.h"
+
+_Static_assert(SP_TILE * SP_TILE <= 256, "the tile functions of stage_math.h hold at most 256 pixels");
+
+/* ---- buffers ---- */
+
+void sp_proj_alloc(sp_proj *p, int n) {
+    size_t m = n > 0 ? (size_t)n : 1;
+    p->mean2d = SP_NEW(float, 2 * m);
+    p->conic = SP_NEW(float, 3 * m);
+    p->depth = SP_NEW(float, m);
+    p->opacity = SP_NEW(float, m);
+    p->color = SP_NEW(float, 3 * m);
+    p->rect = SP_NEW(int32_t, 4 * m);
+    p->radius = SP_NEW(float, m);
+    p->clamped = SP_NEW(uint8_t, 3 * m);
+}
+
+void sp_proj_free(sp_proj *p) {
+    free(p->mean2d);
+    free(p->conic);
+    free(p->depth);
+    free(p->opacity);
+    free(p->color);
+    free(p->rect);
+    free(p->radius);
+    free(p->clamped);
+    memset(p, 0, sizeof *p);
+}
+
+void sp_proj_grad_alloc(sp_proj_grad *g, int n) {
+    size_t m = n > 0 ? (size_t)n : 1;
+    g->mean2d = SP_NEW(float, 2 * m);
+    g->conic = SP_NEW(float, 3 * m);
+    g->opacity = SP_NEW(float, m);
+    g->color = SP_NEW(float, 3 * m);
+}
+
+void sp_proj_grad_zero(sp_proj_grad *g, int n) {
+    if (n <= 0) return;
+    memset(g->mean2d, 0, sizeof(float) * 2 * (size_t)n);
+    memset(g->conic, 0, sizeof(float) * 3 * (size_t)n);
+    memset(g->opacity, 0, sizeof(float) * (size_t)n);
+    memset(g->color, 0, sizeof(float) * 3 * (size_t)n);
+}
+
+void sp_proj_grad_free(sp_proj_grad *g) {
+    free(g->mean2d);
+    free(g->conic);
+    free(g->opacity);
+    free(g->color);
+    memset(g, 0, sizeof *g);
+}
+
+void sp_raster_out_alloc(sp_raster_out *r, int w, int h) {
+    size_t px = (size_t)w * (size_t)h;
+    if (px == 0) px = 1;
+    r->rgb = SP_NEW(float, 3 * px);
+    r->final_T = SP_NEW(float, px);
+    r->n_contrib = SP_NEW(int32_t, px);
+}
+
+void sp_raster_out_free(sp_raster_out *r) {
+    free(r->rgb);
+    free(r->final_T);
+    free(r->n_contrib);
+    memset(r, 0, sizeof *r);
+}
+
+void sp_bins_free(sp_bins *b) {
+    free(b->ids);
+    free(b->range);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- emit_pairs + sort + tile_ranges ---- */
+
+static inline int rect_visible(const int32_t *r) { return r[0] < r[2] && r[1] < r[3]; }
+
+static inline uint32_t depth_bits(float d) {
+    uint32_t u;
+    memcpy(&u, &d, 4);
+    return u;
+}
+
+/* Stable sort of ids[0..n) by key[0..n) (ids arrive in ascending index order, so ties keep index
+ * order). LSD radix over the 32 key bits, insertion sort for short lists. tk, ti: scratch of n. */
+static void sort_tile(uint32_t *key, uint32_t *ids, int64_t n, uint32_t *tk, uint32_t *ti) {
+    if (n <= 48) {
+        for (int64_t i = 1; i < n; i++) {
+            uint32_t k = key[i], v = ids[i];
+            int64_t j = i - 1;
+            while (j >= 0 && key[j] > k) {
+                key[j + 1] = key[j];
+                ids[j + 1] = ids[j];
+                j--;
+            }
+            key[j + 1] = k;
+            ids[j + 1] = v;
+        }
+        return;
+    }
+    uint32_t *sk = key, *si = ids, *dk = tk, *di = ti;
+    for (int shift = 0; shift < 32; shift += 8) {
+        int64_t cnt[256] = {0};
+        for (int64_t i = 0; i < n; i++) cnt[(sk[i] >> shift) & 255]++;
+        if (cnt[(sk[0] >> shift) & 255] == n) continue; /* all equal in this digit */
+        int64_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            int64_t c = cnt[b];
+            cnt[b] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            int64_t o = cnt[(sk[i] >> shift) & 255]++;
+            dk[o] = sk[i];
+            di[o] = si[i];
+        }
+        uint32_t *t;
+        t = sk, sk = dk, dk = t;
+        t = si, si = di, di = t;
+    }
+    if (si != ids) memcpy(ids, si, sizeof(uint32_t) * (size_t)n);
+}
+
+void cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
+    const int tx = (cam->width + SP_TILE - 1) / SP_TILE, ty = (cam->height + SP_TILE - 1) / SP_TILE;
+    const int tiles = tx * ty;
+    bins->tiles_x = tx;
+    bins->tiles_y = ty;
+    bins->range = sp_realloc(bins->range, sizeof(uint32_t) * 2 * (size_t)(tiles > 0 ? tiles : 1));
+    int64_t *cur = SP_NEW(int64_t, (size_t)tiles + 1);
+
+    /* emit_pairs: count per tile, then exclusive prefix sum */
+    for (int i = 0; i < n; i++) {
+        const int32_t *r = proj->rect + 4 * i;
+        if (!rect_visible(r)) continue;
+        for (int y = r[1]; y < r[3]; y++)
+            for (int x = r[0]; x < r[2]; x++) cur[y * tx + x]++;
+    }
+    int64_t total = 0, maxlen = 0;
+    for (int t = 0; t < tiles; t++) {
+        int64_t c = cur[t];
+        if (c > maxlen) maxlen = c;
+        cur[t] = total;
+        bins->range[2 * t] = (uint32_t)total;
+        total += c;
+        bins->range[2 * t + 1] = (uint32_t)total;
+    }
+    bins->num_pairs = total;
+    if (total > bins->cap) {
+        int64_t cap = total + total / 4 + 1024;
+        free(bins->ids);
+        bins->ids = sp_malloc(sizeof(uint32_t) * (size_t)cap);
+        bins->cap = cap;
+    }
+    /* fill in index order (so each tile's list starts sorted by index) */
+    for (int i = 0; i < n; i++) {
+        const int32_t *r = proj->rect + 4 * i;
+        if (!rect_visible(r)) continue;
+        for (int y = r[1]; y < r[3]; y++)
+            for (int x = r[0]; x < r[2]; x++) bins->ids[cur[y * tx + x]++] = (uint32_t)i;
+    }
+    free(cur);
+
+    /* sort: each tile by depth, stable */
+#pragma omp parallel if (total > 4096)
+    {
+        uint32_t *scratch = sp_malloc(sizeof(uint32_t) * 3 * (size_t)(maxlen > 0 ? maxlen : 1));
+        uint32_t *key = scratch, *tk = scratch + maxlen, *ti = scratch + 2 * maxlen;
+#pragma omp for schedule(dynamic, 1)
+        for (int t = 0; t < tiles; t++) {
+            int64_t s = bins->range[2 * t], e = bins->range[2 * t + 1];
+            uint32_t *ids = bins->ids + s;
+            for (int64_t k = 0; k < e - s; k++) key[k] = depth_bits(proj->depth[ids[k]]);
+            sort_tile(key, ids, e - s, tk, ti);
+        }
+        free(scratch);
+    }
+}
+
+/* ---- rasterize ---- */
+
+static int64_t max_tile_len(const sp_bins *bins) {
+    int64_t m = 0;
+    for (int t = 0; t < bins->tiles_x * bins->tiles_y; t++) {
+        int64_t l = (int64_t)bins->range[2 * t + 1] - bins->range[2 * t];
+        if (l > m) m = l;
+    }
+    return m;
+}
+
+static inline void load_splat(const sp_proj *p, uint32_t id, sp_msplat_f *s) {
+    s->x = p->mean2d[2 * id];
+    s->y = p->mean2d[2 * id + 1];
+    s->a = p->conic[3 * id];
+    s->b = p->conic[3 * id + 1];
+    s->c = p->conic[3 * id + 2];
+    s->op = p->opacity[id];
+    s->col[0] = p->color[3 * id];
+    s->col[1] = p->color[3 * id + 1];
+    s->col[2] = p->color[3 * id + 2];
+    s->pmin = sp_m_splat_pmin_f(s->op);
+}
+
+void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
+                   sp_raster_out *out) {
+    const int W = cam->width, H = cam->height, tx = bins->tiles_x, tiles = bins->tiles_x * bins->tiles_y;
+    const int64_t maxlen = max_tile_len(bins);
+#pragma omp parallel
+    {
+        sp_msplat_f *buf = sp_malloc(sizeof(sp_msplat_f) * (size_t)(maxlen > 0 ? maxlen : 1));
+#pragma omp for schedule(dynamic, 1)
+        for (int t = 0; t < tiles; t++) {
+            const uint32_t s = bins->range[2 * t], n = bins->range[2 * t + 1] - s;
+            for (uint32_t j = 0; j < n; j++) load_splat(proj, bins->ids[s + j], &buf[j]);
+            const int x0 = (t % tx) * SP_TILE, y0 = (t / tx) * SP_TILE;
+            const int tw = sp_mini(SP_TILE, W - x0), th = sp_mini(SP_TILE, H - y0);
+            float rgb[SP_TILE * SP_TILE * 3], T[SP_TILE * SP_TILE];
+            int32_t nc[SP_TILE * SP_TILE];
+            sp_m_raster_tile_f(buf, (int)n, x0, y0, tw, th, bg, rgb, T, nc);
+            for (int ly = 0; ly < th; ly++) {
+                size_t pix = (size_t)(y0 + ly) * W + x0;
+                memcpy(out->rgb + 3 * pix, rgb + 3 * ly * tw, sizeof(float) * 3 * tw);
+                memcpy(out->final_T + pix, T + ly * tw, sizeof(float) * tw);
+                memcpy(out->n_contrib + pix, nc + ly * tw, sizeof(int32_t) * tw);
+            }
+        }
+        free(buf);
+    }
+}
+
+/* ---- backward_raster ---- */
+
+void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
+                         const sp_raster_out *fwd, const float *dl_drgb, sp_proj_grad *g) {
+    const int W = cam->width, H = cam->height, tx = bins->tiles_x, tiles = bins->tiles_x * bins->tiles_y;
+    const int64_t np = bins->num_pairs;
+    if (np == 0) return;
+    /* n = 1 + largest index in the lists; pairs of Gaussian i are slots goff[i] .. goff[i+1] */
+    int n = 0;
+    for (int64_t k = 0; k < np; k++)
+        if ((int)bins->ids[k] + 1 > n) n = (int)bins->ids[k] + 1;
+    int64_t *goff = SP_NEW(int64_t, (size_t)n + 1);
+    for (int i = 0; i < n; i++) {
+        const int32_t *r = proj->rect + 4 * i;
+        goff[i + 1] = goff[i] + (rect_visible(r) ? (int64_t)(r[2] - r[0]) * (r[3] - r[1]) : 0);
+    }
+    sp_msplat_f *slots = sp_malloc(sizeof(sp_msplat_f) * (size_t)np);
+    const int64_t maxlen = max_tile_len(bins);
+
+#pragma omp parallel
+    {
+        sp_msplat_f *buf = sp_malloc(sizeof(sp_msplat_f) * 2 * (size_t)(maxlen > 0 ? maxlen : 1));
+        sp_msplat_f *acc = buf + maxlen;
+#pragma omp for schedule(dynamic, 1)
+        for (int t = 0; t < tiles; t++) {
+            const uint32_t s = bins->range[2 * t], n_t = bins->range[2 * t + 1] - s;
+            if (n_t == 0) continue;
+            const int tile_x = t % tx, tile_y = t / tx;
+            const int x0 = tile_x * SP_TILE, y0 = tile_y * SP_TILE;
+            const int tw = sp_mini(SP_TILE, W - x0), th = sp_mini(SP_TILE, H - y0);
+            float G[SP_TILE * SP_TILE * 3], T[SP_TILE * SP_TILE];
+            int32_t nc[SP_TILE * SP_TILE], used = 0; /* list positions >= max n_contrib get nothing */
+            for (int ly = 0; ly < th; ly++) {
+                size_t pix = (size_t)(y0 + ly) * W + x0;
+                memcpy(G + 3 * ly * tw, dl_drgb + 3 * pix, sizeof(float) * 3 * tw);
+                memcpy(T + ly * tw, fwd->final_T + pix, sizeof(float) * tw);
+                memcpy(nc + ly * tw, fwd->n_contrib + pix, sizeof(int32_t) * tw);
+            }
+            for (int p = 0; p < tw * th; p++) used = sp_maxi(used, nc[p]);
+            for (int32_t j = 0; j < used; j++) load_splat(proj, bins->ids[s + j], &buf[j]);
+            sp_m_raster_tile_back_f(buf, (int)n_t, x0, y0, tw, th, bg, T, nc, G, acc);
+            for (uint32_t j = 0; j < n_t; j++) {
+                uint32_t id = bins->ids[s + j];
+                const int32_t *r = proj->rect + 4 * id;
+                int64_t local = (int64_t)(tile_y - r[1]) * (r[2] - r[0]) + (tile_x - r[0]);
+                slots[goff[id] + local] = acc[j];
+            }
+        }
+        free(buf);
+
+        /* fixed-order reduction per Gaussian */
+#pragma omp for schedule(static)
+        for (int i = 0; i < n; i++) {
+            if (goff[i + 1] == goff[i]) continue;
+            sp_msplat_f sum = slots[goff[i]];
+            for (int64_t k = goff[i] + 1; k < goff[i + 1]; k++) {
+                const sp_msplat_f *q = &slots[k];
+                sum.x += q->x;
+                sum.y += q->y;
+                sum.a += q->a;
+                sum.b += q->b;
+                sum.c += q->c;
+                sum.op += q->op;
+                sum.col[0] += q->col[0];
+                sum.col[1] += q->col[1];
+                sum.col[2] += q->col[2];
+            }
+            g->mean2d[2 * i] += sum.x;
+            g->mean2d[2 * i + 1] += sum.y;
+            g->conic[3 * i] += sum.a;
+            g->conic[3 * i + 1] += sum.b;
+            g->conic[3 * i + 2] += sum.c;
+            g->opacity[i] += sum.op;
+            g->color[3 * i] += sum.col[0];
+            g->color[3 * i + 1] += sum.col[1];
+            g->color[3 * i + 2] += sum.col[2];
+        }
+    }
+    free(slots);
+    free(goff);
+}

@@ -1,0 +1,25 @@
+/* refine.h — the `refine` stage on host arrays: densification statistics → clone / split /
+ * prune, opacity decay or reset, capacity cap (docs/math.md, "refine"). */
+#ifndef SPLAT_CPU_REFINE_H
+#define SPLAT_CPU_REFINE_H
+
+#include "backend/backend.h"
+
+/* Densification statistics, one entry per Gaussian. */
+typedef struct {
+    float *grad_accum;
+    int32_t *grad_count;
+    float *max_radius;
+    int cap;
+} sp_refine_stats;
+
+void sp_refine_stats_reserve(sp_refine_stats *s, int cap);
+void sp_refine_stats_reset(sp_refine_stats *s, int n);
+void sp_refine_stats_free(sp_refine_stats *s);
+
+/* Applies refine to parameters g and Adam moments m, v (same layout; new Gaussians get zero
+ * moments). Statistics are reset for the new count. */
+int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stats *st, const sp_refine_args *a,
+               sp_refine_result *r);
+
+#endif

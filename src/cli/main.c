@@ -1,0 +1,52 @@
+/* main.c — `splat`: dispatches to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/core.h"
+
+#ifndef SPLAT_VERSION
+#define SPLAT_VERSION "0.1.0"
+#endif
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "splat %s — a 3D Gaussian Splatting trainer\n"
+            "\n"
+            "usage: splat <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  train   --config FILE [--set section.key=value ...] [--resume RUN_DIR]\n"
+            "  check   --config FILE [--set section.key=value ...]   validate config and dataset\n"
+            "  eval    --run DIR | --ply FILE --data DIR [--split val|test]\n"
+            "  render  --ply FILE --data DIR [--split test] --out DIR\n"
+            "  synth   --out DIR [--size N] [--views TRAIN,VAL,TEST] [--seed N]\n"
+            "  version\n"
+            "\n"
+            "`splat <command> --help` describes each command. Config reference: docs/config.md.\n",
+            SPLAT_VERSION);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
+    if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
+    if (!strcmp(cmd, "synth")) return cmd_synth(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("splat %s (commit %s)\n", SPLAT_VERSION, SPLAT_COMMIT);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "splat: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return 2;
+}

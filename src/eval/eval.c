@@ -1,0 +1,102 @@
+/* eval.c — evaluation of a split: render on the backend (one view at a time), then quantize,
+ * score and save renders on the host in parallel, a batch of views at a time. */
+#include "eval/eval.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "eval/metrics.h"
+#include "io/image.h"
+
+#define EVAL_BATCH 32
+
+/* "./test/r_12" -> "r_12" */
+static const char *base_name(const char *name) {
+    const char *s = strrchr(name, '/');
+    return s ? s + 1 : name;
+}
+
+/* Scores one rendered view and writes [prediction | ground truth] when renders_dir is set. */
+static int score_view(const sp_view *v, int index, const float *pred, sp_alpha_mode alpha, const float bg[3],
+                      const char *renders_dir, double *psnr, double *ssim) {
+    int w = v->cam.width, h = v->cam.height;
+    size_t px = (size_t)w * h;
+    float *gt = sp_malloc(px * 3 * sizeof(float));
+    uint8_t *p8 = sp_malloc(px * 3), *g8 = sp_malloc(px * 3);
+    sp_view_composite(v, alpha, bg, gt);
+    sp_image_quantize(pred, w, h, p8);
+    sp_image_quantize(gt, w, h, g8);
+    *psnr = sp_psnr_u8(p8, g8, w, h);
+    *ssim = sp_ssim_u8(p8, g8, w, h);
+    int rc = 0;
+    if (renders_dir) {
+        sp_image side = {2 * w, h, 3, sp_malloc(px * 6)};
+        for (int y = 0; y < h; y++) {
+            memcpy(side.pixels + (size_t)y * 6 * w, p8 + (size_t)y * 3 * w, (size_t)3 * w);
+            memcpy(side.pixels + (size_t)y * 6 * w + 3 * w, g8 + (size_t)y * 3 * w, (size_t)3 * w);
+        }
+        char *file = sp_strfmt("%s/%03d_%s.png", renders_dir, index, base_name(v->name));
+        rc = sp_image_save_png(file, &side);
+        free(file);
+        free(side.pixels);
+    }
+    free(gt);
+    free(p8);
+    free(g8);
+    return rc;
+}
+
+int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
+                  const char *renders_dir, sp_eval_result *out) {
+    memset(out, 0, sizeof *out);
+    double t0 = sp_now();
+    int n = split->n;
+    out->n = n;
+    out->names = SP_NEW(char *, n);
+    out->psnr = SP_NEW(double, n);
+    out->ssim = SP_NEW(double, n);
+    for (int i = 0; i < n; i++) out->names[i] = sp_strdup(split->views[i].name);
+    if (renders_dir && sp_mkdir_p(renders_dir)) return -1;
+    float *pred[EVAL_BATCH] = {0};
+    int rc = 0;
+    for (int first = 0; first < n && rc == 0; first += EVAL_BATCH) {
+        int count = n - first < EVAL_BATCH ? n - first : EVAL_BATCH;
+        for (int k = 0; k < count && rc == 0; k++) {
+            const sp_camera *c = &split->views[first + k].cam;
+            pred[k] = sp_realloc(pred[k], (size_t)c->width * c->height * 3 * sizeof(float));
+            rc = b->ops->render(b, c, sh_degree, bg, pred[k]);
+        }
+        if (rc) break;
+        int failed = 0;
+        char err[1024] = "";
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int k = 0; k < count; k++) {
+            int i = first + k;
+            if (score_view(&split->views[i], i, pred[k], alpha, bg, renders_dir, &out->psnr[i], &out->ssim[i])) {
+#pragma omp critical
+                {
+                    failed = 1;
+                    snprintf(err, sizeof err, "%s", sp_last_error());
+                }
+            }
+        }
+        if (failed) rc = sp_error("%s", err);
+    }
+    for (int k = 0; k < EVAL_BATCH; k++) free(pred[k]);
+    if (rc) return -1;
+    for (int i = 0; i < n; i++) {
+        out->mean_psnr += out->psnr[i] / n;
+        out->mean_ssim += out->ssim[i] / n;
+    }
+    out->seconds = sp_now() - t0;
+    return 0;
+}
+
+void sp_eval_result_free(sp_eval_result *r) {
+    for (int i = 0; i < r->n; i++) free(r->names ? r->names[i] : NULL);
+    free(r->names);
+    free(r->psnr);
+    free(r->ssim);
+    memset(r, 0, sizeof *r);
+}

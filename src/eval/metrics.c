@@ -1,0 +1,89 @@
+/* metrics.c — PSNR and SSIM of 8-bit renders, and the per-view list of an evaluation.
+ * SSIM is not reimplemented here: it is sp_ssim of the `loss` stage, on value / 255. */
+#include "eval/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "backend/cpu/stages.h"
+#include "core/core.h"
+#include "io/image.h"
+
+double sp_psnr_u8(const uint8_t *a, const uint8_t *b, int w, int h) {
+    if (w <= 0 || h <= 0) return SP_PSNR_IDENTICAL;
+    size_t n = (size_t)w * h * 3;
+    uint64_t sse = 0; /* exact: at most 255² per value */
+    for (size_t i = 0; i < n; i++) {
+        int d = (int)a[i] - (int)b[i];
+        sse += (uint64_t)(d * d);
+    }
+    if (sse == 0) return SP_PSNR_IDENTICAL;
+    double mse = (double)sse / (double)n;
+    double psnr = 10.0 * log10(255.0 * 255.0 / mse);
+    return psnr < SP_PSNR_IDENTICAL ? psnr : SP_PSNR_IDENTICAL;
+}
+
+static float *to_unit_float(const uint8_t *a, size_t n) {
+    float *f = sp_malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) f[i] = (float)a[i] / 255.0f;
+    return f;
+}
+
+double sp_ssim_u8(const uint8_t *a, const uint8_t *b, int w, int h) {
+    if (w <= 0 || h <= 0) return 1.0;
+    size_t n = (size_t)w * h * 3;
+    float *fa = to_unit_float(a, n), *fb = to_unit_float(b, n);
+    double s = sp_ssim(fa, fb, w, h);
+    free(fa);
+    free(fb);
+    return s;
+}
+
+void sp_eval_images(const float *render, const float *target, int w, int h, double *psnr, double *ssim) {
+    size_t n = w > 0 && h > 0 ? (size_t)w * h * 3 : 0;
+    uint8_t *qa = sp_malloc(n + 1), *qb = sp_malloc(n + 1);
+    if (n) {
+        sp_image_quantize(render, w, h, qa);
+        sp_image_quantize(target, w, h, qb);
+    }
+    if (psnr) *psnr = sp_psnr_u8(qa, qb, w, h);
+    if (ssim) *ssim = sp_ssim_u8(qa, qb, w, h);
+    free(qa);
+    free(qb);
+}
+
+void sp_metrics_init(sp_metrics *m) {
+    m->views = NULL;
+    m->n = m->cap = 0;
+}
+
+void sp_metrics_add(sp_metrics *m, const char *name, double psnr, double ssim) {
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 16;
+        m->views = sp_realloc(m->views, (size_t)m->cap * sizeof *m->views);
+    }
+    sp_view_score *v = &m->views[m->n++];
+    v->name = sp_strdup(name ? name : "");
+    v->psnr = psnr;
+    v->ssim = ssim;
+}
+
+double sp_metrics_mean_psnr(const sp_metrics *m) {
+    if (m->n == 0) return NAN;
+    double s = 0.0;
+    for (int i = 0; i < m->n; i++) s += m->views[i].psnr;
+    return s / m->n;
+}
+
+double sp_metrics_mean_ssim(const sp_metrics *m) {
+    if (m->n == 0) return NAN;
+    double s = 0.0;
+    for (int i = 0; i < m->n; i++) s += m->views[i].ssim;
+    return s / m->n;
+}
+
+void sp_metrics_free(sp_metrics *m) {
+    for (int i = 0; i < m->n; i++) free(m->views[i].name);
+    free(m->views);
+    sp_metrics_init(m);
+}

@@ -1,0 +1,31 @@
+/* checkpoint.h — everything needed to resume a run: step, parameters, Adam moments and the
+ * curves so far. One binary file, written atomically. */
+#ifndef SPLAT_CHECKPOINT_H
+#define SPLAT_CHECKPOINT_H
+
+#include "scene/gaussians.h"
+
+/* Growable series of (step, value) pairs. */
+typedef struct {
+    int n, cap;
+    double *x, *y;
+} sp_series;
+
+void sp_series_push(sp_series *s, double x, double y);
+void sp_series_free(sp_series *s);
+
+#define SP_CURVES 4
+enum { SP_CURVE_LOSS, SP_CURVE_GAUSSIANS, SP_CURVE_PSNR, SP_CURVE_SSIM };
+
+typedef struct {
+    int step; /* last completed step */
+    double train_seconds;
+    sp_gaussians g, m, v;
+    sp_series curves[SP_CURVES];
+} sp_checkpoint;
+
+int sp_checkpoint_write(const char *path, const sp_checkpoint *c);
+int sp_checkpoint_read(const char *path, sp_checkpoint *c);
+void sp_checkpoint_free(sp_checkpoint *c);
+
+#endif

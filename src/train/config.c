@@ -1,0 +1,593 @@
+/* config.c — the configuration schema (one table row per key: type, field, range or allowed
+ * words, default, doc) and everything driven by it: defaults, loading a TOML file with every
+ * problem collected, --set overrides, the resolved config.toml, and the docs reference. */
+#include "train/config.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/toml.h"
+
+#define FIELD(sec, k) #sec, #k
+#define OFF(sec, k) offsetof(sp_config, sec.k), sizeof(((sp_config *)0)->sec.k)
+#define ANY SP_CFG_NOLIMIT, 0, SP_CFG_NOLIMIT, 0
+#define GE(a) SP_CFG_INCL, a, SP_CFG_NOLIMIT, 0
+#define GT(a) SP_CFG_EXCL, a, SP_CFG_NOLIMIT, 0
+#define IN(a, b) SP_CFG_INCL, a, SP_CFG_INCL, b      /* [a, b] */
+#define IN_CO(a, b) SP_CFG_INCL, a, SP_CFG_EXCL, b   /* [a, b) */
+#define IN_OO(a, b) SP_CFG_EXCL, a, SP_CFG_EXCL, b   /* (a, b) */
+#define STR(sec, k, choices, def, doc) {FIELD(sec, k), SP_CFG_STRING, OFF(sec, k), ANY, choices, 0, def, doc}
+#define INT(sec, k, range, def, doc) {FIELD(sec, k), SP_CFG_INT, OFF(sec, k), range, NULL, def, NULL, doc}
+#define FLT(sec, k, range, def, doc) {FIELD(sec, k), SP_CFG_FLOAT, OFF(sec, k), range, NULL, def, NULL, doc}
+#define BOOL(sec, k, def, doc) {FIELD(sec, k), SP_CFG_BOOL, OFF(sec, k), ANY, NULL, def, NULL, doc}
+
+static const struct {
+    const char *name, *doc;
+} sections[] = {
+    {"experiment", "Naming and seeding of a run."},
+    {"data", "The dataset and how its images are read."},
+    {"init", "The initial Gaussians."},
+    {"output", "What a run writes."},
+    {"trainer", "The training loop."},
+    {"loss", "The photometric loss."},
+    {"refine", "Densification (clone, split), pruning and opacity control."},
+    {"adam", "The optimizer. Learning rates are per parameter group."},
+    {"backend", "Where and how the computation runs."},
+};
+#define NSECTIONS ((int)(sizeof sections / sizeof *sections))
+
+const sp_config_field sp_config_schema[] = {
+    STR(experiment, name, NULL, "splat", "Name of the run; the default output folder is runs/<name>."),
+    INT(experiment, seed, GE(0), 0, "Seed of every random choice (initialization, backgrounds, view order)."),
+
+    STR(data, path, NULL, "", "Dataset directory. Required for training."),
+    STR(data, format, "auto|blender|colmap|transforms", "auto",
+        "Dataset layout; auto detects it from the files present."),
+    STR(data, background, "white|black|random", "white",
+        "Colour behind transparent pixels of RGBA images in training and evaluation; random draws a new "
+        "colour every step."),
+    STR(data, alpha, "straight|premultiplied", "straight",
+        "How RGBA images store colour: straight (unassociated) or premultiplied alpha."),
+    INT(data, downscale, IN(1, 64), 1, "Load images at 1/N of their size (intrinsics scaled to match)."),
+    STR(data, eval_split, "test|val|both", "both", "Held-out splits scored at the end; periodic evals use test (val if none)."),
+    STR(data, images, NULL, "",
+        "COLMAP image folder name; \"\" = automatic (images, or images_<downscale> when present)."),
+    INT(data, holdout_every, GE(0), 8,
+        "Captured scenes without splits: every Nth image is held out for evaluation; 0 = none."),
+
+    STR(init, method, "auto|random|points", "auto",
+        "Initial Gaussians: points = the dataset's sparse points, random = uniform in a cube; auto = points "
+        "when the dataset has them, else random."),
+    INT(init, count, IN(1, 50000000), 100000, "Number of random initial Gaussians."),
+    FLT(init, radius, GE(0), 0.0, "Half-size of the random-init cube in world units; 0 = from the dataset."),
+    FLT(init, opacity, IN_OO(0, 1), 0.1, "Initial opacity of every Gaussian."),
+    FLT(init, scale, GE(0), 0.0, "Initial scale in world units; 0 = from nearest-neighbour distances."),
+
+    STR(output, run_dir, NULL, "", "Output folder; \"\" = runs/<experiment.name>."),
+    BOOL(output, save_renders, 1, "Save the evaluation renders as PNG files."),
+    BOOL(output, save_ply, 1, "Save the trained Gaussians as a standard 3DGS .ply."),
+
+    INT(trainer, max_steps, GE(1), 30000, "Training steps (one view per step)."),
+    INT(trainer, eval_every, GE(0), 0, "Evaluate every N steps; 0 = only at the end."),
+    INT(trainer, save_every, GE(0), 0, "Save a .ply every N steps; 0 = only at the end."),
+    INT(trainer, log_every, GE(1), 100, "Log loss and speed every N steps."),
+    INT(trainer, sh_degree, IN(0, 3), 3, "Final spherical-harmonics degree."),
+    INT(trainer, sh_interval, GE(1), 1000, "Raise the SH degree by one every N steps, up to sh_degree."),
+    INT(trainer, checkpoint_every, GE(0), 0, "Write a resumable checkpoint every N steps; 0 = none."),
+
+    FLT(loss, ssim_weight, IN(0, 1), 0.2, "Loss = (1 - w) * L1 + w * (1 - SSIM)."),
+
+    INT(refine, start, GE(0), 500, "First step of densification."),
+    INT(refine, stop, GE(0), 15000, "No densification after this step."),
+    INT(refine, every, GE(1), 100, "Densify every N steps between start and stop."),
+    FLT(refine, grad_threshold, GT(0), 0.0002,
+        "Densify Gaussians whose mean view-space position gradient exceeds this."),
+    FLT(refine, percent_dense, GT(0), 0.01,
+        "Gaussians larger than this fraction of the scene extent are split, smaller ones cloned."),
+    INT(refine, split_count, IN(2, 8), 2, "Number of Gaussians a split produces."),
+    FLT(refine, split_shrink, GT(1), 1.6, "Scales of split children are divided by this."),
+    FLT(refine, prune_opacity, IN(0, 1), 0.005, "Prune Gaussians whose opacity is below this."),
+    FLT(refine, prune_world_scale, GE(0), 0.1,
+        "Prune Gaussians larger than this fraction of the scene extent; 0 = off."),
+    FLT(refine, prune_screen_px, GE(0), 20.0, "Prune Gaussians whose screen radius exceeds this (pixels); 0 = off."),
+    STR(refine, opacity_mode, "decay|reset|none", "decay",
+        "How unneeded Gaussians fade: decay = every opacity shrinks a little at each refine step, reset = "
+        "opacities are lowered to opacity_reset_value periodically, none = neither."),
+    FLT(refine, opacity_decay, IN(0, 1), 0.004, "decay mode: how much every opacity shrinks at each refine step."),
+    INT(refine, opacity_reset_every, GE(1), 3000, "reset mode: reset opacities every N steps."),
+    FLT(refine, opacity_reset_value, IN_OO(0, 1), 0.01, "reset mode: opacities above this are lowered to it."),
+    INT(refine, capacity, GE(1), 3000000, "Maximum number of Gaussians; densification stops at this cap."),
+
+    FLT(adam, means_lr, GT(0), 0.00016, "Learning rate of the means at step 0, relative to the scene extent."),
+    FLT(adam, means_lr_final, GT(0), 0.0000016,
+        "Learning rate of the means at the last step (exponential decay in between), relative to the scene extent."),
+    FLT(adam, scales_lr, GT(0), 0.005, "Learning rate of the log-scales."),
+    FLT(adam, quats_lr, GT(0), 0.001, "Learning rate of the rotations (quaternions)."),
+    FLT(adam, opacity_lr, GT(0), 0.025, "Learning rate of the opacity logits."),
+    FLT(adam, sh_dc_lr, GT(0), 0.0025, "Learning rate of the SH DC (base colour) coefficients."),
+    FLT(adam, sh_rest_lr, GT(0), 0.000125, "Learning rate of the higher-degree SH coefficients."),
+    FLT(adam, beta1, IN_CO(0, 1), 0.9, "Adam first-moment decay."),
+    FLT(adam, beta2, IN_CO(0, 1), 0.999, "Adam second-moment decay."),
+    FLT(adam, eps, GT(0), 1e-15, "Adam epsilon."),
+
+    STR(backend, kind, "auto|cpu|cuda", "auto", "Compute backend; auto = cuda when a usable GPU is present, else cpu."),
+    INT(backend, threads, GE(0), 0, "CPU threads; 0 = all cores."),
+    BOOL(backend, profile, 0, "Time every stage and report the shares."),
+    BOOL(backend, deterministic, 0, "Fixed-order reductions: identical results for identical seeds (slower on GPU)."),
+};
+const int sp_config_schema_len = (int)(sizeof sp_config_schema / sizeof *sp_config_schema);
+
+const sp_config_field *sp_config_find(const char *section, const char *key) {
+    for (int k = 0; k < sp_config_schema_len; k++)
+        if (!strcmp(sp_config_schema[k].section, section) && !strcmp(sp_config_schema[k].key, key))
+            return &sp_config_schema[k];
+    return NULL;
+}
+
+static bool section_known(const char *name) {
+    for (int k = 0; k < NSECTIONS; k++)
+        if (!strcmp(sections[k].name, name)) return true;
+    return false;
+}
+
+#define FIELD_PTR(c, f) ((char *)(c) + (f)->offset)
+#define FIELD_CPTR(c, f) ((const char *)(c) + (f)->offset)
+
+void sp_config_defaults(sp_config *c) {
+    memset(c, 0, sizeof *c);
+    for (int k = 0; k < sp_config_schema_len; k++) {
+        const sp_config_field *f = &sp_config_schema[k];
+        char *p = FIELD_PTR(c, f);
+        switch (f->type) {
+        case SP_CFG_STRING: snprintf(p, f->size, "%s", f->def_str); break;
+        case SP_CFG_INT: *(int *)p = (int)f->def_num; break;
+        case SP_CFG_FLOAT: *(double *)p = f->def_num; break;
+        case SP_CFG_BOOL: *(bool *)p = f->def_num != 0; break;
+        }
+    }
+}
+
+/* ---- describing what is allowed ---- */
+static void fmt_num(double v, char *out, size_t n) { snprintf(out, n, "%.15g", v); }
+
+/* "one of a, b, c", ">= 1", "in (0, 1)", "between 1 and 64"; "" when anything goes. */
+static void describe_allowed(const sp_config_field *f, char *out, size_t n) {
+    char lo[40], hi[40];
+    out[0] = 0;
+    if (f->choices) {
+        snprintf(out, n, "one of ");
+        size_t len = strlen(out);
+        for (const char *s = f->choices; *s && len + 3 < n; s++) {
+            if (*s == '|') {
+                out[len++] = ',';
+                out[len++] = ' ';
+            } else {
+                out[len++] = *s;
+            }
+        }
+        out[len] = 0;
+        return;
+    }
+    fmt_num(f->lo, lo, sizeof lo);
+    fmt_num(f->hi, hi, sizeof hi);
+    if (f->lo_kind && f->hi_kind) {
+        if (f->type == SP_CFG_INT) snprintf(out, n, "between %s and %s", lo, hi);
+        else
+            snprintf(out, n, "in %c%s, %s%c", f->lo_kind == SP_CFG_INCL ? '[' : '(', lo, hi,
+                     f->hi_kind == SP_CFG_INCL ? ']' : ')');
+    } else if (f->lo_kind) {
+        snprintf(out, n, "%s %s", f->lo_kind == SP_CFG_INCL ? ">=" : ">", lo);
+    } else if (f->hi_kind) {
+        snprintf(out, n, "%s %s", f->hi_kind == SP_CFG_INCL ? "<=" : "<", hi);
+    }
+}
+
+static bool in_range(const sp_config_field *f, double v) {
+    if (f->lo_kind == SP_CFG_INCL && !(v >= f->lo)) return false;
+    if (f->lo_kind == SP_CFG_EXCL && !(v > f->lo)) return false;
+    if (f->hi_kind == SP_CFG_INCL && !(v <= f->hi)) return false;
+    if (f->hi_kind == SP_CFG_EXCL && !(v < f->hi)) return false;
+    return true;
+}
+
+static bool choice_ok(const char *choices, const char *s) {
+    size_t n = strlen(s);
+    for (const char *p = choices; *p;) {
+        size_t m = strcspn(p, "|");
+        if (m == n && !strncmp(p, s, n)) return true;
+        p += m + (p[m] == '|');
+    }
+    return false;
+}
+
+/* Applies v to field f of c. On a problem writes "must be ..." (the text after the key's name)
+ * into why and leaves c unchanged. */
+static int apply_value(sp_config *c, const sp_config_field *f, const sp_toml_value *v, char *why, size_t n) {
+    char *p = FIELD_PTR(c, f), allowed[256], got[64];
+    describe_allowed(f, allowed, sizeof allowed);
+    switch (f->type) {
+    case SP_CFG_STRING:
+        if (v->type != SP_TOML_STRING) {
+            snprintf(why, n, "must be a string, got %s", sp_toml_type_name(v->type));
+            return -1;
+        }
+        if (f->choices && !choice_ok(f->choices, v->s)) {
+            snprintf(why, n, "must be %s; got \"%.100s\"", allowed, v->s);
+            return -1;
+        }
+        if (strlen(v->s) >= f->size) {
+            snprintf(why, n, "is too long (at most %zu bytes)", f->size - 1);
+            return -1;
+        }
+        memcpy(p, v->s, strlen(v->s) + 1);
+        return 0;
+    case SP_CFG_BOOL:
+        if (v->type != SP_TOML_BOOL) {
+            snprintf(why, n, "must be true or false, got %s", sp_toml_type_name(v->type));
+            return -1;
+        }
+        *(bool *)p = v->b;
+        return 0;
+    case SP_CFG_INT: {
+        if (v->type == SP_TOML_FLOAT) {
+            sp_toml_format_float(v->f, got);
+            snprintf(why, n, "must be an integer, got a float (%s)", got);
+            return -1;
+        }
+        if (v->type != SP_TOML_INT) {
+            snprintf(why, n, "must be an integer, got %s", sp_toml_type_name(v->type));
+            return -1;
+        }
+        if (!in_range(f, (double)v->i)) {
+            snprintf(why, n, "must be %s, got %lld", allowed, (long long)v->i);
+            return -1;
+        }
+        if (v->i < INT_MIN || v->i > INT_MAX) { /* every int key has a lower bound */
+            snprintf(why, n, "is too large (at most %d), got %lld", INT_MAX, (long long)v->i);
+            return -1;
+        }
+        *(int *)p = (int)v->i;
+        return 0;
+    }
+    case SP_CFG_FLOAT: {
+        if (v->type != SP_TOML_FLOAT && v->type != SP_TOML_INT) {
+            snprintf(why, n, "must be a number, got %s", sp_toml_type_name(v->type));
+            return -1;
+        }
+        double x = v->type == SP_TOML_INT ? (double)v->i : v->f;
+        if (v->type == SP_TOML_INT) snprintf(got, sizeof got, "%lld", (long long)v->i);
+        else sp_toml_format_float(x, got);
+        if (!isfinite(x)) {
+            snprintf(why, n, "must be a finite number, got %s", got);
+            return -1;
+        }
+        if (!in_range(f, x)) {
+            snprintf(why, n, "must be %s, got %s", allowed, got);
+            return -1;
+        }
+        *(double *)p = x;
+        return 0;
+    }
+    }
+    return -1;
+}
+
+/* ---- suggestions for misspelt names ---- */
+static int edit_distance(const char *a, const char *b) {
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    int d[64][64];
+    for (int i = 0; i <= la; i++) d[i][0] = i;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+static bool close_enough(const char *name, int dist) {
+    int len = (int)strlen(name);
+    return dist <= (len <= 4 ? 1 : len <= 8 ? 2 : 3);
+}
+
+/* Hint for an unknown section: " (did you mean [trainer]?)" or the list of sections. */
+static void section_hint(const char *name, char *out, size_t n) {
+    int best = -1, bestd = 99;
+    for (int k = 0; k < NSECTIONS; k++) {
+        int d = edit_distance(name, sections[k].name);
+        if (d < bestd && close_enough(sections[k].name, d)) best = k, bestd = d;
+    }
+    if (best >= 0) {
+        snprintf(out, n, " (did you mean [%s]?)", sections[best].name);
+        return;
+    }
+    size_t len = (size_t)snprintf(out, n, " (sections are ");
+    for (int k = 0; k < NSECTIONS && len < n; k++)
+        len += (size_t)snprintf(out + len, n - len, "%s%s", sections[k].name, k + 1 < NSECTIONS ? ", " : ")");
+}
+
+/* Hint for an unknown key in a known section: a close key in that section, the same key in
+ * another section, or the list of the section's keys. */
+static void key_hint(const char *section, const char *key, char *out, size_t n) {
+    const sp_config_field *best = NULL;
+    int bestd = 99;
+    for (int k = 0; k < sp_config_schema_len; k++) {
+        const sp_config_field *f = &sp_config_schema[k];
+        if (strcmp(f->section, section)) continue;
+        int d = edit_distance(key, f->key);
+        if (d < bestd && close_enough(f->key, d)) best = f, bestd = d;
+    }
+    if (best) {
+        snprintf(out, n, " (did you mean %s.%s?)", best->section, best->key);
+        return;
+    }
+    for (int k = 0; k < sp_config_schema_len; k++)
+        if (!strcmp(sp_config_schema[k].key, key)) {
+            snprintf(out, n, " (%s is in [%s])", key, sp_config_schema[k].section);
+            return;
+        }
+    size_t len = (size_t)snprintf(out, n, " (keys in [%s]: ", section);
+    const char *sep = "";
+    for (int k = 0; k < sp_config_schema_len && len < n; k++)
+        if (!strcmp(sp_config_schema[k].section, section)) {
+            len += (size_t)snprintf(out + len, n - len, "%s%s", sep, sp_config_schema[k].key);
+            sep = ", ";
+        }
+    if (len < n) snprintf(out + len, n - len, ")");
+}
+
+/* ---- loading ---- */
+int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems) {
+    sp_toml_doc d;
+    if (sp_toml_load(path, &d)) {
+        sp_problems_add(problems, "%s", sp_last_error());
+        return -1;
+    }
+    int before = problems->n;
+    char hint[1024], why[512];
+    for (int t = 0; t < d.ntables; t++) {
+        const sp_toml_table *tab = &d.tables[t];
+        bool known = t == 0 || section_known(tab->name);
+        if (!known) {
+            section_hint(tab->name, hint, sizeof hint);
+            sp_problems_add(problems, "%s:%d: unknown section [%s]%s", path, tab->line, tab->name, hint);
+        }
+        for (int k = 0; known && k < d.n; k++) {
+            const sp_toml_entry *e = &d.entries[k];
+            if (e->table != t) continue;
+            if (t == 0) {
+                const char *home = NULL;
+                for (int j = 0; j < sp_config_schema_len && !home; j++)
+                    if (!strcmp(sp_config_schema[j].key, e->key)) home = sp_config_schema[j].section;
+                if (home)
+                    sp_problems_add(problems, "%s:%d: key '%s' is outside any section (it belongs in [%s])", path,
+                                    e->line, e->key, home);
+                else
+                    sp_problems_add(problems, "%s:%d: key '%s' is outside any section", path, e->line, e->key);
+                continue;
+            }
+            const sp_config_field *f = sp_config_find(tab->name, e->key);
+            if (!f) {
+                key_hint(tab->name, e->key, hint, sizeof hint);
+                sp_problems_add(problems, "%s:%d: unknown key %s.%s%s", path, e->line, tab->name, e->key, hint);
+                continue;
+            }
+            if (apply_value(c, f, &e->value, why, sizeof why))
+                sp_problems_add(problems, "%s:%d: %s.%s %s", path, e->line, f->section, f->key, why);
+        }
+    }
+    sp_toml_free(&d);
+    return problems->n > before ? -1 : 0;
+}
+
+int sp_config_load(const char *path, sp_config *c, sp_problems *problems) {
+    sp_config_defaults(c);
+    return sp_config_apply_file(path, c, problems);
+}
+
+static char *trim(char *s) {
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
+    return s;
+}
+
+int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems) {
+    char *buf = sp_strdup(assignment);
+    char *eq = strchr(buf, '=');
+    int rc = -1;
+    if (!eq) {
+        sp_problems_add(problems, "--set %s: expected section.key=value", trim(buf));
+        goto done;
+    }
+    *eq = 0;
+    char *name = trim(buf), *text = trim(eq + 1), *dot = strchr(name, '.');
+    if (!dot) {
+        const char *home = NULL;
+        for (int j = 0; j < sp_config_schema_len && !home; j++)
+            if (!strcmp(sp_config_schema[j].key, name)) home = sp_config_schema[j].section;
+        if (home) sp_problems_add(problems, "--set %s: expected section.key=value (did you mean %s.%s?)", name, home, name);
+        else sp_problems_add(problems, "--set %s: expected section.key=value", name);
+        goto done;
+    }
+    *dot = 0;
+    const char *section = name, *key = dot + 1;
+    char hint[1024], why[512];
+    if (!section_known(section)) {
+        section_hint(section, hint, sizeof hint);
+        sp_problems_add(problems, "--set %s.%s: unknown section [%s]%s", section, key, section, hint);
+        goto done;
+    }
+    const sp_config_field *f = sp_config_find(section, key);
+    if (!f) {
+        key_hint(section, key, hint, sizeof hint);
+        sp_problems_add(problems, "--set %s.%s: unknown key %s.%s%s", section, key, section, key, hint);
+        goto done;
+    }
+    sp_toml_value v;
+    if (f->type == SP_CFG_STRING && text[0] != '"' && text[0] != '\'') {
+        /* An unquoted word for a string key is taken literally. */
+        memset(&v, 0, sizeof v);
+        v.type = SP_TOML_STRING;
+        v.s = sp_strdup(text);
+    } else if (sp_toml_parse_value(text, &v)) {
+        if (f->type == SP_CFG_STRING)
+            sp_problems_add(problems, "--set %s.%s: %s", section, key, sp_last_error());
+        else
+            sp_problems_add(problems, "--set %s.%s: must be %s, got '%s'", section, key,
+                            f->type == SP_CFG_INT ? "an integer" : f->type == SP_CFG_FLOAT ? "a number" : "true or false",
+                            text);
+        goto done;
+    }
+    rc = apply_value(c, f, &v, why, sizeof why);
+    if (rc) sp_problems_add(problems, "--set %s.%s: %s", section, key, why);
+    sp_toml_value_free(&v);
+done:
+    free(buf);
+    return rc;
+}
+
+int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
+    int before = problems->n;
+    if (!c->data.path[0])
+        sp_problems_add(problems, "data.path is required (set it in the config file or with --set data.path=DIR)");
+    if (!c->output.run_dir[0] && (!c->experiment.name[0] || strchr(c->experiment.name, '/')))
+        sp_problems_add(problems, "experiment.name must be a non-empty name without '/' when output.run_dir is \"\" "
+                                  "(the run goes to runs/<experiment.name>)");
+    if (c->init.count > c->refine.capacity)
+        sp_problems_add(problems, "init.count (%d) is larger than refine.capacity (%d)", c->init.count,
+                        c->refine.capacity);
+    return problems->n > before ? -1 : 0;
+}
+
+/* ---- writing ---- */
+static void write_field(sp_toml_writer *w, const sp_config *c, const sp_config_field *f) {
+    const char *p = FIELD_CPTR(c, f);
+    switch (f->type) {
+    case SP_CFG_STRING: sp_tomlw_string(w, f->key, p); break;
+    case SP_CFG_INT: sp_tomlw_int(w, f->key, *(const int *)p); break;
+    case SP_CFG_FLOAT: sp_tomlw_float(w, f->key, *(const double *)p); break;
+    case SP_CFG_BOOL: sp_tomlw_bool(w, f->key, *(const bool *)p); break;
+    }
+}
+
+char *sp_config_to_toml(const sp_config *c) {
+    sp_toml_writer w;
+    sp_tomlw_init(&w);
+    sp_tomlw_comment(&w, "splat configuration: every setting, defaults included (reference: docs/config.md).");
+    for (int s = 0; s < NSECTIONS; s++) {
+        sp_tomlw_table(&w, sections[s].name);
+        sp_tomlw_comment(&w, sections[s].doc);
+        for (int k = 0; k < sp_config_schema_len; k++) {
+            const sp_config_field *f = &sp_config_schema[k];
+            if (strcmp(f->section, sections[s].name)) continue;
+            char allowed[256];
+            describe_allowed(f, allowed, sizeof allowed);
+            char *doc = allowed[0] ? sp_strfmt("%s Allowed: %s.", f->doc, allowed) : sp_strdup(f->doc);
+            sp_tomlw_comment(&w, doc);
+            free(doc);
+            write_field(&w, c, f);
+        }
+    }
+    char *text = sp_strdup(sp_tomlw_text(&w));
+    sp_tomlw_free(&w);
+    return text;
+}
+
+int sp_config_write(const sp_config *c, const char *path) {
+    char *text = sp_config_to_toml(c);
+    int rc = sp_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return rc;
+}
+
+void sp_config_print(const sp_config *c, FILE *f) {
+    char *text = sp_config_to_toml(c);
+    fputs(text, f);
+    free(text);
+}
+
+bool sp_config_equal(const sp_config *a, const sp_config *b) {
+    for (int k = 0; k < sp_config_schema_len; k++) {
+        const sp_config_field *f = &sp_config_schema[k];
+        const char *pa = FIELD_CPTR(a, f), *pb = FIELD_CPTR(b, f);
+        bool same = true;
+        switch (f->type) {
+        case SP_CFG_STRING: same = !strcmp(pa, pb); break;
+        case SP_CFG_INT: same = *(const int *)pa == *(const int *)pb; break;
+        case SP_CFG_FLOAT: same = !memcmp(pa, pb, sizeof(double)); break;
+        case SP_CFG_BOOL: same = *(const bool *)pa == *(const bool *)pb; break;
+        }
+        if (!same) return false;
+    }
+    return true;
+}
+
+/* ---- docs ---- */
+typedef struct {
+    char *s;
+    size_t len, cap;
+} mdbuf;
+
+static void md_put(mdbuf *b, const char *s) {
+    size_t n = strlen(s);
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2 + 1024;
+        b->s = sp_realloc(b->s, b->cap);
+    }
+    memcpy(b->s + b->len, s, n + 1);
+    b->len += n;
+}
+
+/* Table cell text: characters markdown would read as markup are backslash-escaped. */
+static void md_cell(mdbuf *b, const char *s) {
+    for (; *s; s++) {
+        char t[3] = {'\\', *s, 0};
+        md_put(b, strchr("|<*", *s) ? t : t + 1);
+    }
+}
+
+char *sp_config_docs_markdown(void) {
+    mdbuf b = {0};
+    char t[512];
+    md_put(&b, "");
+    for (int s = 0; s < NSECTIONS; s++) {
+        snprintf(t, sizeof t, "%s### [%s]\n\n", s ? "\n" : "", sections[s].name);
+        md_put(&b, t);
+        md_cell(&b, sections[s].doc);
+        md_put(&b, "\n\n| Key | Type | Default | Allowed | Meaning |\n|---|---|---|---|---|\n");
+        for (int k = 0; k < sp_config_schema_len; k++) {
+            const sp_config_field *f = &sp_config_schema[k];
+            if (strcmp(f->section, sections[s].name)) continue;
+            static const char *types[] = {"string", "integer", "float", "boolean"};
+            char def[300];
+            switch (f->type) {
+            case SP_CFG_STRING: snprintf(def, sizeof def, "\"%s\"", f->def_str); break;
+            case SP_CFG_INT: snprintf(def, sizeof def, "%.0f", f->def_num); break;
+            case SP_CFG_FLOAT: sp_toml_format_float(f->def_num, def); break;
+            case SP_CFG_BOOL: snprintf(def, sizeof def, "%s", f->def_num ? "true" : "false"); break;
+            }
+            snprintf(t, sizeof t, "| `%s.%s` | %s | `%s` | ", f->section, f->key, types[f->type], def);
+            md_put(&b, t);
+            if (f->choices) {
+                for (const char *p = f->choices; *p;) {
+                    size_t m = strcspn(p, "|");
+                    snprintf(t, sizeof t, "%s`%.*s`", p == f->choices ? "" : ", ", (int)m, p);
+                    md_put(&b, t);
+                    p += m + (p[m] == '|');
+                }
+            } else {
+                describe_allowed(f, t, sizeof t);
+                md_cell(&b, t[0] ? t : (f->type == SP_CFG_BOOL ? "true, false" : "any"));
+            }
+            md_put(&b, " | ");
+            md_cell(&b, f->doc);
+            md_put(&b, " |\n");
+        }
+    }
+    return b.s;
+}

@@ -1,0 +1,119 @@
+/* config.h — every setting of a training run, with defaults, read from a TOML file and from
+ * `--set section.key=value`, validated against one table-driven schema (config.c), written
+ * back fully resolved as the run's config.toml. docs/config.md documents every key; a test
+ * keeps it in step with the schema. */
+#ifndef SPLAT_CONFIG_H
+#define SPLAT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/core.h"
+
+#define SP_CONFIG_PATH_MAX 1024
+#define SP_CONFIG_NAME_MAX 256
+#define SP_CONFIG_WORD_MAX 16 /* one of a fixed set of words ("auto", "blender", ...) */
+
+typedef struct {
+    struct {
+        char name[SP_CONFIG_NAME_MAX];
+        int seed;
+    } experiment;
+    struct {
+        char path[SP_CONFIG_PATH_MAX];
+        char format[SP_CONFIG_WORD_MAX];     /* auto | blender | colmap | transforms */
+        char background[SP_CONFIG_WORD_MAX]; /* white | black | random */
+        char alpha[SP_CONFIG_WORD_MAX];      /* straight | premultiplied */
+        int downscale;
+        char eval_split[SP_CONFIG_WORD_MAX]; /* test | val | both */
+        char images[SP_CONFIG_PATH_MAX];     /* COLMAP image folder; "" = automatic */
+        int holdout_every;
+    } data;
+    struct {
+        char method[SP_CONFIG_WORD_MAX]; /* auto | random | points */
+        int count;
+        double radius, opacity, scale;
+    } init;
+    struct {
+        char run_dir[SP_CONFIG_PATH_MAX]; /* "" = runs/<experiment.name> */
+        bool save_renders, save_ply;
+    } output;
+    struct {
+        int max_steps, eval_every, save_every, log_every, sh_degree, sh_interval, checkpoint_every;
+    } trainer;
+    struct {
+        double ssim_weight;
+    } loss;
+    struct {
+        int start, stop, every;
+        double grad_threshold, percent_dense;
+        int split_count;
+        double split_shrink, prune_opacity, prune_world_scale, prune_screen_px;
+        char opacity_mode[SP_CONFIG_WORD_MAX]; /* decay | reset | none */
+        double opacity_decay;
+        int opacity_reset_every;
+        double opacity_reset_value;
+        int capacity;
+    } refine;
+    struct {
+        double means_lr, means_lr_final, scales_lr, quats_lr, opacity_lr, sh_dc_lr, sh_rest_lr;
+        double beta1, beta2, eps;
+    } adam;
+    struct {
+        char kind[SP_CONFIG_WORD_MAX]; /* auto | cpu | cuda */
+        int threads;
+        bool profile, deterministic;
+    } backend;
+} sp_config;
+
+/* The schema: one row per key. Ranges apply to int and float keys; `choices` ("a|b|c") to
+ * string keys that take one of a fixed set of words. */
+typedef enum { SP_CFG_STRING, SP_CFG_INT, SP_CFG_FLOAT, SP_CFG_BOOL } sp_config_type;
+enum { SP_CFG_NOLIMIT = 0, SP_CFG_INCL = 1, SP_CFG_EXCL = 2 }; /* lo_kind / hi_kind */
+
+typedef struct {
+    const char *section, *key;
+    sp_config_type type;
+    size_t offset, size; /* of the field in sp_config */
+    int lo_kind; /* SP_CFG_NOLIMIT, SP_CFG_INCL (>=) or SP_CFG_EXCL (>) */
+    double lo;
+    int hi_kind; /* SP_CFG_NOLIMIT, SP_CFG_INCL (<=) or SP_CFG_EXCL (<) */
+    double hi;
+    const char *choices; /* NULL: any string */
+    double def_num;      /* default of int, float and bool keys */
+    const char *def_str; /* default of string keys */
+    const char *doc;     /* one line */
+} sp_config_field;
+
+extern const sp_config_field sp_config_schema[];
+extern const int sp_config_schema_len;
+/* The schema row of "section.key", or NULL. */
+const sp_config_field *sp_config_find(const char *section, const char *key);
+
+void sp_config_defaults(sp_config *c);
+/* sp_config_defaults, then the file applied over it. Collects every problem (syntax error,
+ * unknown section or key, wrong type, out-of-range value, word not allowed) as
+ * "path:LINE: message" into problems; returns -1 if there was any (valid keys are still applied). */
+int sp_config_load(const char *path, sp_config *c, sp_problems *problems);
+/* Applies the file over c's current values (layering); same problems as sp_config_load. */
+int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems);
+/* Applies "section.key=value" (the CLI's --set). value is a TOML value; for string keys an
+ * unquoted value is taken literally (--set data.path=/x/y). Problems read
+ * "--set section.key: message". Returns -1 on any problem (c unchanged then). */
+int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems);
+/* Checks that need the whole config: data.path is set, init.count fits refine.capacity. */
+int sp_config_validate_for_training(const sp_config *c, sp_problems *problems);
+
+/* Fully resolved TOML (every key, defaults included, each with its one-line doc as comment).
+ * Loading it back gives an equal config. */
+int sp_config_write(const sp_config *c, const char *path); /* atomic */
+void sp_config_print(const sp_config *c, FILE *f);
+char *sp_config_to_toml(const sp_config *c); /* malloc'd text */
+bool sp_config_equal(const sp_config *a, const sp_config *b);
+
+/* The markdown reference of every key (one table per section), as it appears in docs/config.md
+ * between the "generated" markers. malloc'd. */
+char *sp_config_docs_markdown(void);
+
+#endif

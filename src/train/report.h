@@ -1,0 +1,29 @@
+/* report.h — result.toml (metrics, per-view scores, curves, profile, settings) and the profile
+ * table printed at the end of a run. */
+#ifndef SPLAT_REPORT_H
+#define SPLAT_REPORT_H
+
+#include <stdio.h>
+
+#include "backend/backend.h"
+#include "eval/eval.h"
+#include "train/checkpoint.h"
+#include "train/config.h"
+
+typedef struct {
+    const sp_config *cfg;
+    const char *status; /* complete | interrupted | diverged */
+    const char *version, *commit, *backend;
+    int steps, num_gaussians;
+    double train_seconds, total_seconds;
+    const sp_eval_result *test, *val; /* NULL when not evaluated */
+    const sp_series *curves;          /* [SP_CURVES] */
+    const sp_profile *profile;
+} sp_report;
+
+int sp_report_write(const char *path, const sp_report *r);
+/* eval_<split>.toml written by `splat eval --run`. */
+int sp_report_write_eval(const char *path, const char *split, const sp_eval_result *e, int num_gaussians);
+void sp_report_print_profile(FILE *f, const sp_profile *p, double wall_seconds);
+
+#endif

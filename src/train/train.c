@@ -1,0 +1,466 @@
+/* train.c — the training loop.
+ *
+ * A run: resolve the run folder, write config.toml, load the dataset, create the backend,
+ * initialize (or resume from checkpoint.bin), then for each step pick a view and background,
+ * run one backend step, refine on schedule, log, evaluate and save on schedule. At the end (or on
+ * Ctrl-C) it writes point_cloud.ply, checkpoint.bin, renders/, curves.png and result.toml. */
+#include "train/train.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/core.h"
+#include "eval/eval.h"
+#include "eval/plot.h"
+#include "io/loader.h"
+#include "io/ply.h"
+#include "scene/init.h"
+#include "train/checkpoint.h"
+#include "train/report.h"
+
+#ifndef SPLAT_VERSION
+#define SPLAT_VERSION "0.1.0"
+#endif
+
+char *sp_train_run_dir(const sp_config *cfg) {
+    if (cfg->output.run_dir[0]) return sp_strdup(cfg->output.run_dir);
+    return sp_strfmt("runs/%s", cfg->experiment.name);
+}
+
+/* View for a step: a fresh permutation of the training views every epoch, from (seed, epoch),
+ * so a resumed run continues the same sequence. */
+static int view_for_step(uint64_t seed, int step, int n, int *perm, int *perm_epoch) {
+    int epoch = (step - 1) / n;
+    if (epoch != *perm_epoch) {
+        sp_rng r;
+        sp_rng_seed(&r, seed, 0x5e1ec7ull + (uint64_t)epoch);
+        for (int i = 0; i < n; i++) perm[i] = i;
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)(sp_rng_u32(&r) % (uint32_t)(i + 1));
+            int t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        *perm_epoch = epoch;
+    }
+    return perm[(step - 1) % n];
+}
+
+static void background_for_step(const sp_config *cfg, int step, float bg[3]) {
+    if (!strcmp(cfg->data.background, "black")) {
+        bg[0] = bg[1] = bg[2] = 0.0f;
+    } else if (!strcmp(cfg->data.background, "random")) {
+        sp_rng r;
+        sp_rng_seed(&r, (uint64_t)cfg->experiment.seed, 0xb6ull + (uint64_t)step);
+        for (int k = 0; k < 3; k++) bg[k] = sp_rng_uniform(&r);
+    } else {
+        bg[0] = bg[1] = bg[2] = 1.0f;
+    }
+}
+
+/* Evaluation background: the configured one; "random" evaluates on white. */
+static void eval_background(const sp_config *cfg, float bg[3]) {
+    float v = !strcmp(cfg->data.background, "black") ? 0.0f : 1.0f;
+    bg[0] = bg[1] = bg[2] = v;
+}
+
+static float means_lr(const sp_config *cfg, int step, float extent) {
+    double t = (double)step / (double)cfg->trainer.max_steps;
+    if (t > 1) t = 1;
+    double a = log(cfg->adam.means_lr), b = log(cfg->adam.means_lr_final);
+    return (float)(exp(a + (b - a) * t) * extent);
+}
+
+static int active_sh_degree(const sp_config *cfg, int step) {
+    int d = step / cfg->trainer.sh_interval;
+    return d < cfg->trainer.sh_degree ? d : cfg->trainer.sh_degree;
+}
+
+typedef struct {
+    const sp_config *cfg;
+    char *dir;
+    sp_dataset data;
+    sp_backend *b;
+    sp_alpha_mode alpha;
+    sp_series curves[SP_CURVES];
+    double train_seconds; /* includes previous sessions of a resumed run */
+    double started;
+    int step; /* last completed step */
+    sp_eval_result test, val;
+    int have_test, have_val;
+} run;
+
+static char *run_path(const run *r, const char *name) { return sp_path_join(r->dir, name); }
+
+static int save_model(run *r) {
+    sp_gaussians g = {0}, m = {0}, v = {0};
+    if (r->b->ops->get_gaussians(r->b, &g, &m, &v)) return -1;
+    int rc = 0;
+    if (r->cfg->output.save_ply) {
+        char *p = run_path(r, "point_cloud.ply");
+        rc = sp_ply_write(p, &g);
+        free(p);
+    }
+    if (rc == 0) {
+        sp_checkpoint ck = {.step = r->step, .train_seconds = r->train_seconds, .g = g, .m = m, .v = v};
+        memcpy(ck.curves, r->curves, sizeof ck.curves);
+        char *p = run_path(r, "checkpoint.bin");
+        rc = sp_checkpoint_write(p, &ck);
+        free(p);
+    }
+    sp_gaussians_free(&g);
+    sp_gaussians_free(&m);
+    sp_gaussians_free(&v);
+    return rc;
+}
+
+static int write_curves_png(run *r) {
+    sp_plot_series panels[3] = {
+        {"loss", r->curves[SP_CURVE_LOSS].x, r->curves[SP_CURVE_LOSS].y, r->curves[SP_CURVE_LOSS].n, 1},
+        {"eval PSNR (dB)", r->curves[SP_CURVE_PSNR].x, r->curves[SP_CURVE_PSNR].y, r->curves[SP_CURVE_PSNR].n, 0},
+        {"Gaussians", r->curves[SP_CURVE_GAUSSIANS].x, r->curves[SP_CURVE_GAUSSIANS].y,
+         r->curves[SP_CURVE_GAUSSIANS].n, 0},
+    };
+    char *p = run_path(r, "curves.png");
+    int rc = sp_plot_write_png(p, panels, 3, 800, 900);
+    free(p);
+    return rc;
+}
+
+static int write_result(run *r, const char *status) {
+    sp_profile prof;
+    memset(&prof, 0, sizeof prof);
+    r->b->ops->get_profile(r->b, &prof);
+    sp_report rep = {
+        .cfg = r->cfg,
+        .status = status,
+        .version = SPLAT_VERSION,
+        .commit = SPLAT_COMMIT,
+        .backend = r->b->ops->name,
+        .steps = r->step,
+        .num_gaussians = r->b->ops->num_gaussians(r->b),
+        .train_seconds = r->train_seconds,
+        .total_seconds = sp_now() - r->started,
+        .test = r->have_test ? &r->test : NULL,
+        .val = r->have_val ? &r->val : NULL,
+        .curves = r->curves,
+        .profile = &prof,
+    };
+    char *p = run_path(r, "result.toml");
+    int rc = sp_report_write(p, &rep);
+    free(p);
+    return rc;
+}
+
+static int init_gaussians(run *r) {
+    const sp_config *cfg = r->cfg;
+    sp_gaussians g;
+    int deg = cfg->trainer.sh_degree, rc;
+    int use_points = !strcmp(cfg->init.method, "points") ||
+                     (!strcmp(cfg->init.method, "auto") && r->data.num_points > 0);
+    if (use_points) {
+        if (r->data.num_points <= 0)
+            return sp_error("init.method = \"points\" but the dataset %s has no sparse points", cfg->data.path);
+        rc = sp_init_from_points(&g, r->data.points, r->data.point_colors, r->data.num_points, deg,
+                                 (float)cfg->init.opacity, (float)cfg->init.scale);
+        SP_INFO("initialized %d Gaussians from the dataset's sparse points", g.n);
+    } else {
+        float lo[3], hi[3];
+        for (int k = 0; k < 3; k++) {
+            lo[k] = r->data.init_min[k];
+            hi[k] = r->data.init_max[k];
+            if (cfg->init.radius > 0) {
+                lo[k] = r->data.center[k] - (float)cfg->init.radius;
+                hi[k] = r->data.center[k] + (float)cfg->init.radius;
+            }
+        }
+        rc = sp_init_random(&g, cfg->init.count, lo, hi, deg, (float)cfg->init.opacity, (float)cfg->init.scale,
+                            (uint64_t)cfg->experiment.seed);
+        SP_INFO("initialized %d random Gaussians in [%.2f %.2f %.2f] - [%.2f %.2f %.2f]", g.n, lo[0], lo[1], lo[2],
+                hi[0], hi[1], hi[2]);
+    }
+    if (rc) return -1;
+    rc = r->b->ops->set_gaussians(r->b, &g, NULL, NULL);
+    sp_gaussians_free(&g);
+    return rc;
+}
+
+static int resume(run *r, const char *dir) {
+    char *p = sp_path_join(dir, "checkpoint.bin");
+    sp_checkpoint ck;
+    int rc = sp_checkpoint_read(p, &ck);
+    free(p);
+    if (rc) return -1;
+    if (ck.g.sh_degree != r->cfg->trainer.sh_degree) {
+        sp_checkpoint_free(&ck);
+        return sp_error("%s: checkpoint has SH degree %d but the config asks for %d", dir, ck.g.sh_degree,
+                        r->cfg->trainer.sh_degree);
+    }
+    rc = r->b->ops->set_gaussians(r->b, &ck.g, &ck.m, &ck.v);
+    r->step = ck.step;
+    r->train_seconds = ck.train_seconds;
+    for (int k = 0; k < SP_CURVES; k++) {
+        r->curves[k] = ck.curves[k];
+        memset(&ck.curves[k], 0, sizeof ck.curves[k]);
+    }
+    SP_INFO("resuming %s at step %d with %d Gaussians", dir, ck.step, ck.g.n);
+    sp_checkpoint_free(&ck);
+    return rc;
+}
+
+static sp_split *eval_split_for_curve(run *r) {
+    const char *s = r->cfg->data.eval_split;
+    if (!strcmp(s, "val") && r->data.val.n) return &r->data.val;
+    if (r->data.test.n) return &r->data.test;
+    if (r->data.val.n) return &r->data.val;
+    return NULL;
+}
+
+static int final_eval(run *r) {
+    const sp_config *cfg = r->cfg;
+    float bg[3];
+    eval_background(cfg, bg);
+    int deg = active_sh_degree(cfg, r->step);
+    const char *which = cfg->data.eval_split;
+    int want_test = strcmp(which, "val") != 0 || !r->data.val.n;
+    int want_val = strcmp(which, "test") != 0 || !r->data.test.n;
+    if (want_test && r->data.test.n) {
+        char *dir = cfg->output.save_renders ? run_path(r, "renders/test") : NULL;
+        int rc = sp_eval_views(r->b, &r->data.test, r->alpha, deg, bg, dir, &r->test);
+        free(dir);
+        if (rc) return -1;
+        r->have_test = 1;
+        SP_INFO("test: PSNR %.3f dB, SSIM %.4f over %d views", r->test.mean_psnr, r->test.mean_ssim, r->test.n);
+    }
+    if (want_val && r->data.val.n) {
+        char *dir = cfg->output.save_renders ? run_path(r, "renders/val") : NULL;
+        int rc = sp_eval_views(r->b, &r->data.val, r->alpha, deg, bg, dir, &r->val);
+        free(dir);
+        if (rc) return -1;
+        r->have_val = 1;
+        SP_INFO("val: PSNR %.3f dB, SSIM %.4f over %d views", r->val.mean_psnr, r->val.mean_ssim, r->val.n);
+    }
+    return 0;
+}
+
+static void report_progress(run *r, const sp_train_opts *o, double loss, double t_loop0, int step0, int final) {
+    if (!o->progress) return;
+    const sp_config *cfg = r->cfg;
+    sp_progress p = {0};
+    p.step = r->step;
+    p.max_steps = cfg->trainer.max_steps;
+    p.loss = loss;
+    p.num_gaussians = r->b->ops->num_gaussians(r->b);
+    p.elapsed_s = sp_now() - t_loop0;
+    int done = r->step - step0;
+    p.steps_per_s = p.elapsed_s > 0 ? done / p.elapsed_s : 0;
+    p.eta_s = p.steps_per_s > 0 ? (cfg->trainer.max_steps - r->step) / p.steps_per_s : 0;
+    const sp_series *ps = &r->curves[SP_CURVE_PSNR];
+    p.psnr = ps->n ? ps->y[ps->n - 1] : NAN;
+    p.final = final;
+    o->progress(&p, o->user);
+}
+
+static void free_run(run *r) {
+    if (r->b) r->b->ops->destroy(r->b);
+    sp_dataset_free(&r->data);
+    for (int k = 0; k < SP_CURVES; k++) sp_series_free(&r->curves[k]);
+    sp_eval_result_free(&r->test);
+    sp_eval_result_free(&r->val);
+    free(r->dir);
+}
+
+int sp_train(const sp_config *cfg, const sp_train_opts *o) {
+    run R, *r = &R;
+    memset(r, 0, sizeof R);
+    r->cfg = cfg;
+    r->started = sp_now();
+    r->dir = o->resume_dir ? sp_strdup(o->resume_dir) : sp_train_run_dir(cfg);
+    r->alpha = !strcmp(cfg->data.alpha, "premultiplied") ? SP_ALPHA_PREMULTIPLIED : SP_ALPHA_STRAIGHT;
+    int status = SP_TRAIN_FAILED;
+    FILE *logf = NULL;
+
+    if (sp_mkdir_p(r->dir)) goto fail;
+    {
+        char *lp = run_path(r, "log.txt");
+        logf = fopen(lp, "a");
+        free(lp);
+        if (logf) sp_log_set_file(logf);
+    }
+    SP_INFO("splat %s (%s): run folder %s", SPLAT_VERSION, SPLAT_COMMIT, r->dir);
+    {
+        char *cp = run_path(r, "config.toml");
+        int rc = sp_config_write(cfg, cp);
+        free(cp);
+        if (rc) goto fail;
+    }
+
+    /* data */
+    {
+        sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads, .load_pixels = 1,
+                           .images = cfg->data.images, .holdout_every = cfg->data.holdout_every};
+        sp_problems probs = {0};
+        double t0 = sp_now();
+        int rc = sp_dataset_load(cfg->data.path, cfg->data.format, &lo, &r->data, &probs);
+        for (int i = 0; i < probs.n; i++) SP_ERROR("%s", probs.items[i]);
+        sp_problems_free(&probs);
+        if (rc) {
+            sp_error("cannot load the dataset %s", cfg->data.path);
+            goto fail;
+        }
+        SP_INFO("loaded %s (%s): %d train, %d val, %d test views of %dx%d in %.1f s; scene extent %.3f", cfg->data.path,
+                r->data.format, r->data.train.n, r->data.val.n, r->data.test.n, r->data.train.views[0].cam.width,
+                r->data.train.views[0].cam.height, sp_now() - t0, r->data.extent);
+    }
+
+    /* backend */
+    {
+        sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
+                                .profile = cfg->backend.profile, .device = 0};
+        r->b = sp_backend_create(cfg->backend.kind, &bc);
+        if (!r->b) goto fail;
+        SP_INFO("backend: %s", r->b->ops->name);
+        if (r->b->ops->upload_views(r->b, r->data.train.views, r->data.train.n, r->alpha)) goto fail;
+    }
+    if (o->resume_dir ? resume(r, o->resume_dir) : init_gaussians(r)) goto fail;
+
+    int max_steps = cfg->trainer.max_steps, nviews = r->data.train.n;
+    int *perm = SP_NEW(int, nviews), perm_epoch = -1;
+    float extent = r->data.extent;
+    const __typeof__(cfg->refine) *rf = &cfg->refine;
+    int step0 = r->step, diverged = 0;
+    double t_loop0 = sp_now(), last_loss = NAN;
+    sp_install_interrupt_handler();
+
+    while (r->step < max_steps && !sp_interrupted()) {
+        int step = r->step + 1;
+        sp_step_args a = {0};
+        a.view = view_for_step((uint64_t)cfg->experiment.seed, step, nviews, perm, &perm_epoch);
+        a.sh_degree = active_sh_degree(cfg, step);
+        background_for_step(cfg, step, a.bg);
+        a.ssim_weight = (float)cfg->loss.ssim_weight;
+        a.adam_step = step;
+        a.beta1 = (float)cfg->adam.beta1;
+        a.beta2 = (float)cfg->adam.beta2;
+        a.eps = (float)cfg->adam.eps;
+        a.lr = (sp_lrs){means_lr(cfg, step, extent), (float)cfg->adam.scales_lr, (float)cfg->adam.quats_lr,
+                        (float)cfg->adam.opacity_lr, (float)cfg->adam.sh_dc_lr, (float)cfg->adam.sh_rest_lr};
+        a.collect_stats = step < rf->stop;
+        if (r->b->ops->train_step(r->b, &a)) goto fail_loop;
+        r->step = step;
+
+        /* refine (3DGS schedule: after `start`, every `every` steps, before `stop`) */
+        if (step > rf->start && step < rf->stop && step % rf->every == 0) {
+            sp_refine_args ra = {0};
+            ra.densify = 1;
+            ra.grad_threshold = (float)rf->grad_threshold;
+            ra.clone_max_scale = (float)(rf->percent_dense * extent);
+            ra.split_count = rf->split_count;
+            ra.split_shrink = (float)rf->split_shrink;
+            ra.prune_opacity = (float)rf->prune_opacity;
+            int late = step > rf->opacity_reset_every;
+            ra.prune_world_scale = late && rf->prune_world_scale > 0 ? (float)(rf->prune_world_scale * extent) : 0;
+            ra.prune_screen_px = late ? (float)rf->prune_screen_px : 0;
+            if (!strcmp(rf->opacity_mode, "decay")) ra.opacity_decay = (float)rf->opacity_decay;
+            ra.capacity = rf->capacity;
+            ra.seed = sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)step);
+            sp_refine_result res;
+            if (r->b->ops->refine(r->b, &ra, &res)) goto fail_loop;
+            SP_DEBUG("step %d refine: +%d cloned, %d split, -%d pruned -> %d", step, res.cloned, res.split,
+                     res.pruned, res.n_after);
+        }
+        if (!strcmp(rf->opacity_mode, "reset") && step < rf->stop && step % rf->opacity_reset_every == 0) {
+            sp_refine_args ra = {0};
+            ra.opacity_reset = (float)rf->opacity_reset_value;
+            ra.capacity = rf->capacity;
+            sp_refine_result res;
+            if (r->b->ops->refine(r->b, &ra, &res)) goto fail_loop;
+        }
+
+        int log_now = step % cfg->trainer.log_every == 0 || step == max_steps;
+        if (log_now) {
+            double mean;
+            int n;
+            r->b->ops->take_loss(r->b, &mean, &n);
+            if (!isfinite(mean) || !r->b->ops->params_finite(r->b)) {
+                SP_ERROR("training diverged at step %d: %s is not finite; the last checkpoint in %s is kept", step,
+                         isfinite(mean) ? "a parameter" : "the loss", r->dir);
+                diverged = 1;
+                break;
+            }
+            last_loss = mean;
+            int ng = r->b->ops->num_gaussians(r->b);
+            sp_series_push(&r->curves[SP_CURVE_LOSS], step, mean);
+            sp_series_push(&r->curves[SP_CURVE_GAUSSIANS], step, ng);
+            SP_DEBUG("step %d loss %.5f gaussians %d", step, mean, ng);
+        }
+        if (cfg->trainer.eval_every > 0 && step % cfg->trainer.eval_every == 0 && step != max_steps) {
+            sp_split *es = eval_split_for_curve(r);
+            if (es) {
+                float bg[3];
+                eval_background(cfg, bg);
+                sp_eval_result er;
+                if (sp_eval_views(r->b, es, r->alpha, a.sh_degree, bg, NULL, &er)) goto fail_loop;
+                sp_series_push(&r->curves[SP_CURVE_PSNR], step, er.mean_psnr);
+                sp_series_push(&r->curves[SP_CURVE_SSIM], step, er.mean_ssim);
+                SP_INFO("step %d: eval PSNR %.3f dB, SSIM %.4f (%d Gaussians)", step, er.mean_psnr, er.mean_ssim,
+                        r->b->ops->num_gaussians(r->b));
+                sp_eval_result_free(&er);
+            }
+        }
+        int save_now = (cfg->trainer.save_every > 0 && step % cfg->trainer.save_every == 0) ||
+                       (cfg->trainer.checkpoint_every > 0 && step % cfg->trainer.checkpoint_every == 0);
+        if (save_now && step != max_steps) {
+            r->train_seconds += sp_now() - t_loop0; /* saving time is not training time */
+            if (save_model(r)) goto fail_loop;
+            step0 = r->step;
+            t_loop0 = sp_now();
+        }
+        if (log_now || step % 10 == 0) report_progress(r, o, last_loss, t_loop0, step0, 0);
+    }
+    r->train_seconds += sp_now() - t_loop0;
+    free(perm);
+    perm = NULL;
+    report_progress(r, o, last_loss, t_loop0, step0, 1);
+
+    if (diverged) {
+        write_result(r, "diverged");
+        status = SP_TRAIN_FAILED;
+        goto out;
+    }
+    int interrupted = sp_interrupted() && r->step < max_steps;
+    if (interrupted) SP_WARN("interrupted at step %d: saving the model and a checkpoint to %s", r->step, r->dir);
+    if (save_model(r)) goto fail;
+    if (!interrupted) {
+        if (final_eval(r)) goto fail;
+        if (r->have_test || r->have_val) {
+            sp_eval_result *e = r->have_test ? &r->test : &r->val;
+            sp_series_push(&r->curves[SP_CURVE_PSNR], r->step, e->mean_psnr);
+            sp_series_push(&r->curves[SP_CURVE_SSIM], r->step, e->mean_ssim);
+        }
+        if (save_model(r)) goto fail; /* checkpoint now holds the final curves too */
+    }
+    if (write_curves_png(r)) SP_WARN("%s", sp_last_error());
+    if (write_result(r, interrupted ? "interrupted" : "complete")) goto fail;
+    if (cfg->backend.profile) {
+        sp_profile prof;
+        r->b->ops->get_profile(r->b, &prof);
+        sp_report_print_profile(stderr, &prof, r->train_seconds);
+    }
+    if (interrupted) SP_INFO("resume with: splat train --resume %s", r->dir);
+    status = interrupted ? SP_TRAIN_INTERRUPTED : SP_TRAIN_OK;
+    goto out;
+
+fail_loop:
+    free(perm);
+fail:
+    SP_ERROR("%s", sp_last_error());
+    status = SP_TRAIN_FAILED;
+out:
+    free_run(r);
+    sp_log_set_file(NULL);
+    if (logf) fclose(logf);
+    return status;
+}

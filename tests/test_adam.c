@@ -1,0 +1,114 @@
+/* test_adam.c — the `adam` stage (cpu_adam): exact values of the first steps worked out by
+ * hand, zero gradients, thread-count independence, and convergence on a quadratic. */
+#include <math.h>
+#include <omp.h>
+
+#include "testutil.h"
+
+#include "backend/cpu/stages.h"
+
+/* Two parameters, three steps, β = (0.9, 0.999), lr 0.1, eps 1e-8.
+ * Parameter 0 from 1.0 with gradients 0.5, −1, 0.25:
+ *   step 1: m = 0.05, v = 2.5e-4, m̂ = 0.5, v̂ = 0.25, p = 1 − 0.1·0.5/(0.5 + 1e-8) = 0.900000002
+ *   step 2: m = 0.045 − 0.1 = −0.055, v = 2.4975e-4 + 1e-3 = 1.24975e-3,
+ *           m̂ = −0.055/0.19 = −0.2894737, v̂ = 1.24975e-3/1.999e-3 = 0.6251876,
+ *           p = 0.900000002 + 0.1·0.2894737/0.7906880 = 0.9366104
+ *   step 3: m = −0.0245, v = 1.31100025e-3, m̂ = −0.0245/0.271 = −0.0904059,
+ *           v̂ = 1.31100025e-3/2.997001e-3 = 0.4374375, p = 0.9366104 + 0.1·0.0904059/0.6613906 = 0.9502794
+ * Parameter 1 from −2.0 with gradients 3, 3, −0.001: the first two steps move it by lr each
+ * (m̂/sqrt(v̂) = 1 while the gradient is constant): −2.1, −2.2, then −2.2772852. */
+static void test_hand_computed_steps(void **state) {
+    (void)state;
+    float p[2] = {1.0f, -2.0f}, m[2] = {0, 0}, v[2] = {0, 0};
+    const float grads[3][2] = {{0.5f, 3.0f}, {-1.0f, 3.0f}, {0.25f, -0.001f}};
+    const double want_p[3][2] = {{0.900000002, -2.0999999997}, {0.9366104, -2.1999999993}, {0.9502794, -2.2772852}};
+    const double want_m[3][2] = {{0.05, 0.3}, {-0.055, 0.57}, {-0.0245, 0.5129}};
+    const double want_v[3][2] = {{2.5e-4, 9e-3}, {1.24975e-3, 1.7991e-2}, {1.31100025e-3, 1.797301e-2}};
+    for (int s = 0; s < 3; s++) {
+        cpu_adam(p, grads[s], m, v, 2, 0.1f, 0.9f, 0.999f, 1e-8f, s + 1);
+        for (int i = 0; i < 2; i++) {
+            if (fabs(p[i] - want_p[s][i]) > 1e-6) fail_msg("step %d param %d: %.9g, want %.9g", s + 1, i, p[i], want_p[s][i]);
+            assert_true(fabs(m[i] - want_m[s][i]) < 1e-6 * fmax(1.0, fabs(want_m[s][i])));
+            /* 1 − 0.999f is 9.99987e-4 in float: v carries that 1.3e-5 relative offset. */
+            assert_true(fabs(v[i] - want_v[s][i]) < 3e-5 * fabs(want_v[s][i]));
+        }
+    }
+}
+
+static void test_zero_gradient_and_empty(void **state) {
+    (void)state;
+    float p[3] = {1, 2, 3}, g[3] = {0, 0, 0}, m[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+    cpu_adam(p, g, m, v, 3, 0.5f, 0.9f, 0.999f, 1e-15f, 1);
+    assert_true(p[0] == 1 && p[1] == 2 && p[2] == 3);
+    assert_true(m[0] == 0 && v[2] == 0);
+    cpu_adam(NULL, NULL, NULL, NULL, 0, 0.1f, 0.9f, 0.999f, 1e-8f, 1); /* nothing to do */
+    /* A step below 1 is treated as the first step (no division by 1 − β^0 = 0). */
+    float q = 1.0f, gq = 0.5f, mq = 0, vq = 0;
+    cpu_adam(&q, &gq, &mq, &vq, 1, 0.1f, 0.9f, 0.999f, 1e-8f, 0);
+    assert_true(isfinite(q) && fabs(q - 0.9) < 1e-6);
+}
+
+static void test_thread_count_independent(void **state) {
+    (void)state;
+    enum { N = 40009 }; /* large enough for the parallel path */
+    float *p1 = SP_NEW(float, N), *p2 = SP_NEW(float, N), *g = SP_NEW(float, N);
+    float *m1 = SP_NEW(float, N), *m2 = SP_NEW(float, N), *v1 = SP_NEW(float, N), *v2 = SP_NEW(float, N);
+    sp_rng r;
+    sp_rng_seed(&r, 5, 0);
+    tu_fill_uniform(&r, p1, N, -1, 1);
+    memcpy(p2, p1, N * sizeof(float));
+    int threads = omp_get_max_threads();
+    for (int s = 1; s <= 4; s++) {
+        tu_fill_uniform(&r, g, N, -2, 2);
+        omp_set_num_threads(1);
+        cpu_adam(p1, g, m1, v1, N, 0.01f, 0.9f, 0.999f, 1e-15f, s);
+        omp_set_num_threads(3);
+        cpu_adam(p2, g, m2, v2, N, 0.01f, 0.9f, 0.999f, 1e-15f, s);
+    }
+    omp_set_num_threads(threads);
+    assert_memory_equal(p1, p2, N * sizeof(float));
+    assert_memory_equal(v1, v2, N * sizeof(float));
+    free(p1), free(p2), free(g), free(m1), free(m2), free(v1), free(v2);
+}
+
+/* Interleaving calls with other betas and steps gives the same result as running alone. */
+static void test_interleaved_settings(void **state) {
+    (void)state;
+    float p1[2] = {1, -1}, m1[2] = {0}, v1[2] = {0}, p2[2] = {1, -1}, m2[2] = {0}, v2[2] = {0};
+    float q[3] = {0.5f, 0, 2}, mq[3] = {0}, vq[3] = {0};
+    const float g[2] = {0.3f, -0.7f}, gq[3] = {1, 2, 3};
+    for (int s = 1; s <= 5; s++) {
+        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.5f, 0.9f, 1e-8f, s);   /* same step, other betas */
+        cpu_adam(p1, g, m1, v1, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s);
+        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.9f, 0.999f, 1e-8f, 100 - s); /* same betas, other step */
+    }
+    for (int s = 1; s <= 5; s++) cpu_adam(p2, g, m2, v2, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s);
+    assert_memory_equal(p1, p2, sizeof p1);
+    assert_memory_equal(v1, v2, sizeof v1);
+}
+
+/* f(p) = Σ a_i (p_i − c_i)², badly scaled on purpose (Adam is scale-free per coordinate). */
+static void test_quadratic_converges(void **state) {
+    (void)state;
+    enum { N = 5 };
+    const float a[N] = {1e-3f, 0.1f, 1.0f, 10.0f, 1e3f}, c[N] = {0.5f, -3.0f, 2.0f, 0.0f, 7.0f};
+    float p[N] = {0}, g[N], m[N] = {0}, v[N] = {0};
+    for (int s = 1; s <= 3000; s++) {
+        for (int i = 0; i < N; i++) g[i] = 2.0f * a[i] * (p[i] - c[i]);
+        float lr = 0.05f * powf(0.01f, (float)s / 3000.0f); /* exponential decay, as for the means */
+        cpu_adam(p, g, m, v, N, lr, 0.9f, 0.999f, 1e-15f, s);
+    }
+    for (int i = 0; i < N; i++)
+        if (fabsf(p[i] - c[i]) > 1e-2f) fail_msg("coordinate %d: %g, minimum at %g", i, p[i], c[i]);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_computed_steps),
+        cmocka_unit_test(test_zero_gradient_and_empty),
+        cmocka_unit_test(test_thread_count_independent),
+        cmocka_unit_test(test_interleaved_settings),
+        cmocka_unit_test(test_quadratic_converges),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
