@@ -294,7 +294,7 @@ static void test_refine_clone_split_capacity(void **state) {
         a.densify = 1;
         a.grad_threshold = 0.0f;
         a.clone_max_scale = mode == 1 ? 0.0f : 1e9f; /* 0: clone, 1: split, 2: clone under a cap */
-        a.capacity = mode == 2 ? g.n + 37 : 0;
+        a.capacity = mode == 2 ? g.n + 37 : 10 * g.n;
         assert_int_equal(b->ops->refine(b, &a, &res), 0);
         assert_int_equal(b->ops->get_gaussians(b, &out, NULL, NULL), 0);
         if (mode == 0) {

@@ -1,7 +1,10 @@
 /* refine.cu — the `refine` stage on the GPU (docs/math.md): densification statistics -> clone /
  * split candidates, the capacity cap (candidates taken in decreasing mean gradient, ties by index),
  * opacity decay/reset, pruning, and the new store built by stream compaction:
- * survivors in original order, then clones, then split children. Split offsets use the PCG32
+ * survivors in original order, then clones, then split children. The decisions follow the CPU
+ * reference (backend/cpu/refine.c) step for step: the cap is always applied and a candidate that
+ * does not fit is skipped; opacity goes through sigma clamped to [1e-6, 1 - 1e-6]; clones and
+ * children are not pruned on screen size. Split offsets use the PCG32
  * stream (seed, original index) exactly as sp_rng_seed/sp_rng_normal do on the host, so the noise
  * does not depend on thread scheduling. Counts are read back once (refine is rare). */
 #include <math.h>
@@ -38,7 +41,7 @@ __device__ static float rng_normal(cu_rng *r) {
 }
 
 /* Per-Gaussian decision record. */
-enum { RF_CLONE = 1, RF_SPLIT = 2, RF_PRUNE = 4, RF_PRUNE_CHILD = 8, RF_ACCEPT = 16 };
+enum { RF_CLONE = 1, RF_SPLIT = 2, RF_PRUNE = 4, RF_PRUNE_CHILD = 8, RF_ACCEPT = 16, RF_PRUNE_CLONE = 32 };
 
 __global__ void k_refine_classify(cu_params P, const float *stats, int n, sp_refine_args a, uint32_t *flags,
                                   float *new_logit, float *key, uint32_t *cost) {
@@ -50,23 +53,24 @@ __global__ void k_refine_classify(cu_params P, const float *stats, int n, sp_ref
     float maxs = fmaxf(expf(ls[0]), fmaxf(expf(ls[1]), expf(ls[2])));
     uint32_t f = 0;
     if (a.densify && gbar >= a.grad_threshold) f = maxs <= a.clone_max_scale ? RF_CLONE : RF_SPLIT;
+    /* opacity decay / reset, exactly as the CPU reference: through sigma, clamped away from 0 and 1 */
     float logit = P.opacity_logits[i];
-    float sigma = 1.0f / (1.0f + expf(-logit));
-    if (a.opacity_decay > 0.0f) {
-        sigma = sigma * (1.0f - a.opacity_decay);
-        logit = logf(sigma / (1.0f - sigma));
-    }
-    if (a.opacity_reset > 0.0f && sigma > a.opacity_reset) {
-        sigma = a.opacity_reset;
-        logit = logf(sigma / (1.0f - sigma));
+    if (a.opacity_decay > 0.0f || a.opacity_reset > 0.0f) {
+        float o = 1.0f / (1.0f + expf(-logit));
+        if (a.opacity_decay > 0.0f) o *= 1.0f - a.opacity_decay;
+        if (a.opacity_reset > 0.0f && o > a.opacity_reset) o = a.opacity_reset;
+        o = fminf(fmaxf(o, 1e-6f), 1.0f - 1e-6f);
+        logit = logf(o / (1.0f - o));
     }
     new_logit[i] = logit;
-    if (sigma < a.prune_opacity || (a.prune_world_scale > 0.0f && maxs > a.prune_world_scale) ||
-        (a.prune_screen_px > 0.0f && maxr > a.prune_screen_px))
-        f |= RF_PRUNE;
+    float sigma = 1.0f / (1.0f + expf(-logit));
+    /* clones and split children are never pruned on screen size (they have no statistics yet) */
+    int low = sigma < a.prune_opacity;
+    if (low || (a.prune_world_scale > 0.0f && maxs > a.prune_world_scale)) f |= RF_PRUNE_CLONE;
+    if ((f & RF_PRUNE_CLONE) || (a.prune_screen_px > 0.0f && maxr > a.prune_screen_px)) f |= RF_PRUNE;
     float shrink = logf(a.split_shrink);
     float cmax = fmaxf(expf(ls[0] - shrink), fmaxf(expf(ls[1] - shrink), expf(ls[2] - shrink)));
-    if (sigma < a.prune_opacity || (a.prune_world_scale > 0.0f && cmax > a.prune_world_scale)) f |= RF_PRUNE_CHILD;
+    if (low || (a.prune_world_scale > 0.0f && cmax > a.prune_world_scale)) f |= RF_PRUNE_CHILD;
     flags[i] = f;
     key[i] = (f & (RF_CLONE | RF_SPLIT)) ? gbar : -INFINITY;
     cost[i] = (f & RF_CLONE) ? 1u : ((f & RF_SPLIT) ? (uint32_t)(a.split_count - 1) : 0u);
@@ -93,6 +97,20 @@ __global__ void k_accept(const uint32_t *order, const uint32_t *prefix, int n, i
     if ((flags[i] & (RF_CLONE | RF_SPLIT)) && (int64_t)prefix[j] <= budget) flags[i] |= RF_ACCEPT;
 }
 
+/* Candidate costs differ (split_count != 2): the reference's greedy pass, which skips a candidate
+ * that does not fit and goes on, run by one thread over the sorted candidates. */
+__global__ void k_accept_greedy(const uint32_t *order, const uint32_t *cost, int n, int64_t count, int64_t capacity,
+                                uint32_t *flags) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    for (int j = 0; j < n; j++) {
+        uint32_t i = order[j];
+        if (!(flags[i] & (RF_CLONE | RF_SPLIT))) break; /* non-candidates sort last */
+        if (count + (int64_t)cost[i] > capacity) continue;
+        count += cost[i];
+        flags[i] |= RF_ACCEPT;
+    }
+}
+
 __global__ void k_accept_all(int n, uint32_t *flags) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && (flags[i] & (RF_CLONE | RF_SPLIT))) flags[i] |= RF_ACCEPT;
@@ -107,7 +125,7 @@ __global__ void k_refine_counts(const uint32_t *flags, int n, int split_count, u
     int clone = acc && (f & RF_CLONE), split = acc && (f & RF_SPLIT);
     size_t N = (size_t)n;
     counts[i] = !split && !(f & RF_PRUNE);
-    counts[N + i] = clone && !(f & RF_PRUNE);
+    counts[N + i] = clone && !(f & RF_PRUNE_CLONE);
     counts[2 * N + i] = (split && !(f & RF_PRUNE_CHILD)) ? (uint32_t)split_count : 0u;
     counts[3 * N + i] = clone;
     counts[4 * N + i] = split;
@@ -165,10 +183,10 @@ __global__ void k_refine_gather(cu_params P, cu_params M1, cu_params M2, int n, 
         for (uint32_t c = 0; c < c2; c++) {
             int d = d0 + (int)c;
             float e[3];
-            for (int k = 0; k < 3; k++) e[k] = rng_normal(&r) * s[k];
+            for (int k = 0; k < 3; k++) e[k] = s[k] * rng_normal(&r);
             copy_gaussian(P, i, NP, d, K, logit);
             for (int k = 0; k < 3; k++) {
-                NP.means[3 * (size_t)d + k] = m[k] + R[3 * k] * e[0] + R[3 * k + 1] * e[1] + R[3 * k + 2] * e[2];
+                NP.means[3 * (size_t)d + k] = m[k] + (R[3 * k] * e[0] + R[3 * k + 1] * e[1] + R[3 * k + 2] * e[2]);
                 NP.log_scales[3 * (size_t)d + k] = ls[k] - shrink;
             }
             zero_gaussian(NM1, d, K);
@@ -214,16 +232,20 @@ int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *res) {
     if (cu_check(cudaStreamSynchronize(st), "refine")) goto done;
     {
         int64_t added = b->h_u32[0];
-        int64_t budget = (int64_t)a->capacity - n;
-        if (budget < 0) budget = 0;
-        if (a->capacity > 0 && added > budget) {
+        int64_t budget = (int64_t)a->capacity - n; /* may be negative: nothing with a cost fits */
+        if (added > budget) {
+            /* candidates in decreasing mean gradient, ties by index (stable sort of ascending indices) */
             k_iota<<<grid, 256, 0, st>>>(order_in, n);
             size_t t3 = tb;
             cub::DeviceRadixSort::SortPairsDescending(sort_tmp.p, t3, (const float *)key, key_sorted,
                                                       (const uint32_t *)order_in, order, n, 0, 32, st);
-            k_sorted_cost<<<grid, 256, 0, st>>>(order, flags, cost, n, cost_sorted);
-            cub::DeviceScan::InclusiveSum(sort_tmp.p, tb, cost_sorted, prefix, n, st);
-            k_accept<<<grid, 256, 0, st>>>(order, prefix, n, budget, flags);
+            if (a->split_count == 2) { /* every candidate costs 1: the greedy pass is a prefix */
+                k_sorted_cost<<<grid, 256, 0, st>>>(order, flags, cost, n, cost_sorted);
+                cub::DeviceScan::InclusiveSum(sort_tmp.p, tb, cost_sorted, prefix, n, st);
+                k_accept<<<grid, 256, 0, st>>>(order, prefix, n, budget, flags);
+            } else {
+                k_accept_greedy<<<1, 1, 0, st>>>(order, cost, n, n, a->capacity, flags);
+            }
         } else {
             k_accept_all<<<grid, 256, 0, st>>>(n, flags);
         }
