@@ -11,6 +11,8 @@
  *   project_back   relative L2 < 1e-4 per parameter group
  *   loss           value 1e-5 relative, gradient 1e-4 relative L2
  *   adam           max abs 1e-6
+ *   refine         against cpu_refine: identical counts and order, copies bit-identical, values
+ *                  through expf/logf/cosf within 1e-5 abs
  *   backend step   render vs CPU forward max abs 1e-4; one train_step: loss 1e-5 relative and the
  *                  gradients (read back through Adam's first moment) relative L2 < 1e-3
  * Without a GPU every test prints "no GPU" and is skipped. */
@@ -20,6 +22,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/refine.h"
 #include "backend/cpu/stages.h"
 #include "backend/cuda/cuda_test_api.h"
 #include "scene/gaussians.h"
@@ -593,6 +596,96 @@ static void test_backend_step(void **state) {
     assert_true(ok);
 }
 
+/* refine against cpu_refine on the same stores and statistics: identical counts and order; copied
+ * values bit-identical, values through expf/logf/cosf (split offsets, decayed logits) within 1e-5. */
+static double max_abs_diff(const float *a, const float *b, size_t n) {
+    double e = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (!(d <= e)) e = isnan(d) ? INFINITY : d;
+    }
+    return e;
+}
+
+static void test_refine(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    sp_rng r = test_rng(9);
+    int ok = 1;
+    for (int run = 0; run < 2; run++) {
+        int n = 3000, deg = 1;
+        sp_gaussians g[2], m[2], v[2];
+        sp_gaussians_init(&g[0], n, deg), sp_gaussians_init(&m[0], n, deg), sp_gaussians_init(&v[0], n, deg);
+        g[0].n = m[0].n = v[0].n = n;
+        tu_fill_uniform(&r, g[0].means, (size_t)n * 3, -1.0f, 1.0f);
+        tu_fill_uniform(&r, g[0].log_scales, (size_t)n * 3, -4.0f, -1.0f);
+        tu_fill_uniform(&r, g[0].quats, (size_t)n * 4, -1.0f, 1.0f);
+        tu_fill_uniform(&r, g[0].opacity_logits, (size_t)n, -5.0f, 5.0f);
+        tu_fill_uniform(&r, g[0].sh, (size_t)n * 3 * g[0].K, -1.0f, 1.0f);
+        sp_gaussians *mv[2] = {&m[0], &v[0]};
+        for (int k = 0; k < 2; k++) {
+            tu_fill_uniform(&r, mv[k]->means, (size_t)n * 3, 0.0f, 1.0f);
+            tu_fill_uniform(&r, mv[k]->log_scales, (size_t)n * 3, 0.0f, 1.0f);
+            tu_fill_uniform(&r, mv[k]->quats, (size_t)n * 4, 0.0f, 1.0f);
+            tu_fill_uniform(&r, mv[k]->opacity_logits, (size_t)n, 0.0f, 1.0f);
+            tu_fill_uniform(&r, mv[k]->sh, (size_t)n * 3 * mv[k]->K, 0.0f, 1.0f);
+        }
+        sp_gaussians_clone(&g[1], &g[0]), sp_gaussians_clone(&m[1], &m[0]), sp_gaussians_clone(&v[1], &v[0]);
+        sp_refine_stats st = {0};
+        sp_refine_stats_reset(&st, n);
+        for (int i = 0; i < n; i++) {
+            st.grad_count[i] = (int32_t)(sp_rng_u32(&r) % 6);
+            st.grad_accum[i] = 6e-4f * sp_rng_uniform(&r) * (float)st.grad_count[i];
+            st.max_radius[i] = 80.0f * sp_rng_uniform(&r);
+        }
+        float *acc = sp_malloc((size_t)n * 4), *rad = sp_malloc((size_t)n * 4);
+        int32_t *cnt = sp_malloc((size_t)n * 4);
+        memcpy(acc, st.grad_accum, (size_t)n * 4), memcpy(cnt, st.grad_count, (size_t)n * 4);
+        memcpy(rad, st.max_radius, (size_t)n * 4);
+        sp_refine_args a;
+        memset(&a, 0, sizeof a);
+        a.densify = 1, a.grad_threshold = 2e-4f, a.clone_max_scale = 0.12f;
+        a.split_count = run ? 3 : 2, a.split_shrink = 1.6f;
+        a.prune_opacity = 0.05f, a.prune_world_scale = 0.3f, a.prune_screen_px = 70.0f;
+        a.opacity_decay = run ? 0.0f : 0.01f, a.opacity_reset = run ? 0.3f : 0.0f;
+        a.capacity = n + 250;
+        a.seed = sp_rng_u32(&r);
+        sp_refine_result rc, rg;
+        assert_int_equal(cpu_refine(&g[0], &m[0], &v[0], &st, &a, &rc), 0);
+        assert_int_equal(cuda_test_refine(&g[1], &m[1], &v[1], acc, cnt, rad, &a, &rg), 0);
+        char what[96];
+        snprintf(what, sizeof what, "counts (split_count %d): cpu %d->%d c%d s%d p%d, gpu %d->%d c%d s%d p%d",
+                 a.split_count, rc.n_before, rc.n_after, rc.cloned, rc.split, rc.pruned, rg.n_before, rg.n_after,
+                 rg.cloned, rg.split, rg.pruned);
+        int same = !memcmp(&rc, &rg, sizeof rc) && g[1].n == g[0].n;
+        ok &= report(same, "refine", what, "equal (1=yes)", same, 1);
+        if (same) {
+            size_t N = (size_t)g[0].n, K3 = 3 * (size_t)g[0].K;
+            double eq = max_abs_diff(g[1].quats, g[0].quats, N * 4), esh = max_abs_diff(g[1].sh, g[0].sh, N * K3);
+            double em = max_abs_diff(g[1].means, g[0].means, N * 3);
+            double els = max_abs_diff(g[1].log_scales, g[0].log_scales, N * 3);
+            double eo = max_abs_diff(g[1].opacity_logits, g[0].opacity_logits, N);
+            double emom = 0.0;
+            for (int k = 0; k < 2; k++) {
+                sp_gaussians *c = k ? &v[0] : &m[0], *d = k ? &v[1] : &m[1];
+                emom = fmax(emom, max_abs_diff(d->means, c->means, N * 3));
+                emom = fmax(emom, max_abs_diff(d->log_scales, c->log_scales, N * 3));
+                emom = fmax(emom, max_abs_diff(d->quats, c->quats, N * 4));
+                emom = fmax(emom, max_abs_diff(d->opacity_logits, c->opacity_logits, N));
+                emom = fmax(emom, max_abs_diff(d->sh, c->sh, N * K3));
+            }
+            ok &= report(eq == 0.0 && esh == 0.0 && emom == 0.0, "refine", "copied values and moments", "max abs err",
+                         fmax(fmax(eq, esh), emom), 0.0);
+            ok &= report(em <= 1e-5 && els <= 1e-6 && eo <= 1e-5, "refine", "means / log_scales / logits", "max abs err",
+                         fmax(fmax(em, els), eo), 1e-5);
+        }
+        free(acc), free(rad), free(cnt);
+        sp_refine_stats_free(&st);
+        for (int k = 0; k < 2; k++) sp_gaussians_free(&g[k]), sp_gaussians_free(&m[k]), sp_gaussians_free(&v[k]);
+    }
+    assert_true(ok);
+}
+
 int main(void) {
     const char *e = getenv("SPLAT_TEST_SEED");
     g_seed = (e && *e) ? strtoull(e, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
@@ -603,7 +696,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_project),  cmocka_unit_test(test_bins), cmocka_unit_test(test_rasterize),
         cmocka_unit_test(test_backward), cmocka_unit_test(test_project_back), cmocka_unit_test(test_loss),
-        cmocka_unit_test(test_adam),     cmocka_unit_test(test_backend_step),
+        cmocka_unit_test(test_adam),     cmocka_unit_test(test_backend_step), cmocka_unit_test(test_refine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #if defined(SPLAT_HAVE_CUDA) || defined(__CUDACC__)
 #include <stdint.h>
 
+#include "backend/backend.h"
 #include "backend/cpu/stages.h"
 
 #ifdef __cplusplus
@@ -35,6 +36,12 @@ int cuda_test_loss(const float *rgb, const float *target, int w, int h, float ss
 /* adam over a flat array, in place. */
 int cuda_test_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
                    float beta2, float eps, int step);
+
+/* refine over host stores (as cpu_refine): g, m, v are replaced by the refined stores (resized);
+ * statistics given per Gaussian (grad_count as integers, like the CPU reference). */
+int cuda_test_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const float *grad_accum,
+                     const int32_t *grad_count, const float *max_radius, const sp_refine_args *a,
+                     sp_refine_result *r);
 
 #ifdef __cplusplus
 }

@@ -310,3 +310,67 @@ extern "C" int cuda_test_adam(float *param, const float *grad, float *m, float *
     }
     return arena_done(&A, "test adam");
 }
+
+/* Copies a host store into a device region layout (regions at offsets of n). */
+static void store_to_dev(float *dev, const sp_gaussians *g) {
+    size_t n = (size_t)g->n;
+    cu_params d = cu_params_at(dev, g->n, g->K);
+    cudaMemcpy(d.means, g->means, n * 12, cudaMemcpyHostToDevice);
+    cudaMemcpy(d.log_scales, g->log_scales, n * 12, cudaMemcpyHostToDevice);
+    cudaMemcpy(d.quats, g->quats, n * 16, cudaMemcpyHostToDevice);
+    cudaMemcpy(d.opacity_logits, g->opacity_logits, n * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(d.sh, g->sh, n * 12 * (size_t)g->K, cudaMemcpyHostToDevice);
+}
+
+static void dev_to_store(sp_gaussians *g, const float *dev, int n) {
+    sp_gaussians_reserve(g, n > 0 ? n : 1);
+    g->n = n;
+    size_t N = (size_t)n;
+    cu_params d = cu_params_at((float *)dev, n, g->K);
+    down(g->means, d.means, N * 12);
+    down(g->log_scales, d.log_scales, N * 12);
+    down(g->quats, d.quats, N * 16);
+    down(g->opacity_logits, d.opacity_logits, N * 4);
+    down(g->sh, d.sh, N * 12 * (size_t)g->K);
+}
+
+extern "C" int cuda_test_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const float *grad_accum,
+                                const int32_t *grad_count, const float *max_radius, const sp_refine_args *a,
+                                sp_refine_result *r) {
+    cu_backend *b = SP_NEW(cu_backend, 1);
+    int rc = -1;
+    b->st = 0;
+    b->n = g->n;
+    b->K = g->K;
+    b->sh_degree = g->sh_degree;
+    b->mem.num_gaussians = g->n;
+    size_t N = (size_t)g->n, bytes = N * cu_floats(g->K) * sizeof(float);
+    if (cu_check(cudaMallocHost((void **)&b->h_u32, 4 * sizeof(uint32_t)), "pinned memory")) goto out;
+    if (cu_alloc(&b->mem, &b->params, bytes, "parameters") || cu_alloc(&b->mem, &b->grads, bytes, "gradients") ||
+        cu_alloc(&b->mem, &b->m1, bytes, "Adam m") || cu_alloc(&b->mem, &b->m2, bytes, "Adam v") ||
+        cu_alloc(&b->mem, &b->stats, N * 3 * sizeof(float) + 16, "statistics"))
+        goto out;
+    store_to_dev((float *)b->params.p, g);
+    store_to_dev((float *)b->m1.p, m);
+    store_to_dev((float *)b->m2.p, v);
+    {
+        float *st = (float *)malloc((N ? N : 1) * 3 * sizeof(float));
+        for (size_t i = 0; i < N; i++) st[i] = grad_accum[i], st[N + i] = (float)grad_count[i], st[2 * N + i] = max_radius[i];
+        cudaMemcpy(b->stats.p, st, N * 3 * sizeof(float), cudaMemcpyHostToDevice);
+        free(st);
+    }
+    if (cuda_refine(b, a, r)) goto out;
+    dev_to_store(g, (const float *)b->params.p, b->n);
+    dev_to_store(m, (const float *)b->m1.p, b->n);
+    dev_to_store(v, (const float *)b->m2.p, b->n);
+    rc = cu_check(cudaDeviceSynchronize(), "test refine");
+out:
+    cu_free(&b->mem, &b->params);
+    cu_free(&b->mem, &b->grads);
+    cu_free(&b->mem, &b->m1);
+    cu_free(&b->mem, &b->m2);
+    cu_free(&b->mem, &b->stats);
+    if (b->h_u32) cudaFreeHost(b->h_u32);
+    free(b);
+    return rc;
+}
