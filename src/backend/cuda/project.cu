@@ -218,9 +218,16 @@ static float3 camera_center(const sp_camera *cam) {
     return c;
 }
 
+/* The SH degree is capped to what K coefficients hold. */
+static int cap_degree(int sh_degree, int K) {
+    while (sh_degree > 0 && (sh_degree + 1) * (sh_degree + 1) > K) sh_degree--;
+    return sh_degree < 0 ? 0 : sh_degree;
+}
+
 void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out,
                   cudaStream_t s) {
     if (n <= 0) return;
+    sh_degree = cap_degree(sh_degree, K);
     k_project<<<CU_GRID(n, 256), 256, 0, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree, *out);
 }
 
@@ -358,6 +365,7 @@ void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, i
                        const cu_proj_grad *g, cu_params *out, float *grad_accum, float *grad_count,
                        float *max_radius, cudaStream_t s) {
     if (n <= 0) return;
+    sh_degree = cap_degree(sh_degree, K);
     k_project_back<<<CU_GRID(n, 128), 128, 0, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree, *proj, *g, *out,
                                                     grad_accum, grad_count, max_radius);
 }
