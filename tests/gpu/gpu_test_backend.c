@@ -360,8 +360,28 @@ static void test_errors(void **state) {
     v.channels = 2;
     assert_int_equal(b->ops->upload_views(b, &v, 1, SP_ALPHA_STRAIGHT), -1);
     tu_assert_contains(sp_last_error(), "two_channel.png: 2 channels");
+    /* out of device memory: a clear error, no crash */
+    sp_gaussians g;
+    sp_rng r;
+    sp_rng_seed(&r, g_seed, 5);
+    random_gaussians(&g, &r, 100, 0, 1.0f);
+    assert_int_equal(b->ops->set_gaussians(b, &g, NULL, NULL), 0);
+    sp_camera huge;
+    look_at(&huge, 200000, 200000, 0.0f, 0.3f, 4.0f);
+    float dummy[3] = {0.0f, 0.0f, 0.0f}, bg[3] = {0.0f, 0.0f, 0.0f};
+    assert_int_equal(b->ops->render(b, &huge, 0, bg, dummy), -1);
+    printf("INFO out-of-memory message: %s\n", sp_last_error());
+    tu_assert_contains(sp_last_error(), "out of device memory");
+    tu_assert_contains(sp_last_error(), "100 Gaussians");
+    /* the backend still works afterwards */
+    sp_camera small;
+    look_at(&small, 32, 32, 0.0f, 0.3f, 4.0f);
+    float *img = sp_malloc(32 * 32 * 3 * sizeof(float));
+    assert_int_equal(b->ops->render(b, &small, 0, bg, img), 0);
+    free(img);
+    sp_gaussians_free(&g);
     b->ops->destroy(b);
-    printf("PASS errors: bad device, bad view index, bad channel count reported\n");
+    printf("PASS errors: bad device, bad view index, bad channel count, out of memory reported\n");
 }
 
 int main(void) {

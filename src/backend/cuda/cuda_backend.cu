@@ -186,7 +186,8 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     cu_prof_end(b);
     if (cu_check(cudaStreamSynchronize(b->st), "project")) return -1;
     uint32_t np = b->h_u32[0];
-    /* touched counts are at most tiles each; a sum that wrapped shows as np < the largest count */
+    /* The sort takes an int count. (Per-Gaussian offsets are 32-bit: a wrap past 2^32 pairs would
+     * need every one of a million Gaussians to cover over 4000 tiles.) */
     if (np > 0x7fffffffu) return sp_error("cuda: %u tile pairs for %d Gaussians exceed the sort's limit", np, n);
     b->num_pairs = (int)np;
     if ((int64_t)np > b->pair_cap) {
