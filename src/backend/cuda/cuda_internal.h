@@ -88,6 +88,10 @@ void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh
 void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, const cu_proj *proj,
                        const cu_proj_grad *g, cu_params *out, float *grad_accum, float *grad_count,
                        float *max_radius, cudaStream_t s);
+/* The same math on the host, for tests without a GPU. */
+void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out);
+void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree,
+                            const cu_proj *proj, const cu_proj_grad *g, cu_params *out);
 /* raster.cu */
 void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
                      uint32_t *pair_gid, cudaStream_t s);

@@ -18,6 +18,10 @@ extern "C" {
 /* project: out allocated by the caller (sp_proj_alloc); entries of non-visible Gaussians have
  * rect 0 and radius 0, their other fields are 0. */
 int cuda_test_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out);
+/* project and project_back with the kernels' per-Gaussian code run on the HOST (no GPU needed). */
+int cuda_test_project_on_host(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out);
+int cuda_test_project_back_on_host(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
+                                   const sp_proj_grad *g, sp_params_grad *out);
 /* emit_pairs + sort + tile_ranges from a projection (only rect and depth are read). Fills bins
  * (ids and range malloc'd; free with sp_bins_free or free()). */
 int cuda_test_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins);

@@ -18,8 +18,27 @@
 #define SH_C3_4 -0.4570457994644658f
 #define SH_C3_5 1.445305721320277f
 #define SH_C3_6 -0.5900435899266435f
-/* The per-Gaussian math is __host__ __device__ so it can be checked on the host. */
+/* The per-Gaussian math is __host__ __device__ so it can be checked on the host.
+ *
+ * The 2D covariance is ill-conditioned (conic = inverse of a nearly singular matrix for thin
+ * Gaussians): a one-ulp difference in an intermediate shows up as 1e-4 relative in the conic. So
+ * the geometry is computed in exactly the CPU reference's operation order, without fused
+ * multiply-adds on the device (FMUL/FADD/FSUB round every step), and exp in double rounded to
+ * float (what a correctly rounded expf gives). This costs nothing measurable: project is cheap. */
 #define CU_HD __host__ __device__
+#ifdef __CUDA_ARCH__
+#define FMUL(a, b) __fmul_rn((a), (b))
+#define FADD(a, b) __fadd_rn((a), (b))
+#define FSUB(a, b) __fsub_rn((a), (b))
+#define EXPF(x) ((float)exp((double)(x)))
+#else
+#define FMUL(a, b) ((a) * (b))
+#define FADD(a, b) ((a) + (b))
+#define FSUB(a, b) ((a) - (b))
+#define EXPF(x) expf(x)
+#endif
+/* a0 b0 + a1 b1 + a2 b2, left to right, each step rounded */
+#define DOT3(a0, b0, a1, b1, a2, b2) FADD(FADD(FMUL(a0, b0), FMUL(a1, b1)), FMUL(a2, b2))
 
 /* Real SH basis values Y[0..K) at unit direction d. */
 CU_HD static void sh_basis(int degree, float x, float y, float z, float *Y) {
@@ -74,15 +93,15 @@ CU_HD static void sh_basis_grad(int degree, float x, float y, float z, float *dX
 
 /* Unit-quaternion rotation matrix, row-major. */
 CU_HD static void quat_to_rot(float w, float x, float y, float z, float *R) {
-    R[0] = 1.0f - 2.0f * (y * y + z * z);
-    R[1] = 2.0f * (x * y - w * z);
-    R[2] = 2.0f * (x * z + w * y);
-    R[3] = 2.0f * (x * y + w * z);
-    R[4] = 1.0f - 2.0f * (x * x + z * z);
-    R[5] = 2.0f * (y * z - w * x);
-    R[6] = 2.0f * (x * z - w * y);
-    R[7] = 2.0f * (y * z + w * x);
-    R[8] = 1.0f - 2.0f * (x * x + y * y);
+    R[0] = FSUB(1.0f, FMUL(2.0f, FADD(FMUL(y, y), FMUL(z, z))));
+    R[1] = FMUL(2.0f, FSUB(FMUL(x, y), FMUL(w, z)));
+    R[2] = FMUL(2.0f, FADD(FMUL(x, z), FMUL(w, y)));
+    R[3] = FMUL(2.0f, FADD(FMUL(x, y), FMUL(w, z)));
+    R[4] = FSUB(1.0f, FMUL(2.0f, FADD(FMUL(x, x), FMUL(z, z))));
+    R[5] = FMUL(2.0f, FSUB(FMUL(y, z), FMUL(w, x)));
+    R[6] = FMUL(2.0f, FSUB(FMUL(x, z), FMUL(w, y)));
+    R[7] = FMUL(2.0f, FADD(FMUL(y, z), FMUL(w, x)));
+    R[8] = FSUB(1.0f, FMUL(2.0f, FADD(FMUL(x, x), FMUL(y, y))));
 }
 
 /* Forward geometry shared by project and project_back. */
@@ -100,52 +119,55 @@ typedef struct {
 CU_HD static int geom_forward(const cu_params *P, int i, const sp_camera *cam, cu_geom *g) {
     const float *m = P->means + 3 * (size_t)i;
     const float *R = cam->R;
-    for (int r = 0; r < 3; r++) g->p[r] = R[3 * r] * m[0] + R[3 * r + 1] * m[1] + R[3 * r + 2] * m[2] + cam->t[r];
+    for (int r = 0; r < 3; r++)
+        g->p[r] = FADD(DOT3(R[3 * r], m[0], R[3 * r + 1], m[1], R[3 * r + 2], m[2]), cam->t[r]);
     g->z = g->p[2];
     if (!(g->z >= 0.2f)) return 0;
     const float *q = P->quats + 4 * (size_t)i;
-    g->qlen = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    float inv = 1.0f / g->qlen;
-    for (int k = 0; k < 4; k++) g->qn[k] = q[k] * inv;
+    float qq = FADD(FADD(FADD(FMUL(q[0], q[0]), FMUL(q[1], q[1])), FMUL(q[2], q[2])), FMUL(q[3], q[3]));
+    g->qlen = sqrtf(qq);
+    if (!(g->qlen > 0.0f)) return 0;
+    for (int k = 0; k < 4; k++) g->qn[k] = q[k] / g->qlen;
     quat_to_rot(g->qn[0], g->qn[1], g->qn[2], g->qn[3], g->Rq);
     const float *ls = P->log_scales + 3 * (size_t)i;
-    for (int k = 0; k < 3; k++) g->s[k] = expf(ls[k]);
+    for (int k = 0; k < 3; k++) g->s[k] = EXPF(ls[k]);
     for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++) g->M[3 * r + k] = g->Rq[3 * r + k] * g->s[k];
+        for (int k = 0; k < 3; k++) g->M[3 * r + k] = FMUL(g->Rq[3 * r + k], g->s[k]);
     const float *M = g->M;
-    g->Sigma[0] = M[0] * M[0] + M[1] * M[1] + M[2] * M[2];
-    g->Sigma[1] = M[0] * M[3] + M[1] * M[4] + M[2] * M[5];
-    g->Sigma[2] = M[0] * M[6] + M[1] * M[7] + M[2] * M[8];
-    g->Sigma[3] = M[3] * M[3] + M[4] * M[4] + M[5] * M[5];
-    g->Sigma[4] = M[3] * M[6] + M[4] * M[7] + M[5] * M[8];
-    g->Sigma[5] = M[6] * M[6] + M[7] * M[7] + M[8] * M[8];
+    g->Sigma[0] = DOT3(M[0], M[0], M[1], M[1], M[2], M[2]);
+    g->Sigma[1] = DOT3(M[0], M[3], M[1], M[4], M[2], M[5]);
+    g->Sigma[2] = DOT3(M[0], M[6], M[1], M[7], M[2], M[8]);
+    g->Sigma[3] = DOT3(M[3], M[3], M[4], M[4], M[5], M[5]);
+    g->Sigma[4] = DOT3(M[3], M[6], M[4], M[7], M[5], M[8]);
+    g->Sigma[5] = DOT3(M[6], M[6], M[7], M[7], M[8], M[8]);
     float W = (float)cam->width, H = (float)cam->height;
-    float ulo = -(cam->cx + 0.15f * W) / cam->fx, uhi = (W - cam->cx + 0.15f * W) / cam->fx;
-    float vlo = -(cam->cy + 0.15f * H) / cam->fy, vhi = (H - cam->cy + 0.15f * H) / cam->fy;
+    float ulo = -FADD(cam->cx, FMUL(0.15f, W)) / cam->fx, uhi = FADD(FSUB(W, cam->cx), FMUL(0.15f, W)) / cam->fx;
+    float vlo = -FADD(cam->cy, FMUL(0.15f, H)) / cam->fy, vhi = FADD(FSUB(H, cam->cy), FMUL(0.15f, H)) / cam->fy;
     float u = g->p[0] / g->z, v = g->p[1] / g->z;
     g->clamp_u = u < ulo || u > uhi;
     g->clamp_v = v < vlo || v > vhi;
     g->u = fminf(fmaxf(u, ulo), uhi);
     g->v = fminf(fmaxf(v, vlo), vhi);
     float z = g->z;
-    float tx = g->u * z, ty = g->v * z;
-    float j00 = cam->fx / z, j02 = -cam->fx * tx / (z * z);
-    float j11 = cam->fy / z, j12 = -cam->fy * ty / (z * z);
+    float tx = FMUL(g->u, z), ty = FMUL(g->v, z);
+    float z2 = FMUL(z, z);
+    float j00 = cam->fx / z, j02 = FMUL(-cam->fx, tx) / z2;
+    float j11 = cam->fy / z, j12 = FMUL(-cam->fy, ty) / z2;
     for (int k = 0; k < 3; k++) {
-        g->T[k] = j00 * R[k] + j02 * R[6 + k];
-        g->T[3 + k] = j11 * R[3 + k] + j12 * R[6 + k];
+        g->T[k] = FADD(FMUL(j00, R[k]), FMUL(j02, R[6 + k]));
+        g->T[3 + k] = FADD(FMUL(j11, R[3 + k]), FMUL(j12, R[6 + k]));
     }
     /* Sigma' = T Sigma T^T */
     const float *S = g->Sigma;
     float TS0[3], TS1[3];
     for (int k = 0; k < 3; k++) {
         int r0 = k == 0 ? 0 : (k == 1 ? 1 : 2), r1 = k == 0 ? 1 : (k == 1 ? 3 : 4), r2 = k == 0 ? 2 : (k == 1 ? 4 : 5);
-        TS0[k] = g->T[0] * S[r0] + g->T[1] * S[r1] + g->T[2] * S[r2];
-        TS1[k] = g->T[3] * S[r0] + g->T[4] * S[r1] + g->T[5] * S[r2];
+        TS0[k] = DOT3(g->T[0], S[r0], g->T[1], S[r1], g->T[2], S[r2]);
+        TS1[k] = DOT3(g->T[3], S[r0], g->T[4], S[r1], g->T[5], S[r2]);
     }
-    g->a = TS0[0] * g->T[0] + TS0[1] * g->T[1] + TS0[2] * g->T[2] + 0.3f;
-    g->b = TS0[0] * g->T[3] + TS0[1] * g->T[4] + TS0[2] * g->T[5];
-    g->c = TS1[0] * g->T[3] + TS1[1] * g->T[4] + TS1[2] * g->T[5] + 0.3f;
+    g->a = FADD(DOT3(TS0[0], g->T[0], TS0[1], g->T[1], TS0[2], g->T[2]), 0.3f);
+    g->b = DOT3(TS0[0], g->T[3], TS0[1], g->T[4], TS0[2], g->T[5]);
+    g->c = FADD(DOT3(TS1[0], g->T[3], TS1[1], g->T[4], TS1[2], g->T[5]), 0.3f);
     return 1;
 }
 
@@ -164,13 +186,13 @@ CU_HD void cuda_project_one(const cu_params &P, int i, int K, const sp_camera &c
     out.touched[i] = 0;
     cu_geom g;
     if (!geom_forward(&P, i, &cam, &g)) return;
-    float det = g.a * g.c - g.b * g.b;
+    float det = FSUB(FMUL(g.a, g.c), FMUL(g.b, g.b));
     if (!(det > 0.0f)) return;
-    float sigma = 1.0f / (1.0f + expf(-P.opacity_logits[i]));
+    float sigma = 1.0f / (1.0f + EXPF(-P.opacity_logits[i]));
     if (!(sigma >= 1.0f / 255.0f)) return;
     float mx = cam.fx * g.p[0] / g.z + cam.cx, my = cam.fy * g.p[1] / g.z + cam.cy;
     float tau = 2.0f * logf(255.0f * sigma);
-    float ex = sqrtf(tau * g.a), ey = sqrtf(tau * g.c);
+    float ex = sqrtf(FMUL(tau, g.a)), ey = sqrtf(FMUL(tau, g.c));
     int tiles_x = (cam.width + CU_TILE - 1) / CU_TILE, tiles_y = (cam.height + CU_TILE - 1) / CU_TILE;
     int x0 = (int)fminf(fmaxf(floorf((mx - ex) / 16.0f), 0.0f), (float)tiles_x);
     int x1 = (int)fminf(fmaxf(floorf((mx + ex) / 16.0f) + 1.0f, 0.0f), (float)tiles_x);
@@ -276,7 +298,7 @@ CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_came
     }
     /* conic -> a, b, c */
     float a = g.a, b = g.b, c = g.c;
-    float det = a * c - b * b;
+    float det = FSUB(FMUL(a, c), FMUL(b, b));
     float id2 = 1.0f / (det * det);
     float gA = G.conic[3 * i], gB = G.conic[3 * i + 1], gC = G.conic[3 * i + 2];
     float da = (-c * c * gA + b * c * gB - b * b * gC) * id2;
@@ -368,4 +390,19 @@ void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, i
     sh_degree = cap_degree(sh_degree, K);
     k_project_back<<<CU_GRID(n, 128), 128, 0, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree, *proj, *g, *out,
                                                     grad_accum, grad_count, max_radius);
+}
+
+/* The same per-Gaussian math run on the host (no GPU needed): lets tests check the kernels'
+ * arithmetic against the CPU reference on machines without a device. */
+void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out) {
+    sh_degree = cap_degree(sh_degree, K);
+    float3 C = camera_center(cam);
+    for (int i = 0; i < n; i++) cuda_project_one(*p, i, K, *cam, C, sh_degree, *out);
+}
+
+void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree,
+                            const cu_proj *proj, const cu_proj_grad *g, cu_params *out) {
+    sh_degree = cap_degree(sh_degree, K);
+    float3 C = camera_center(cam);
+    for (int i = 0; i < n; i++) cuda_project_back_one(*p, i, K, *cam, C, sh_degree, *proj, *g, *out, NULL, NULL, NULL);
 }

@@ -374,3 +374,41 @@ out:
     free(b);
     return rc;
 }
+
+static cu_params host_params(const sp_params *p) {
+    cu_params d;
+    d.means = (float *)p->means, d.log_scales = (float *)p->log_scales, d.quats = (float *)p->quats;
+    d.opacity_logits = (float *)p->opacity_logits, d.sh = (float *)p->sh;
+    return d;
+}
+
+extern "C" int cuda_test_project_on_host(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+    size_t N = (size_t)p->n;
+    cu_params P = host_params(p);
+    cu_proj d;
+    d.mean2d = out->mean2d, d.conic = out->conic, d.depth = out->depth, d.opacity = out->opacity;
+    d.color = out->color, d.radius = out->radius, d.rect = out->rect, d.clamped = out->clamped;
+    memset(out->mean2d, 0, N * 8), memset(out->conic, 0, N * 12), memset(out->depth, 0, N * 4);
+    memset(out->opacity, 0, N * 4), memset(out->color, 0, N * 12), memset(out->clamped, 0, N * 3);
+    d.touched = (uint32_t *)malloc((N ? N : 1) * 4);
+    d.offsets = NULL;
+    cuda_project_host(&P, p->n, p->K, cam, sh_degree, &d);
+    free(d.touched);
+    return 0;
+}
+
+extern "C" int cuda_test_project_back_on_host(const sp_params *p, const sp_camera *cam, int sh_degree,
+                                              const sp_proj *proj, const sp_proj_grad *g, sp_params_grad *out) {
+    cu_params P = host_params(p);
+    cu_proj d;
+    d.mean2d = proj->mean2d, d.conic = proj->conic, d.depth = proj->depth, d.opacity = proj->opacity;
+    d.color = proj->color, d.radius = proj->radius, d.rect = proj->rect, d.clamped = proj->clamped;
+    d.touched = NULL, d.offsets = NULL;
+    cu_proj_grad G;
+    G.mean2d = g->mean2d, G.conic = g->conic, G.opacity = g->opacity, G.color = g->color;
+    cu_params O;
+    O.means = out->means, O.log_scales = out->log_scales, O.quats = out->quats;
+    O.opacity_logits = out->opacity_logits, O.sh = out->sh;
+    cuda_project_back_host(&P, p->n, p->K, cam, sh_degree, &d, &G, &O);
+    return 0;
+}
