@@ -49,18 +49,30 @@ int cuda_tile_bits(int tiles) {
 }
 
 /* ---- tile_ranges ---- */
-__global__ void k_tile_ranges(const uint64_t *keys, int num_pairs, uint2 *range) {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= num_pairs) return;
-    uint32_t t = (uint32_t)(keys[j] >> 32);
-    if (j == 0 || (uint32_t)(keys[j - 1] >> 32) != t) range[t].x = (uint32_t)j;
-    if (j == num_pairs - 1 || (uint32_t)(keys[j + 1] >> 32) != t) range[t].y = (uint32_t)(j + 1);
+/* First sorted position whose tile id is >= t (keys are sorted, tile id in the high word). */
+__device__ static uint32_t lower_bound_tile(const uint64_t *keys, int num_pairs, uint32_t t) {
+    uint32_t lo = 0, hi = (uint32_t)num_pairs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((uint32_t)(keys[mid] >> 32) < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* One thread per tile, binary search: empty tiles get start = end = the position where their
+ * pairs would be, as the CPU reference writes them. */
+__global__ void k_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= tiles) return;
+    uint32_t s = lower_bound_tile(keys, num_pairs, (uint32_t)t);
+    uint32_t e = lower_bound_tile(keys, num_pairs, (uint32_t)t + 1);
+    range[t] = make_uint2(s, e);
 }
 
 void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, cudaStream_t s) {
-    cudaMemsetAsync(range, 0, (size_t)tiles * sizeof(uint2), s);
-    if (num_pairs <= 0) return;
-    k_tile_ranges<<<CU_GRID(num_pairs, 256), 256, 0, s>>>(keys, num_pairs, range);
+    if (tiles <= 0) return;
+    k_tile_ranges<<<CU_GRID(tiles, 128), 128, 0, s>>>(keys, num_pairs, tiles, range);
 }
 
 __global__ void k_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids,

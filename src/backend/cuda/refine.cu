@@ -13,6 +13,12 @@
 
 #include "backend/cuda/cuda_internal.h"
 
+/* exp/log/cos through double, rounded once to float: what the host's (nearly) correctly rounded
+ * expf/logf/cosf give, so refine's decisions and values match the CPU reference. */
+__device__ static float cr_expf(float x) { return (float)exp((double)x); }
+__device__ static float cr_logf(float x) { return (float)log((double)x); }
+__device__ static float cr_cosf(float x) { return (float)cos((double)x); }
+
 /* ---- PCG32, the same generator as src/core/core.c ---- */
 typedef struct {
     uint64_t state, inc;
@@ -37,7 +43,7 @@ __device__ static void rng_seed(cu_rng *r, uint64_t seed, uint64_t stream) {
 __device__ static float rng_normal(cu_rng *r) {
     float u1 = ((float)(rng_u32(r) >> 8) + 0.5f) * (1.0f / 16777216.0f);
     float u2 = (float)(rng_u32(r) >> 8) * (1.0f / 16777216.0f);
-    return sqrtf(-2.0f * logf(u1)) * cosf(6.28318530718f * u2);
+    return sqrtf(-2.0f * cr_logf(u1)) * cr_cosf(6.28318530718f * u2);
 }
 
 /* Per-Gaussian decision record. */
@@ -50,26 +56,26 @@ __global__ void k_refine_classify(cu_params P, const float *stats, int n, sp_ref
     float gsum = stats[i], gcnt = stats[n + i], maxr = stats[2 * (size_t)n + i];
     float gbar = gsum / fmaxf(gcnt, 1.0f);
     const float *ls = P.log_scales + 3 * (size_t)i;
-    float maxs = fmaxf(expf(ls[0]), fmaxf(expf(ls[1]), expf(ls[2])));
+    float maxs = fmaxf(cr_expf(ls[0]), fmaxf(cr_expf(ls[1]), cr_expf(ls[2])));
     uint32_t f = 0;
     if (a.densify && gbar >= a.grad_threshold) f = maxs <= a.clone_max_scale ? RF_CLONE : RF_SPLIT;
     /* opacity decay / reset, exactly as the CPU reference: through sigma, clamped away from 0 and 1 */
     float logit = P.opacity_logits[i];
     if (a.opacity_decay > 0.0f || a.opacity_reset > 0.0f) {
-        float o = 1.0f / (1.0f + expf(-logit));
+        float o = 1.0f / (1.0f + cr_expf(-logit));
         if (a.opacity_decay > 0.0f) o *= 1.0f - a.opacity_decay;
         if (a.opacity_reset > 0.0f && o > a.opacity_reset) o = a.opacity_reset;
         o = fminf(fmaxf(o, 1e-6f), 1.0f - 1e-6f);
-        logit = logf(o / (1.0f - o));
+        logit = cr_logf(o / (1.0f - o));
     }
     new_logit[i] = logit;
-    float sigma = 1.0f / (1.0f + expf(-logit));
+    float sigma = 1.0f / (1.0f + cr_expf(-logit));
     /* clones and split children are never pruned on screen size (they have no statistics yet) */
     int low = sigma < a.prune_opacity;
     if (low || (a.prune_world_scale > 0.0f && maxs > a.prune_world_scale)) f |= RF_PRUNE_CLONE;
     if ((f & RF_PRUNE_CLONE) || (a.prune_screen_px > 0.0f && maxr > a.prune_screen_px)) f |= RF_PRUNE;
-    float shrink = logf(a.split_shrink);
-    float cmax = fmaxf(expf(ls[0] - shrink), fmaxf(expf(ls[1] - shrink), expf(ls[2] - shrink)));
+    float shrink = cr_logf(a.split_shrink);
+    float cmax = fmaxf(cr_expf(ls[0] - shrink), fmaxf(cr_expf(ls[1] - shrink), cr_expf(ls[2] - shrink)));
     if (low || (a.prune_world_scale > 0.0f && cmax > a.prune_world_scale)) f |= RF_PRUNE_CHILD;
     flags[i] = f;
     key[i] = (f & (RF_CLONE | RF_SPLIT)) ? gbar : -INFINITY;
@@ -176,8 +182,8 @@ __global__ void k_refine_gather(cu_params P, cu_params M1, cu_params M2, int n, 
         float R[9] = {1.0f - 2.0f * (y * y + z * z), 2.0f * (x * y - w * z), 2.0f * (x * z + w * y),
                       2.0f * (x * y + w * z),        1.0f - 2.0f * (x * x + z * z), 2.0f * (y * z - w * x),
                       2.0f * (x * z - w * y),        2.0f * (y * z + w * x), 1.0f - 2.0f * (x * x + y * y)};
-        float s[3] = {expf(ls[0]), expf(ls[1]), expf(ls[2])};
-        float shrink = logf(a.split_shrink);
+        float s[3] = {cr_expf(ls[0]), cr_expf(ls[1]), cr_expf(ls[2])};
+        float shrink = cr_logf(a.split_shrink);
         cu_rng r;
         rng_seed(&r, a.seed, (uint64_t)i);
         for (uint32_t c = 0; c < c2; c++) {
@@ -186,7 +192,10 @@ __global__ void k_refine_gather(cu_params P, cu_params M1, cu_params M2, int n, 
             for (int k = 0; k < 3; k++) e[k] = s[k] * rng_normal(&r);
             copy_gaussian(P, i, NP, d, K, logit);
             for (int k = 0; k < 3; k++) {
-                NP.means[3 * (size_t)d + k] = m[k] + (R[3 * k] * e[0] + R[3 * k + 1] * e[1] + R[3 * k + 2] * e[2]);
+                /* rounded step by step (no fused multiply-add), in the CPU reference's order */
+                float off = __fadd_rn(__fadd_rn(__fmul_rn(R[3 * k], e[0]), __fmul_rn(R[3 * k + 1], e[1])),
+                                      __fmul_rn(R[3 * k + 2], e[2]));
+                NP.means[3 * (size_t)d + k] = __fadd_rn(m[k], off);
                 NP.log_scales[3 * (size_t)d + k] = ls[k] - shrink;
             }
             zero_gaussian(NM1, d, K);
