@@ -1,0 +1,572 @@
+/* cuda_backend.cu — the CUDA backend behind backend.h: device buffers with memory accounting,
+ * training views kept on the device as 8-bit images, the train_step orchestration (every stage
+ * submitted on one stream), loss accumulation on the device, render, parameter transfer and
+ * per-stage profiling with CUDA events.
+ *
+ * Host waits per training step: one. The number of (tile, Gaussian) pairs is read back (a 4-byte
+ * async copy) after the prefix sum of `emit_pairs`, because the radix sort takes its length on the
+ * host; buffers sized by it only grow. Everything else, including the loss, stays on the device
+ * until take_loss. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cub/cub.cuh>
+
+#include "backend/cuda/cuda_internal.h"
+
+static const char *k_stage_names[CU_NUM_STAGES] = {"project", "emit_pairs",      "sort",         "tile_ranges",
+                                                   "rasterize", "loss",         "backward_raster", "project_back",
+                                                   "adam",      "refine"};
+
+/* ---- memory ---- */
+int cu_check(cudaError_t err, const char *what) {
+    if (err == cudaSuccess) return 0;
+    return sp_error("cuda: %s: %s", what, cudaGetErrorString(err));
+}
+
+int cu_alloc(cu_mem *mem, cu_buf *b, size_t bytes, const char *what) {
+    b->p = NULL;
+    b->bytes = 0;
+    if (bytes == 0) bytes = 16;
+    cudaError_t err = cudaMalloc(&b->p, bytes);
+    if (err != cudaSuccess) {
+        cudaGetLastError(); /* clear the sticky-free error state */
+        b->p = NULL;
+        return sp_error("cuda: out of device memory: %s needs %zu bytes (%d Gaussians, %lld bytes already in use, "
+                        "peak %lld)",
+                        what, bytes, mem->num_gaussians, (long long)mem->cur, (long long)mem->peak);
+    }
+    b->bytes = bytes;
+    mem->cur += (int64_t)bytes;
+    if (mem->cur > mem->peak) mem->peak = mem->cur;
+    return 0;
+}
+
+void cu_free(cu_mem *mem, cu_buf *b) {
+    if (b->p) {
+        cudaFree(b->p);
+        mem->cur -= (int64_t)b->bytes;
+    }
+    b->p = NULL;
+    b->bytes = 0;
+}
+
+int cu_reserve(cu_mem *mem, cu_buf *b, size_t bytes, const char *what) {
+    if (b->p && b->bytes >= bytes) return 0;
+    size_t want = b->p ? b->bytes + b->bytes / 2 : bytes;
+    if (want < bytes) want = bytes;
+    cu_free(mem, b);
+    if (cu_alloc(mem, b, want, what) == 0) return 0;
+    return cu_alloc(mem, b, bytes, what); /* the 1.5x slack did not fit: try the exact size */
+}
+
+/* ---- profiling ---- */
+static void prof_harvest(cu_backend *b, cu_prof_set *ps) {
+    if (!ps->pending) return;
+    for (int i = 0; i < ps->num_spans; i++) {
+        float ms = 0.0f;
+        cudaEventSynchronize(ps->ev[i][1]);
+        if (cudaEventElapsedTime(&ms, ps->ev[i][0], ps->ev[i][1]) == cudaSuccess) b->prof_ms[ps->stage[i]] += ms;
+    }
+    if (ps->train) b->prof_calls++;
+    ps->pending = 0;
+    ps->num_spans = 0;
+}
+
+void cu_prof_open(cu_backend *b, int train) {
+    if (!b->base.cfg.profile) return;
+    cu_prof_set *ps = &b->prof[b->prof_cur];
+    prof_harvest(b, ps);
+    ps->num_spans = 0;
+    ps->train = train;
+    b->prof_active = ps;
+}
+
+void cu_prof_close(cu_backend *b) {
+    if (!b->prof_active) return;
+    b->prof_active->pending = 1;
+    b->prof_active = NULL;
+    b->prof_cur = (b->prof_cur + 1) % CU_PROF_RING;
+}
+
+void cu_prof_begin(cu_backend *b, int stage) {
+    cu_prof_set *ps = b->prof_active;
+    if (!ps || ps->num_spans >= CU_PROF_SPANS) return;
+    ps->stage[ps->num_spans] = stage;
+    cudaEventRecord(ps->ev[ps->num_spans][0], b->st);
+}
+
+void cu_prof_end(cu_backend *b) {
+    cu_prof_set *ps = b->prof_active;
+    if (!ps || ps->num_spans >= CU_PROF_SPANS) return;
+    cudaEventRecord(ps->ev[ps->num_spans][1], b->st);
+    ps->num_spans++;
+}
+
+/* ---- buffers sized by the Gaussian count ---- */
+static int ensure_scratch(cu_backend *b, int n) {
+    if (n <= b->scratch_n && b->proj_buf.p) return 0;
+    int cap = n + n / 4 + 1024;
+    cu_free(&b->mem, &b->proj_buf);
+    cu_free(&b->mem, &b->pgrad_buf);
+    size_t c = (size_t)cap;
+    /* floats: mean2d 2, conic 3, depth 1, opacity 1, color 3, radius 1 | ints: rect 4, touched 1, offsets 1 |
+     * bytes: clamped 3 (rounded up) */
+    size_t pbytes = c * (11 * sizeof(float) + 6 * sizeof(uint32_t)) + ((3 * c + 15) & ~(size_t)15);
+    if (cu_alloc(&b->mem, &b->proj_buf, pbytes, "projected Gaussians") ||
+        cu_alloc(&b->mem, &b->pgrad_buf, c * 9 * sizeof(float), "projected gradients"))
+        return -1;
+    float *f = (float *)b->proj_buf.p;
+    b->proj.mean2d = f, f += 2 * c;
+    b->proj.conic = f, f += 3 * c;
+    b->proj.depth = f, f += c;
+    b->proj.opacity = f, f += c;
+    b->proj.color = f, f += 3 * c;
+    b->proj.radius = f, f += c;
+    int32_t *ip = (int32_t *)f;
+    b->proj.rect = ip, ip += 4 * c;
+    b->proj.touched = (uint32_t *)ip, ip += c;
+    b->proj.offsets = (uint32_t *)ip, ip += c;
+    b->proj.clamped = (uint8_t *)ip;
+    f = (float *)b->pgrad_buf.p;
+    b->pgrad.mean2d = f, f += 2 * c;
+    b->pgrad.conic = f, f += 3 * c;
+    b->pgrad.opacity = f, f += c;
+    b->pgrad.color = f;
+    b->scratch_n = cap;
+    return 0;
+}
+
+static int ensure_pixels(cu_backend *b, int w, int h) {
+    size_t np = (size_t)w * h;
+    if (cu_reserve(&b->mem, &b->rgb, np * 3 * sizeof(float), "rendered image") ||
+        cu_reserve(&b->mem, &b->final_T, np * sizeof(float), "transmittance image") ||
+        cu_reserve(&b->mem, &b->n_contrib, np * sizeof(int32_t), "contributor counts") ||
+        cu_reserve(&b->mem, &b->ranges, (size_t)(((w + 15) / 16) * ((h + 15) / 16)) * sizeof(uint2), "tile ranges"))
+        return -1;
+    return 0;
+}
+
+static int ensure_loss_buffers(cu_backend *b, int w, int h) {
+    size_t np = (size_t)w * h;
+    if (cu_reserve(&b->mem, &b->dl_drgb, np * 3 * sizeof(float), "image gradient") ||
+        cu_reserve(&b->mem, &b->target, np * 3 * sizeof(float), "target image") ||
+        cu_reserve(&b->mem, &b->loss_work, np * 9 * sizeof(float), "SSIM maps") ||
+        cu_reserve(&b->mem, &b->partials, (size_t)cuda_loss_partials(w, h) * 2 * sizeof(double), "loss partials"))
+        return -1;
+    return 0;
+}
+
+static cu_params params_of(cu_backend *b, cu_buf *buf) { return cu_params_at((float *)buf->p, b->n, b->K); }
+
+/* ---- the forward half: project, emit_pairs, sort, tile_ranges, rasterize ---- */
+static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg) {
+    int n = b->n, w = cam->width, h = cam->height;
+    int det = b->base.cfg.deterministic;
+    b->tiles_x = (w + CU_TILE - 1) / CU_TILE;
+    b->tiles_y = (h + CU_TILE - 1) / CU_TILE;
+    int tiles = b->tiles_x * b->tiles_y;
+    if (ensure_scratch(b, n) || ensure_pixels(b, w, h)) return -1;
+    cu_params P = params_of(b, &b->params);
+
+    cu_prof_begin(b, CU_ST_PROJECT);
+    cuda_project(&P, n, b->K, cam, sh_degree, &b->proj, b->st);
+    cu_prof_end(b);
+
+    cu_prof_begin(b, CU_ST_EMIT);
+    size_t tb = 0;
+    cub::DeviceScan::InclusiveSum(NULL, tb, b->proj.touched, b->proj.offsets, n, b->st);
+    if (cu_reserve(&b->mem, &b->scan_temp, tb, "scan scratch")) return -1;
+    b->h_u32[0] = 0;
+    if (n > 0) {
+        cub::DeviceScan::InclusiveSum(b->scan_temp.p, tb, b->proj.touched, b->proj.offsets, n, b->st);
+        cudaMemcpyAsync(b->h_u32, b->proj.offsets + (n - 1), sizeof(uint32_t), cudaMemcpyDeviceToHost, b->st);
+    }
+    cu_prof_end(b);
+    if (cu_check(cudaStreamSynchronize(b->st), "project")) return -1;
+    uint32_t np = b->h_u32[0];
+    /* The sort takes an int count. (Per-Gaussian offsets are 32-bit: a wrap past 2^32 pairs would
+     * need every one of a million Gaussians to cover over 4000 tiles.) */
+    if (np > 0x7fffffffu) return sp_error("cuda: %u tile pairs for %d Gaussians exceed the sort's limit", np, n);
+    b->num_pairs = (int)np;
+    if ((int64_t)np > b->pair_cap) {
+        int64_t cap = (int64_t)np + (int64_t)np / 2 + 4096;
+        if (cap > 0x7fffffff) cap = np;
+        cu_free(&b->mem, &b->keys);
+        cu_free(&b->mem, &b->keys_sorted);
+        cu_free(&b->mem, &b->vals);
+        cu_free(&b->mem, &b->vals_sorted);
+        cu_free(&b->mem, &b->pair_gid);
+        cu_free(&b->mem, &b->ids);
+        cu_free(&b->mem, &b->inv);
+        cu_free(&b->mem, &b->pair_grad);
+        b->pair_cap = 0;
+        size_t c = (size_t)cap;
+        if (cu_alloc(&b->mem, &b->keys, c * 8, "pair keys") || cu_alloc(&b->mem, &b->keys_sorted, c * 8, "pair keys") ||
+            cu_alloc(&b->mem, &b->vals, c * 4, "pair values") ||
+            cu_alloc(&b->mem, &b->vals_sorted, c * 4, "pair values"))
+            return -1;
+        if (det && (cu_alloc(&b->mem, &b->pair_gid, c * 4, "pair Gaussian ids") ||
+                    cu_alloc(&b->mem, &b->ids, c * 4, "sorted pair ids") ||
+                    cu_alloc(&b->mem, &b->inv, c * 4, "pair positions") ||
+                    cu_alloc(&b->mem, &b->pair_grad, c * CU_PAIR_GRADS * sizeof(float), "per-pair gradients")))
+            return -1;
+        b->pair_cap = cap;
+    }
+    cu_prof_begin(b, CU_ST_EMIT);
+    cuda_emit_pairs(&b->proj, n, b->tiles_x, det, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p,
+                    (uint32_t *)b->pair_gid.p, b->st);
+    cu_prof_end(b);
+
+    cu_prof_begin(b, CU_ST_SORT);
+    int end_bit = 32 + cuda_tile_bits(tiles);
+    size_t sb = 0;
+    /* Double-buffered sort: scratch stays small; the result lands in whichever buffer CUB picks. */
+    {
+        cub::DoubleBuffer<uint64_t> qk((uint64_t *)b->keys.p, (uint64_t *)b->keys_sorted.p);
+        cub::DoubleBuffer<uint32_t> qv((uint32_t *)b->vals.p, (uint32_t *)b->vals_sorted.p);
+        cub::DeviceRadixSort::SortPairs(NULL, sb, qk, qv, (int)np, 0, end_bit, b->st);
+    }
+    if (cu_reserve(&b->mem, &b->sort_temp, sb, "sort scratch")) return -1;
+    cub::DoubleBuffer<uint64_t> dk((uint64_t *)b->keys.p, (uint64_t *)b->keys_sorted.p);
+    cub::DoubleBuffer<uint32_t> dv((uint32_t *)b->vals.p, (uint32_t *)b->vals_sorted.p);
+    if (np > 0) cub::DeviceRadixSort::SortPairs(b->sort_temp.p, sb, dk, dv, (int)np, 0, end_bit, b->st);
+    b->sorted_keys = dk.Current();
+    b->sorted_vals = dv.Current();
+    if (det)
+        cuda_gather_ids(b->sorted_vals, (const uint32_t *)b->pair_gid.p, (int)np, (uint32_t *)b->ids.p,
+                        (uint32_t *)b->inv.p, b->st);
+    cu_prof_end(b);
+
+    cu_prof_begin(b, CU_ST_RANGES);
+    cuda_tile_ranges(b->sorted_keys, (int)np, tiles, (uint2 *)b->ranges.p, b->st);
+    cu_prof_end(b);
+
+    cu_bins bins;
+    bins.tiles_x = b->tiles_x;
+    bins.tiles_y = b->tiles_y;
+    bins.num_pairs = (int)np;
+    bins.ids = det ? (const uint32_t *)b->ids.p : b->sorted_vals;
+    bins.range = (const uint2 *)b->ranges.p;
+    cu_raster out = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
+    cu_prof_begin(b, CU_ST_RASTER);
+    cuda_rasterize(&b->proj, &bins, w, h, bg, &out, b->st);
+    cu_prof_end(b);
+    return cu_check(cudaGetLastError(), "forward");
+}
+
+static cu_bins current_bins(cu_backend *b) {
+    cu_bins bins;
+    bins.tiles_x = b->tiles_x;
+    bins.tiles_y = b->tiles_y;
+    bins.num_pairs = b->num_pairs;
+    bins.ids = b->base.cfg.deterministic ? (const uint32_t *)b->ids.p : b->sorted_vals;
+    bins.range = (const uint2 *)b->ranges.p;
+    return bins;
+}
+
+/* ---- ops ---- */
+static void cu_destroy(sp_backend *base) {
+    cu_backend *b = (cu_backend *)base;
+    if (!b) return;
+    cudaStreamSynchronize(b->st);
+    cu_buf *bufs[] = {&b->params,   &b->grads,       &b->m1,         &b->m2,          &b->stats,     &b->proj_buf,
+                      &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted, &b->pair_gid,
+                      &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges,
+                      &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
+                      &b->partials, &b->acc,         &b->view_pix};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) cu_free(&b->mem, bufs[i]);
+    for (int r = 0; r < CU_PROF_RING; r++)
+        for (int i = 0; i < CU_PROF_SPANS; i++) {
+            if (b->prof[r].ev[i][0]) cudaEventDestroy(b->prof[r].ev[i][0]);
+            if (b->prof[r].ev[i][1]) cudaEventDestroy(b->prof[r].ev[i][1]);
+        }
+    if (b->h_acc) cudaFreeHost(b->h_acc);
+    if (b->h_u32) cudaFreeHost(b->h_u32);
+    if (b->st) cudaStreamDestroy(b->st);
+    free(b->views);
+    free(b);
+}
+
+static int cu_upload_views(sp_backend *base, const sp_view *views, int n, sp_alpha_mode alpha) {
+    cu_backend *b = (cu_backend *)base;
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        const sp_view *v = &views[i];
+        if (v->channels != 3 && v->channels != 4)
+            return sp_error("cuda: view %s: %d channels (3 or 4 expected)", v->name ? v->name : "?", v->channels);
+        if (!v->pixels || v->cam.width <= 0 || v->cam.height <= 0)
+            return sp_error("cuda: view %s has no pixels", v->name ? v->name : "?");
+        total += (((size_t)v->cam.width * v->cam.height * v->channels) + 255) & ~(size_t)255;
+    }
+    cudaStreamSynchronize(b->st);
+    cu_free(&b->mem, &b->view_pix);
+    free(b->views);
+    b->views = NULL;
+    b->num_views = 0;
+    if (cu_alloc(&b->mem, &b->view_pix, total, "training images")) return -1;
+    b->views = SP_NEW(cu_view, n > 0 ? n : 1);
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        const sp_view *v = &views[i];
+        size_t bytes = (size_t)v->cam.width * v->cam.height * v->channels;
+        if (cu_check(cudaMemcpyAsync((uint8_t *)b->view_pix.p + off, v->pixels, bytes, cudaMemcpyHostToDevice, b->st),
+                     "upload training image"))
+            return -1;
+        b->views[i].off = off;
+        b->views[i].channels = v->channels;
+        b->views[i].cam = v->cam;
+        off += (bytes + 255) & ~(size_t)255;
+    }
+    b->num_views = n;
+    b->alpha = alpha;
+    return cu_check(cudaStreamSynchronize(b->st), "upload training images");
+}
+
+static void copy_regions(cu_backend *b, float *dev, const sp_gaussians *g, enum cudaMemcpyKind kind) {
+    size_t n = (size_t)b->n;
+    cu_params d = cu_params_at(dev, b->n, b->K);
+    struct {
+        float *dv, *hv;
+        size_t cnt;
+    } r[5] = {{d.means, g->means, 3 * n},
+              {d.log_scales, g->log_scales, 3 * n},
+              {d.quats, g->quats, 4 * n},
+              {d.opacity_logits, g->opacity_logits, n},
+              {d.sh, g->sh, 3 * (size_t)b->K * n}};
+    for (int i = 0; i < 5; i++) {
+        if (!r[i].cnt) continue;
+        if (kind == cudaMemcpyHostToDevice)
+            cudaMemcpyAsync(r[i].dv, r[i].hv, r[i].cnt * sizeof(float), kind, b->st);
+        else
+            cudaMemcpyAsync(r[i].hv, r[i].dv, r[i].cnt * sizeof(float), kind, b->st);
+    }
+}
+
+static int cu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_gaussians *m, const sp_gaussians *v) {
+    cu_backend *b = (cu_backend *)base;
+    if (g->n < 0) return sp_error("cuda: negative Gaussian count");
+    if ((m && (m->n != g->n || m->K != g->K)) || (v && (v->n != g->n || v->K != g->K)))
+        return sp_error("cuda: Adam moments do not match the parameters (%d Gaussians, K=%d)", g->n, g->K);
+    cudaStreamSynchronize(b->st);
+    cu_free(&b->mem, &b->params);
+    cu_free(&b->mem, &b->grads);
+    cu_free(&b->mem, &b->m1);
+    cu_free(&b->mem, &b->m2);
+    cu_free(&b->mem, &b->stats);
+    b->n = g->n;
+    b->K = g->K;
+    b->sh_degree = g->sh_degree;
+    b->mem.num_gaussians = g->n;
+    size_t bytes = (size_t)g->n * cu_floats(g->K) * sizeof(float);
+    if (cu_alloc(&b->mem, &b->params, bytes, "Gaussian parameters") ||
+        cu_alloc(&b->mem, &b->grads, bytes, "Gaussian gradients") || cu_alloc(&b->mem, &b->m1, bytes, "Adam m") ||
+        cu_alloc(&b->mem, &b->m2, bytes, "Adam v") ||
+        cu_alloc(&b->mem, &b->stats, (size_t)g->n * 3 * sizeof(float), "densification statistics")) {
+        b->n = 0;
+        return -1;
+    }
+    copy_regions(b, (float *)b->params.p, g, cudaMemcpyHostToDevice);
+    if (m) copy_regions(b, (float *)b->m1.p, m, cudaMemcpyHostToDevice);
+    else cudaMemsetAsync(b->m1.p, 0, bytes, b->st);
+    if (v) copy_regions(b, (float *)b->m2.p, v, cudaMemcpyHostToDevice);
+    else cudaMemsetAsync(b->m2.p, 0, bytes, b->st);
+    cudaMemsetAsync(b->grads.p, 0, bytes, b->st);
+    cudaMemsetAsync(b->stats.p, 0, (size_t)g->n * 3 * sizeof(float), b->st);
+    return cu_check(cudaStreamSynchronize(b->st), "set_gaussians");
+}
+
+static void host_store_fit(sp_gaussians *g, int n, int sh_degree) {
+    if (g->K != sp_sh_coeffs(sh_degree) || g->sh_degree != sh_degree || !g->means) {
+        if (g->means) sp_gaussians_free(g);
+        sp_gaussians_init(g, n, sh_degree);
+    }
+    sp_gaussians_reserve(g, n > 0 ? n : 1);
+    g->n = n;
+}
+
+static int cu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v) {
+    cu_backend *b = (cu_backend *)base;
+    sp_gaussians *st[3] = {g, m, v};
+    cu_buf *src[3] = {&b->params, &b->m1, &b->m2};
+    for (int i = 0; i < 3; i++) {
+        if (!st[i]) continue;
+        host_store_fit(st[i], b->n, b->sh_degree);
+        if (b->n) copy_regions(b, (float *)src[i]->p, st[i], cudaMemcpyDeviceToHost);
+    }
+    return cu_check(cudaStreamSynchronize(b->st), "get_gaussians");
+}
+
+static int cu_num_gaussians(sp_backend *base) { return ((cu_backend *)base)->n; }
+
+static int cu_train_step(sp_backend *base, const sp_step_args *a) {
+    cu_backend *b = (cu_backend *)base;
+    if (a->view < 0 || a->view >= b->num_views)
+        return sp_error("cuda: train_step: view %d out of range (%d uploaded)", a->view, b->num_views);
+    if (a->sh_degree < 0 || a->sh_degree > b->sh_degree)
+        return sp_error("cuda: train_step: SH degree %d exceeds the stored degree %d", a->sh_degree, b->sh_degree);
+    const cu_view *view = &b->views[a->view];
+    const sp_camera *cam = &view->cam;
+    int w = cam->width, h = cam->height, n = b->n;
+    float3 bg = make_float3(a->bg[0], a->bg[1], a->bg[2]);
+    if (ensure_loss_buffers(b, w, h)) return -1;
+    cu_prof_open(b, 1);
+    if (forward(b, cam, a->sh_degree, bg)) {
+        cu_prof_close(b);
+        return -1;
+    }
+    int det = b->base.cfg.deterministic;
+    cu_bins bins = current_bins(b);
+    cu_raster fwd = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
+
+    cu_prof_begin(b, CU_ST_LOSS);
+    cuda_composite_target((const uint8_t *)b->view_pix.p + view->off, view->channels,
+                          b->alpha == SP_ALPHA_PREMULTIPLIED, w, h, bg, (float *)b->target.p, b->st);
+    double *acc = (double *)b->acc.p;
+    cuda_loss((const float *)b->rgb.p, (const float *)b->target.p, w, h, a->ssim_weight, (float *)b->dl_drgb.p,
+              (float *)b->loss_work.p, (double *)b->partials.p, acc, acc + 3, b->st);
+    cu_prof_end(b);
+
+    cu_prof_begin(b, CU_ST_BACKWARD);
+    if (!det) cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
+    cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, det,
+                               (float *)b->pair_grad.p, &b->pgrad, b->st);
+    if (det)
+        cuda_reduce_pair_grads((const float *)b->pair_grad.p, b->proj.offsets, (const uint32_t *)b->inv.p, n,
+                               &b->pgrad, b->st);
+    cu_prof_end(b);
+
+    cu_prof_begin(b, CU_ST_PROJECT_BACK);
+    cu_params P = params_of(b, &b->params), Gp = params_of(b, &b->grads);
+    float *stats = (float *)b->stats.p;
+    cuda_project_back(&P, n, b->K, cam, a->sh_degree, &b->proj, &b->pgrad, &Gp, a->collect_stats ? stats : NULL,
+                      stats + n, stats + 2 * (size_t)n, b->st);
+    cu_prof_end(b);
+
+    cu_prof_begin(b, CU_ST_ADAM);
+    cu_adam_args aa;
+    aa.lr[0] = a->lr.means, aa.lr[1] = a->lr.log_scales, aa.lr[2] = a->lr.quats;
+    aa.lr[3] = a->lr.opacity, aa.lr[4] = a->lr.sh_dc, aa.lr[5] = a->lr.sh_rest;
+    aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = a->eps;
+    aa.bc1 = (float)(1.0 - pow((double)a->beta1, (double)a->adam_step));
+    aa.bc2 = (float)(1.0 - pow((double)a->beta2, (double)a->adam_step));
+    cuda_adam((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, n, b->K, &aa,
+              b->st);
+    cu_prof_end(b);
+    cu_prof_close(b);
+    return cu_check(cudaGetLastError(), "train_step");
+}
+
+static int cu_take_loss(sp_backend *base, double *mean_loss, int *steps) {
+    cu_backend *b = (cu_backend *)base;
+    if (cu_check(cudaMemcpyAsync(b->h_acc, b->acc.p, 3 * sizeof(double), cudaMemcpyDeviceToHost, b->st),
+                 "take_loss") ||
+        cu_check(cudaStreamSynchronize(b->st), "take_loss"))
+        return -1;
+    cudaMemsetAsync(b->acc.p, 0, 3 * sizeof(double), b->st);
+    int cnt = (int)b->h_acc[1];
+    if (steps) *steps = cnt;
+    if (mean_loss) *mean_loss = b->h_acc[2] > 0.0 ? NAN : (cnt ? b->h_acc[0] / cnt : 0.0);
+    return 0;
+}
+
+static int cu_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result *r) {
+    cu_backend *b = (cu_backend *)base;
+    cu_prof_open(b, 0);
+    cu_prof_begin(b, CU_ST_REFINE);
+    int rc = cuda_refine(b, a, r);
+    cu_prof_end(b);
+    cu_prof_close(b);
+    return rc;
+}
+
+static int cu_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
+    cu_backend *b = (cu_backend *)base;
+    if (cam->width <= 0 || cam->height <= 0) return sp_error("cuda: render: empty camera %dx%d", cam->width, cam->height);
+    if (sh_degree < 0 || sh_degree > b->sh_degree)
+        return sp_error("cuda: render: SH degree %d exceeds the stored degree %d", sh_degree, b->sh_degree);
+    if (forward(b, cam, sh_degree, make_float3(bg[0], bg[1], bg[2]))) return -1;
+    size_t bytes = (size_t)cam->width * cam->height * 3 * sizeof(float);
+    if (cu_check(cudaMemcpyAsync(rgb, b->rgb.p, bytes, cudaMemcpyDeviceToHost, b->st), "render")) return -1;
+    return cu_check(cudaStreamSynchronize(b->st), "render");
+}
+
+__global__ void k_finite(const float *p, int64_t count, uint32_t *bad) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count && !isfinite(p[i])) *bad = 1u;
+}
+
+static int cu_params_finite(sp_backend *base) {
+    cu_backend *b = (cu_backend *)base;
+    if (b->n == 0) return 1;
+    uint32_t *flag = (uint32_t *)b->acc.p + 8; /* past the 4 doubles */
+    cudaMemsetAsync(flag, 0, sizeof(uint32_t), b->st);
+    int64_t count = (int64_t)b->n * cu_floats(b->K);
+    k_finite<<<CU_GRID(count, 256), 256, 0, b->st>>>((const float *)b->params.p, count, flag);
+    cudaMemcpyAsync(b->h_u32 + 1, flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, b->st);
+    if (cu_check(cudaStreamSynchronize(b->st), "params_finite")) return 0;
+    return b->h_u32[1] == 0;
+}
+
+static int cu_get_profile(sp_backend *base, sp_profile *p) {
+    cu_backend *b = (cu_backend *)base;
+    for (int r = 0; r < CU_PROF_RING; r++) prof_harvest(b, &b->prof[r]);
+    memset(p, 0, sizeof *p);
+    p->num_stages = CU_NUM_STAGES;
+    for (int i = 0; i < CU_NUM_STAGES; i++) {
+        p->name[i] = k_stage_names[i];
+        p->ms[i] = b->prof_ms[i];
+        p->busy_ms += b->prof_ms[i];
+    }
+    p->calls = b->prof_calls;
+    p->peak_bytes = b->mem.peak;
+    return 0;
+}
+
+static const sp_backend_ops k_cuda_ops = {
+    "cuda",          cu_destroy,      cu_upload_views, cu_set_gaussians, cu_get_gaussians, cu_num_gaussians,
+    cu_train_step,   cu_take_loss,    cu_refine,       cu_render,        cu_params_finite, cu_get_profile,
+};
+
+extern "C" int sp_cuda_device_count(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+extern "C" sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg) {
+    int count = sp_cuda_device_count();
+    if (count <= 0) {
+        sp_error("cuda: no CUDA device available");
+        return NULL;
+    }
+    if (cfg->device < 0 || cfg->device >= count) {
+        sp_error("cuda: device %d does not exist (%d visible)", cfg->device, count);
+        return NULL;
+    }
+    if (cu_check(cudaSetDevice(cfg->device), "select device")) return NULL;
+    cu_backend *b = SP_NEW(cu_backend, 1);
+    b->base.ops = &k_cuda_ops;
+    b->base.cfg = *cfg;
+    if (cu_check(cudaStreamCreateWithFlags(&b->st, cudaStreamNonBlocking), "create stream") ||
+        cu_check(cudaMallocHost((void **)&b->h_acc, 4 * sizeof(double)), "pinned memory") ||
+        cu_check(cudaMallocHost((void **)&b->h_u32, 4 * sizeof(uint32_t)), "pinned memory") ||
+        cu_alloc(&b->mem, &b->acc, 4 * sizeof(double) + 16, "loss accumulator"))
+        goto fail;
+    cudaMemsetAsync(b->acc.p, 0, b->acc.bytes, b->st);
+    if (cfg->profile)
+        for (int r = 0; r < CU_PROF_RING; r++)
+            for (int i = 0; i < CU_PROF_SPANS; i++)
+                if (cu_check(cudaEventCreate(&b->prof[r].ev[i][0]), "create event") ||
+                    cu_check(cudaEventCreate(&b->prof[r].ev[i][1]), "create event"))
+                    goto fail;
+    if (cu_check(cudaStreamSynchronize(b->st), "init")) goto fail;
+    return &b->base;
+fail:
+    cu_destroy(&b->base);
+    return NULL;
+}

@@ -1,0 +1,216 @@
+/* cuda_internal.h — what the CUDA backend's .cu files share: device buffers with memory
+ * accounting, the stage launchers (one per stage of docs/math.md) and small device helpers.
+ * Compiled by nvcc only; C code never includes this file. */
+#ifndef SPLAT_CUDA_INTERNAL_H
+#define SPLAT_CUDA_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern "C" {
+#include "backend/backend.h"
+#include "core/core.h"
+}
+
+#define CU_TILE 16
+#define CU_BLOCK (CU_TILE * CU_TILE)
+#define CU_BWD_BATCH 128 /* Gaussians per shared-memory batch in backward_raster */
+#define CU_PAIR_GRADS 9  /* dmean2d 2, dconic 3, dopacity 1, dcolor 3 */
+
+/* Device memory accounting: every allocation of the backend goes through cu_alloc/cu_free. */
+typedef struct {
+    int64_t cur, peak;
+    int num_gaussians; /* named in out-of-memory messages */
+} cu_mem;
+
+typedef struct {
+    void *p;
+    size_t bytes;
+} cu_buf;
+
+int cu_alloc(cu_mem *mem, cu_buf *b, size_t bytes, const char *what);
+void cu_free(cu_mem *mem, cu_buf *b);
+/* Grows b to at least bytes (contents lost); grows by 1.5x to amortize. */
+int cu_reserve(cu_mem *mem, cu_buf *b, size_t bytes, const char *what);
+/* Records a CUDA error as sp_error ("cuda: what: message"); returns -1 if err != success. */
+int cu_check(cudaError_t err, const char *what);
+
+/* Projected Gaussians on the device (layouts of sp_proj in backend/cpu/stages.h). */
+typedef struct {
+    float *mean2d, *conic, *depth, *opacity, *color, *radius;
+    int32_t *rect;
+    uint8_t *clamped;
+    uint32_t *touched; /* tiles per Gaussian */
+    uint32_t *offsets; /* inclusive prefix sum of touched */
+} cu_proj;
+
+typedef struct {
+    float *mean2d, *conic, *opacity, *color;
+} cu_proj_grad;
+
+/* Parameters (or gradients, or moments) in one allocation: regions at capacity offsets. */
+typedef struct {
+    float *means, *log_scales, *quats, *opacity_logits, *sh;
+} cu_params;
+
+static inline cu_params cu_params_at(float *base, int cap, int K) {
+    cu_params p;
+    size_t c = (size_t)cap;
+    p.means = base;
+    p.log_scales = base + 3 * c;
+    p.quats = base + 6 * c;
+    p.opacity_logits = base + 10 * c;
+    p.sh = base + 11 * c;
+    (void)K;
+    return p;
+}
+
+/* Sorted per-tile lists. */
+typedef struct {
+    int tiles_x, tiles_y;
+    int num_pairs;
+    const uint32_t *ids;   /* [num_pairs] Gaussian per sorted position */
+    const uint2 *range;    /* [tiles] start, end */
+} cu_bins;
+
+typedef struct {
+    float *rgb;
+    float *final_T;
+    int32_t *n_contrib;
+} cu_raster;
+
+/* ---- stage launchers (all asynchronous on stream s) ---- */
+/* project.cu */
+void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out,
+                  cudaStream_t s);
+/* project_back; stats may be NULL (grad_accum, grad_count, max_radius). */
+void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, const cu_proj *proj,
+                       const cu_proj_grad *g, cu_params *out, float *grad_accum, float *grad_count,
+                       float *max_radius, cudaStream_t s);
+/* The same math on the host, for tests without a GPU. */
+void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out);
+void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree,
+                            const cu_proj *proj, const cu_proj_grad *g, cu_params *out);
+/* raster.cu */
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
+                     uint32_t *pair_gid, cudaStream_t s);
+int cuda_tile_bits(int tiles);
+void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, cudaStream_t s);
+/* Deterministic mode: ids[j] = pair_gid[perm[j]], inv[perm[j]] = j. */
+void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, uint32_t *inv,
+                     cudaStream_t s);
+void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg, cu_raster *out,
+                    cudaStream_t s);
+/* Backward variants sit side by side; per-pixel is the default. With deterministic, per-pair
+ * contributions go to pair_grad [num_pairs][9] and cuda_reduce_pair_grads sums them per Gaussian. */
+void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg,
+                                const cu_raster *fwd, const float *dl_drgb, int deterministic, float *pair_grad,
+                                cu_proj_grad *g, cudaStream_t s);
+/* seg_end[i]: inclusive end of Gaussian i's segment in pos[]; pos[k] = sorted pair position. */
+void cuda_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, const uint32_t *pos, int n,
+                            cu_proj_grad *g, cudaStream_t s);
+/* loss.cu: target = composite of an 8-bit view on bg. */
+void cuda_composite_target(const uint8_t *pix, int channels, int premultiplied, int w, int h, float3 bg,
+                           float *target, cudaStream_t s);
+/* Number of per-block partial sums loss needs for a w x h image. */
+int cuda_loss_partials(int w, int h);
+/* Writes dl_drgb; work: 9 w h floats scratch; partials: cuda_loss_partials doubles x2. The loss
+ * value is added to acc[0] (sum), acc[1] += 1 (count), acc[2] += 1 if not finite. *value (device)
+ * receives this step's loss when not NULL. */
+void cuda_loss(const float *rgb, const float *target, int w, int h, float ssim_weight, float *dl_drgb, float *work,
+               double *partials, double *acc, double *value, cudaStream_t s);
+/* adam.cu: one kernel over all groups of n Gaussians (regions at capacity offsets). */
+typedef struct {
+    float lr[6]; /* means, log_scales, quats, opacity, sh_dc, sh_rest */
+    float beta1, beta2, eps, bc1, bc2;
+} cu_adam_args;
+void cuda_adam(float *param, const float *grad, float *m, float *v, int n, int cap, int K, const cu_adam_args *a,
+               cudaStream_t s);
+void cuda_adam_flat(float *param, const float *grad, float *m, float *v, int64_t count, float lr,
+                    const cu_adam_args *a, cudaStream_t s);
+
+/* ---- device helpers ---- */
+#define CU_GRID(n, b) ((unsigned)(((int64_t)(n) + (b)-1) / (b)))
+
+/* ---- the backend object (cuda_backend.cu; refine.cu reads it) ---- */
+#define CU_PROF_RING 4
+#define CU_PROF_SPANS 24
+typedef struct {
+    cudaEvent_t ev[CU_PROF_SPANS][2];
+    int stage[CU_PROF_SPANS];
+    int num_spans, pending, train;
+} cu_prof_set;
+
+typedef struct {
+    size_t off;
+    int channels;
+    sp_camera cam;
+} cu_view;
+
+typedef struct {
+    sp_backend base;
+    cudaStream_t st;
+    cu_mem mem;
+    int n, K, sh_degree;
+    cu_buf params, grads, m1, m2; /* n * sp_gaussian_floats(K) floats each, regions at offsets of n */
+    cu_buf stats;                 /* grad_accum[n], grad_count[n], max_radius[n] */
+    /* per-Gaussian scratch */
+    cu_buf proj_buf, pgrad_buf;
+    int scratch_n;
+    cu_proj proj;
+    cu_proj_grad pgrad;
+    /* pairs */
+    cu_buf keys, keys_sorted, vals, vals_sorted, pair_gid, ids, inv, pair_grad;
+    uint64_t *sorted_keys; /* the sort's output: keys or keys_sorted */
+    uint32_t *sorted_vals;
+    int64_t pair_cap;
+    int num_pairs;
+    cu_buf sort_temp, scan_temp;
+    cu_buf ranges;
+    int tiles_x, tiles_y;
+    /* images */
+    cu_buf rgb, final_T, n_contrib, dl_drgb, target, loss_work, partials;
+    cu_buf acc; /* double sum, count, non-finite count, last value */
+    double *h_acc;   /* pinned */
+    uint32_t *h_u32; /* pinned scalars read back */
+    /* training views */
+    cu_buf view_pix;
+    cu_view *views;
+    int num_views;
+    sp_alpha_mode alpha;
+    /* profiling */
+    cu_prof_set prof[CU_PROF_RING];
+    int prof_cur;
+    cu_prof_set *prof_active;
+    double prof_ms[SP_MAX_STAGES];
+    long prof_calls;
+} cu_backend;
+
+enum {
+    CU_ST_PROJECT,
+    CU_ST_EMIT,
+    CU_ST_SORT,
+    CU_ST_RANGES,
+    CU_ST_RASTER,
+    CU_ST_LOSS,
+    CU_ST_BACKWARD,
+    CU_ST_PROJECT_BACK,
+    CU_ST_ADAM,
+    CU_ST_REFINE,
+    CU_NUM_STAGES
+};
+
+/* Profiling spans (no-ops unless cfg.profile and a set is active). */
+void cu_prof_begin(cu_backend *b, int stage);
+void cu_prof_end(cu_backend *b);
+/* Starts/ends a profiled span set (train_step, refine). */
+void cu_prof_open(cu_backend *b, int train);
+void cu_prof_close(cu_backend *b);
+
+static inline int cu_floats(int K) { return 3 + 3 + 4 + 1 + 3 * K; }
+
+/* refine.cu */
+int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *r);
+
+#endif

@@ -1,0 +1,408 @@
+/* project.cu — the `project` and `project_back` stages on the GPU (docs/math.md): per Gaussian,
+ * world -> camera, EWA 2D covariance with low-pass, opacity-aware tile rect and SH colour, and the
+ * exact chain rule back to means, scales, rotations, opacity logits and SH coefficients.
+ * One thread per Gaussian; no atomics, so both stages are deterministic. */
+#include "backend/cuda/cuda_internal.h"
+
+#define SH_C0 0.28209479177387814f
+#define SH_C1 0.4886025119029199f
+#define SH_C2_0 1.0925484305920792f
+#define SH_C2_1 -1.0925484305920792f
+#define SH_C2_2 0.31539156525252005f
+#define SH_C2_3 -1.0925484305920792f
+#define SH_C2_4 0.5462742152960396f
+#define SH_C3_0 -0.5900435899266435f
+#define SH_C3_1 2.890611442640554f
+#define SH_C3_2 -0.4570457994644658f
+#define SH_C3_3 0.3731763325901154f
+#define SH_C3_4 -0.4570457994644658f
+#define SH_C3_5 1.445305721320277f
+#define SH_C3_6 -0.5900435899266435f
+/* The per-Gaussian math is __host__ __device__ so it can be checked on the host.
+ *
+ * The 2D covariance is ill-conditioned (conic = inverse of a nearly singular matrix for thin
+ * Gaussians): a one-ulp difference in an intermediate shows up as 1e-4 relative in the conic. So
+ * the geometry is computed in exactly the CPU reference's operation order, without fused
+ * multiply-adds on the device (FMUL/FADD/FSUB round every step), and exp in double rounded to
+ * float (what a correctly rounded expf gives). This costs nothing measurable: project is cheap. */
+#define CU_HD __host__ __device__
+#ifdef __CUDA_ARCH__
+#define FMUL(a, b) __fmul_rn((a), (b))
+#define FADD(a, b) __fadd_rn((a), (b))
+#define FSUB(a, b) __fsub_rn((a), (b))
+#define EXPF(x) ((float)exp((double)(x)))
+#else
+#define FMUL(a, b) ((a) * (b))
+#define FADD(a, b) ((a) + (b))
+#define FSUB(a, b) ((a) - (b))
+#define EXPF(x) expf(x)
+#endif
+/* a0 b0 + a1 b1 + a2 b2, left to right, each step rounded */
+#define DOT3(a0, b0, a1, b1, a2, b2) FADD(FADD(FMUL(a0, b0), FMUL(a1, b1)), FMUL(a2, b2))
+
+/* Real SH basis values Y[0..K) at unit direction d. */
+CU_HD static void sh_basis(int degree, float x, float y, float z, float *Y) {
+    Y[0] = SH_C0;
+    if (degree < 1) return;
+    Y[1] = -SH_C1 * y;
+    Y[2] = SH_C1 * z;
+    Y[3] = -SH_C1 * x;
+    if (degree < 2) return;
+    float xx = x * x, yy = y * y, zz = z * z, xy = x * y, yz = y * z, xz = x * z;
+    Y[4] = SH_C2_0 * xy;
+    Y[5] = SH_C2_1 * yz;
+    Y[6] = SH_C2_2 * (2.0f * zz - xx - yy);
+    Y[7] = SH_C2_3 * xz;
+    Y[8] = SH_C2_4 * (xx - yy);
+    if (degree < 3) return;
+    Y[9] = SH_C3_0 * y * (3.0f * xx - yy);
+    Y[10] = SH_C3_1 * xy * z;
+    Y[11] = SH_C3_2 * y * (4.0f * zz - xx - yy);
+    Y[12] = SH_C3_3 * z * (2.0f * zz - 3.0f * xx - 3.0f * yy);
+    Y[13] = SH_C3_4 * x * (4.0f * zz - xx - yy);
+    Y[14] = SH_C3_5 * z * (xx - yy);
+    Y[15] = SH_C3_6 * x * (xx - 3.0f * yy);
+}
+
+/* Derivatives of the basis w.r.t. x, y, z (DC has none). */
+CU_HD static void sh_basis_grad(int degree, float x, float y, float z, float *dX, float *dY, float *dZ) {
+    dX[0] = dY[0] = dZ[0] = 0.0f;
+    if (degree < 1) return;
+    dX[1] = 0.0f, dY[1] = -SH_C1, dZ[1] = 0.0f;
+    dX[2] = 0.0f, dY[2] = 0.0f, dZ[2] = SH_C1;
+    dX[3] = -SH_C1, dY[3] = 0.0f, dZ[3] = 0.0f;
+    if (degree < 2) return;
+    float xx = x * x, yy = y * y, zz = z * z;
+    dX[4] = SH_C2_0 * y, dY[4] = SH_C2_0 * x, dZ[4] = 0.0f;
+    dX[5] = 0.0f, dY[5] = SH_C2_1 * z, dZ[5] = SH_C2_1 * y;
+    dX[6] = -2.0f * SH_C2_2 * x, dY[6] = -2.0f * SH_C2_2 * y, dZ[6] = 4.0f * SH_C2_2 * z;
+    dX[7] = SH_C2_3 * z, dY[7] = 0.0f, dZ[7] = SH_C2_3 * x;
+    dX[8] = 2.0f * SH_C2_4 * x, dY[8] = -2.0f * SH_C2_4 * y, dZ[8] = 0.0f;
+    if (degree < 3) return;
+    dX[9] = 6.0f * SH_C3_0 * x * y, dY[9] = SH_C3_0 * (3.0f * xx - 3.0f * yy), dZ[9] = 0.0f;
+    dX[10] = SH_C3_1 * y * z, dY[10] = SH_C3_1 * x * z, dZ[10] = SH_C3_1 * x * y;
+    dX[11] = -2.0f * SH_C3_2 * x * y, dY[11] = SH_C3_2 * (4.0f * zz - xx - 3.0f * yy),
+    dZ[11] = 8.0f * SH_C3_2 * y * z;
+    dX[12] = -6.0f * SH_C3_3 * x * z, dY[12] = -6.0f * SH_C3_3 * y * z,
+    dZ[12] = SH_C3_3 * (6.0f * zz - 3.0f * xx - 3.0f * yy);
+    dX[13] = SH_C3_4 * (4.0f * zz - 3.0f * xx - yy), dY[13] = -2.0f * SH_C3_4 * x * y,
+    dZ[13] = 8.0f * SH_C3_4 * x * z;
+    dX[14] = 2.0f * SH_C3_5 * x * z, dY[14] = -2.0f * SH_C3_5 * y * z, dZ[14] = SH_C3_5 * (xx - yy);
+    dX[15] = SH_C3_6 * (3.0f * xx - 3.0f * yy), dY[15] = -6.0f * SH_C3_6 * x * y, dZ[15] = 0.0f;
+}
+
+/* Unit-quaternion rotation matrix, row-major. */
+CU_HD static void quat_to_rot(float w, float x, float y, float z, float *R) {
+    R[0] = FSUB(1.0f, FMUL(2.0f, FADD(FMUL(y, y), FMUL(z, z))));
+    R[1] = FMUL(2.0f, FSUB(FMUL(x, y), FMUL(w, z)));
+    R[2] = FMUL(2.0f, FADD(FMUL(x, z), FMUL(w, y)));
+    R[3] = FMUL(2.0f, FADD(FMUL(x, y), FMUL(w, z)));
+    R[4] = FSUB(1.0f, FMUL(2.0f, FADD(FMUL(x, x), FMUL(z, z))));
+    R[5] = FMUL(2.0f, FSUB(FMUL(y, z), FMUL(w, x)));
+    R[6] = FMUL(2.0f, FSUB(FMUL(x, z), FMUL(w, y)));
+    R[7] = FMUL(2.0f, FADD(FMUL(y, z), FMUL(w, x)));
+    R[8] = FSUB(1.0f, FMUL(2.0f, FADD(FMUL(x, x), FMUL(y, y))));
+}
+
+/* Forward geometry shared by project and project_back. */
+typedef struct {
+    float p[3], z;
+    float qn[4], qlen;
+    float Rq[9], s[3], M[9], Sigma[6]; /* Sigma: xx xy xz yy yz zz */
+    float u, v;
+    int clamp_u, clamp_v;
+    float T[6]; /* 2 x 3 */
+    float a, b, c;
+} cu_geom;
+
+/* Returns 0 when behind the near plane (other fields then undefined). */
+CU_HD static int geom_forward(const cu_params *P, int i, const sp_camera *cam, cu_geom *g) {
+    const float *m = P->means + 3 * (size_t)i;
+    const float *R = cam->R;
+    for (int r = 0; r < 3; r++)
+        g->p[r] = FADD(DOT3(R[3 * r], m[0], R[3 * r + 1], m[1], R[3 * r + 2], m[2]), cam->t[r]);
+    g->z = g->p[2];
+    if (!(g->z >= 0.2f)) return 0;
+    const float *q = P->quats + 4 * (size_t)i;
+    float qq = FADD(FADD(FADD(FMUL(q[0], q[0]), FMUL(q[1], q[1])), FMUL(q[2], q[2])), FMUL(q[3], q[3]));
+    g->qlen = sqrtf(qq);
+    if (!(g->qlen > 0.0f)) return 0;
+    for (int k = 0; k < 4; k++) g->qn[k] = q[k] / g->qlen;
+    quat_to_rot(g->qn[0], g->qn[1], g->qn[2], g->qn[3], g->Rq);
+    const float *ls = P->log_scales + 3 * (size_t)i;
+    for (int k = 0; k < 3; k++) g->s[k] = EXPF(ls[k]);
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) g->M[3 * r + k] = FMUL(g->Rq[3 * r + k], g->s[k]);
+    const float *M = g->M;
+    g->Sigma[0] = DOT3(M[0], M[0], M[1], M[1], M[2], M[2]);
+    g->Sigma[1] = DOT3(M[0], M[3], M[1], M[4], M[2], M[5]);
+    g->Sigma[2] = DOT3(M[0], M[6], M[1], M[7], M[2], M[8]);
+    g->Sigma[3] = DOT3(M[3], M[3], M[4], M[4], M[5], M[5]);
+    g->Sigma[4] = DOT3(M[3], M[6], M[4], M[7], M[5], M[8]);
+    g->Sigma[5] = DOT3(M[6], M[6], M[7], M[7], M[8], M[8]);
+    float W = (float)cam->width, H = (float)cam->height;
+    float ulo = -FADD(cam->cx, FMUL(0.15f, W)) / cam->fx, uhi = FADD(FSUB(W, cam->cx), FMUL(0.15f, W)) / cam->fx;
+    float vlo = -FADD(cam->cy, FMUL(0.15f, H)) / cam->fy, vhi = FADD(FSUB(H, cam->cy), FMUL(0.15f, H)) / cam->fy;
+    float u = g->p[0] / g->z, v = g->p[1] / g->z;
+    g->clamp_u = u < ulo || u > uhi;
+    g->clamp_v = v < vlo || v > vhi;
+    g->u = fminf(fmaxf(u, ulo), uhi);
+    g->v = fminf(fmaxf(v, vlo), vhi);
+    float z = g->z;
+    float tx = FMUL(g->u, z), ty = FMUL(g->v, z);
+    float z2 = FMUL(z, z);
+    float j00 = cam->fx / z, j02 = FMUL(-cam->fx, tx) / z2;
+    float j11 = cam->fy / z, j12 = FMUL(-cam->fy, ty) / z2;
+    for (int k = 0; k < 3; k++) {
+        g->T[k] = FADD(FMUL(j00, R[k]), FMUL(j02, R[6 + k]));
+        g->T[3 + k] = FADD(FMUL(j11, R[3 + k]), FMUL(j12, R[6 + k]));
+    }
+    /* Sigma' = T Sigma T^T */
+    const float *S = g->Sigma;
+    float TS0[3], TS1[3];
+    for (int k = 0; k < 3; k++) {
+        int r0 = k == 0 ? 0 : (k == 1 ? 1 : 2), r1 = k == 0 ? 1 : (k == 1 ? 3 : 4), r2 = k == 0 ? 2 : (k == 1 ? 4 : 5);
+        TS0[k] = DOT3(g->T[0], S[r0], g->T[1], S[r1], g->T[2], S[r2]);
+        TS1[k] = DOT3(g->T[3], S[r0], g->T[4], S[r1], g->T[5], S[r2]);
+    }
+    g->a = FADD(DOT3(TS0[0], g->T[0], TS0[1], g->T[1], TS0[2], g->T[2]), 0.3f);
+    g->b = DOT3(TS0[0], g->T[3], TS0[1], g->T[4], TS0[2], g->T[5]);
+    g->c = FADD(DOT3(TS1[0], g->T[3], TS1[1], g->T[4], TS1[2], g->T[5]), 0.3f);
+    return 1;
+}
+
+CU_HD static void view_dir(const float *m, const float *C, float *d, float *len) {
+    float x = m[0] - C[0], y = m[1] - C[1], z = m[2] - C[2];
+    *len = sqrtf(x * x + y * y + z * z);
+    float inv = 1.0f / *len;
+    d[0] = x * inv, d[1] = y * inv, d[2] = z * inv;
+}
+
+CU_HD void cuda_project_one(const cu_params &P, int i, int K, const sp_camera &cam, float3 C, int sh_degree,
+                           const cu_proj &out) {
+    int32_t *rect = out.rect + 4 * (size_t)i;
+    rect[0] = rect[1] = rect[2] = rect[3] = 0;
+    out.radius[i] = 0.0f;
+    out.touched[i] = 0;
+    cu_geom g;
+    if (!geom_forward(&P, i, &cam, &g)) return;
+    float det = FSUB(FMUL(g.a, g.c), FMUL(g.b, g.b));
+    if (!(det > 0.0f)) return;
+    float sigma = 1.0f / (1.0f + EXPF(-P.opacity_logits[i]));
+    if (!(sigma >= 1.0f / 255.0f)) return;
+    float mx = cam.fx * g.p[0] / g.z + cam.cx, my = cam.fy * g.p[1] / g.z + cam.cy;
+    float tau = 2.0f * logf(255.0f * sigma);
+    float ex = sqrtf(FMUL(tau, g.a)), ey = sqrtf(FMUL(tau, g.c));
+    int tiles_x = (cam.width + CU_TILE - 1) / CU_TILE, tiles_y = (cam.height + CU_TILE - 1) / CU_TILE;
+    int x0 = (int)fminf(fmaxf(floorf((mx - ex) / 16.0f), 0.0f), (float)tiles_x);
+    int x1 = (int)fminf(fmaxf(floorf((mx + ex) / 16.0f) + 1.0f, 0.0f), (float)tiles_x);
+    int y0 = (int)fminf(fmaxf(floorf((my - ey) / 16.0f), 0.0f), (float)tiles_y);
+    int y1 = (int)fminf(fmaxf(floorf((my + ey) / 16.0f) + 1.0f, 0.0f), (float)tiles_y);
+    if (!(x0 < x1 && y0 < y1)) return;
+    rect[0] = x0, rect[1] = y0, rect[2] = x1, rect[3] = y1;
+    out.touched[i] = (uint32_t)((x1 - x0) * (y1 - y0));
+    out.radius[i] = fmaxf(ex, ey);
+    out.mean2d[2 * i] = mx;
+    out.mean2d[2 * i + 1] = my;
+    out.conic[3 * i] = g.c / det;
+    out.conic[3 * i + 1] = -g.b / det;
+    out.conic[3 * i + 2] = g.a / det;
+    out.depth[i] = g.z;
+    out.opacity[i] = sigma;
+    /* colour */
+    float d[3], len, Y[16];
+    float Cw[3] = {C.x, C.y, C.z};
+    view_dir(P.means + 3 * (size_t)i, Cw, d, &len);
+    sh_basis(sh_degree, d[0], d[1], d[2], Y);
+    int used = (sh_degree + 1) * (sh_degree + 1);
+    const float *sh = P.sh + 3 * (size_t)K * i;
+    for (int ch = 0; ch < 3; ch++) {
+        float acc = 0.0f;
+        for (int k = 0; k < used; k++) acc += Y[k] * sh[3 * k + ch];
+        acc += 0.5f;
+        out.clamped[3 * i + ch] = acc < 0.0f;
+        out.color[3 * i + ch] = fmaxf(acc, 0.0f);
+    }
+}
+
+__global__ void k_project(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, cu_proj out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) cuda_project_one(P, i, K, cam, C, sh_degree, out);
+}
+
+static float3 camera_center(const sp_camera *cam) {
+    /* -R^T t */
+    const float *R = cam->R, *t = cam->t;
+    float3 c;
+    c.x = -(R[0] * t[0] + R[3] * t[1] + R[6] * t[2]);
+    c.y = -(R[1] * t[0] + R[4] * t[1] + R[7] * t[2]);
+    c.z = -(R[2] * t[0] + R[5] * t[1] + R[8] * t[2]);
+    return c;
+}
+
+/* The SH degree is capped to what K coefficients hold. */
+static int cap_degree(int sh_degree, int K) {
+    while (sh_degree > 0 && (sh_degree + 1) * (sh_degree + 1) > K) sh_degree--;
+    return sh_degree < 0 ? 0 : sh_degree;
+}
+
+void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out,
+                  cudaStream_t s) {
+    if (n <= 0) return;
+    sh_degree = cap_degree(sh_degree, K);
+    k_project<<<CU_GRID(n, 256), 256, 0, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree, *out);
+}
+
+CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_camera &cam, float3 C, int sh_degree,
+                                   const cu_proj &proj, const cu_proj_grad &G, const cu_params &out,
+                                   float *grad_accum, float *grad_count, float *max_radius) {
+    const int32_t *rect = proj.rect + 4 * (size_t)i;
+    int visible = rect[0] < rect[2] && rect[1] < rect[3];
+    float *gm = out.means + 3 * (size_t)i, *gls = out.log_scales + 3 * (size_t)i, *gq = out.quats + 4 * (size_t)i;
+    float *gsh = out.sh + 3 * (size_t)K * i;
+    for (int k = 0; k < 3; k++) gm[k] = gls[k] = 0.0f;
+    for (int k = 0; k < 4; k++) gq[k] = 0.0f;
+    for (int k = 0; k < 3 * K; k++) gsh[k] = 0.0f;
+    out.opacity_logits[i] = 0.0f;
+    if (!visible) return;
+    cu_geom g;
+    geom_forward(&P, i, &cam, &g);
+    float sigma = proj.opacity[i];
+    out.opacity_logits[i] = G.opacity[i] * sigma * (1.0f - sigma);
+
+    float dm[3] = {0.0f, 0.0f, 0.0f}; /* dL/dmean (world) */
+    /* colour -> SH and view direction */
+    {
+        float d[3], len, Y[16], dX[16], dY[16], dZ[16];
+        float Cw[3] = {C.x, C.y, C.z};
+        const float *m = P.means + 3 * (size_t)i;
+        view_dir(m, Cw, d, &len);
+        sh_basis(sh_degree, d[0], d[1], d[2], Y);
+        sh_basis_grad(sh_degree, d[0], d[1], d[2], dX, dY, dZ);
+        int used = (sh_degree + 1) * (sh_degree + 1);
+        const float *sh = P.sh + 3 * (size_t)K * i;
+        float dc[3];
+        for (int ch = 0; ch < 3; ch++) dc[ch] = proj.clamped[3 * i + ch] ? 0.0f : G.color[3 * i + ch];
+        float dd[3] = {0.0f, 0.0f, 0.0f};
+        for (int k = 0; k < used; k++) {
+            float dot = 0.0f;
+            for (int ch = 0; ch < 3; ch++) {
+                gsh[3 * k + ch] = Y[k] * dc[ch];
+                dot += sh[3 * k + ch] * dc[ch];
+            }
+            dd[0] += dot * dX[k], dd[1] += dot * dY[k], dd[2] += dot * dZ[k];
+        }
+        /* d = v / |v|: dv = (dd - d (d . dd)) / |v| */
+        float dot = d[0] * dd[0] + d[1] * dd[1] + d[2] * dd[2];
+        for (int k = 0; k < 3; k++) dm[k] += (dd[k] - d[k] * dot) / len;
+    }
+    /* conic -> a, b, c */
+    float a = g.a, b = g.b, c = g.c;
+    float det = FSUB(FMUL(a, c), FMUL(b, b));
+    float id2 = 1.0f / (det * det);
+    float gA = G.conic[3 * i], gB = G.conic[3 * i + 1], gC = G.conic[3 * i + 2];
+    float da = (-c * c * gA + b * c * gB - b * b * gC) * id2;
+    float db = (2.0f * b * c * gA - (det + 2.0f * b * b) * gB + 2.0f * a * b * gC) * id2;
+    float dcc = (-b * b * gA + a * b * gB - a * a * gC) * id2;
+    /* Sigma' = T Sigma T^T with G' = [[da, db/2], [db/2, dc]]: dT = 2 G' T Sigma, dSigma = T^T G' T */
+    float G00 = da, G01 = 0.5f * db, G11 = dcc;
+    const float *T = g.T, *S = g.Sigma;
+    float Sf[9] = {S[0], S[1], S[2], S[1], S[3], S[4], S[2], S[4], S[5]};
+    float TS[6]; /* T Sigma (2 x 3) */
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 3; k++)
+            TS[3 * r + k] = T[3 * r] * Sf[k] + T[3 * r + 1] * Sf[3 + k] + T[3 * r + 2] * Sf[6 + k];
+    float dT[6];
+    for (int k = 0; k < 3; k++) {
+        dT[k] = 2.0f * (G00 * TS[k] + G01 * TS[3 + k]);
+        dT[3 + k] = 2.0f * (G01 * TS[k] + G11 * TS[3 + k]);
+    }
+    float dS[9]; /* T^T G' T */
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            dS[3 * r + k] = T[r] * (G00 * T[k] + G01 * T[3 + k]) + T[3 + r] * (G01 * T[k] + G11 * T[3 + k]);
+    /* T = J R: dJ = dT R^T (entries 00, 02, 11, 12) */
+    const float *R = cam.R;
+    float dj00 = dT[0] * R[0] + dT[1] * R[1] + dT[2] * R[2];
+    float dj02 = dT[0] * R[6] + dT[1] * R[7] + dT[2] * R[8];
+    float dj11 = dT[3] * R[3] + dT[4] * R[4] + dT[5] * R[5];
+    float dj12 = dT[3] * R[6] + dT[4] * R[7] + dT[5] * R[8];
+    float z = g.z, z2 = z * z, z3 = z2 * z;
+    float fx = cam.fx, fy = cam.fy;
+    float dp[3] = {0.0f, 0.0f, 0.0f};
+    dp[2] += -fx / z2 * dj00 - fy / z2 * dj11;
+    if (g.clamp_u) dp[2] += fx * g.u / z2 * dj02; /* j02 = -fx u / z with u fixed */
+    else dp[0] += -fx / z2 * dj02, dp[2] += 2.0f * fx * g.p[0] / z3 * dj02;
+    if (g.clamp_v) dp[2] += fy * g.v / z2 * dj12;
+    else dp[1] += -fy / z2 * dj12, dp[2] += 2.0f * fy * g.p[1] / z3 * dj12;
+    /* mean2d */
+    float gmx = G.mean2d[2 * i], gmy = G.mean2d[2 * i + 1];
+    dp[0] += fx / z * gmx;
+    dp[1] += fy / z * gmy;
+    dp[2] += -fx * g.p[0] / z2 * gmx - fy * g.p[1] / z2 * gmy;
+    for (int k = 0; k < 3; k++) dm[k] += R[k] * dp[0] + R[3 + k] * dp[1] + R[6 + k] * dp[2];
+    for (int k = 0; k < 3; k++) gm[k] = dm[k];
+    /* Sigma = M M^T: dM = 2 dSigma M (dSigma symmetric) */
+    float dM[9];
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            dM[3 * r + k] =
+                2.0f * (dS[3 * r] * g.M[k] + dS[3 * r + 1] * g.M[3 + k] + dS[3 * r + 2] * g.M[6 + k]);
+    /* M = Rq diag(s) */
+    float dRq[9];
+    for (int k = 0; k < 3; k++) {
+        float ds = dM[k] * g.Rq[k] + dM[3 + k] * g.Rq[3 + k] + dM[6 + k] * g.Rq[6 + k];
+        gls[k] = ds * g.s[k];
+        for (int r = 0; r < 3; r++) dRq[3 * r + k] = dM[3 * r + k] * g.s[k];
+    }
+    float w = g.qn[0], x = g.qn[1], y = g.qn[2], zq = g.qn[3];
+    const float *Gq = dRq;
+    float dqn[4];
+    dqn[0] = 2.0f * (-zq * Gq[1] + y * Gq[2] + zq * Gq[3] - x * Gq[5] - y * Gq[6] + x * Gq[7]);
+    dqn[1] = 2.0f * (y * Gq[1] + zq * Gq[2] + y * Gq[3] - 2.0f * x * Gq[4] - w * Gq[5] + zq * Gq[6] + w * Gq[7] -
+                     2.0f * x * Gq[8]);
+    dqn[2] = 2.0f * (-2.0f * y * Gq[0] + x * Gq[1] + w * Gq[2] + x * Gq[3] + zq * Gq[5] - w * Gq[6] + zq * Gq[7] -
+                     2.0f * y * Gq[8]);
+    dqn[3] = 2.0f * (-2.0f * zq * Gq[0] - w * Gq[1] + x * Gq[2] + w * Gq[3] - 2.0f * zq * Gq[4] + y * Gq[5] +
+                     x * Gq[6] + y * Gq[7]);
+    float qd = dqn[0] * g.qn[0] + dqn[1] * g.qn[1] + dqn[2] * g.qn[2] + dqn[3] * g.qn[3];
+    for (int k = 0; k < 4; k++) gq[k] = (dqn[k] - g.qn[k] * qd) / g.qlen;
+
+    if (grad_accum) {
+        float nx = gmx * 0.5f * (float)cam.width, ny = gmy * 0.5f * (float)cam.height;
+        grad_accum[i] += sqrtf(nx * nx + ny * ny);
+        grad_count[i] += 1.0f;
+        max_radius[i] = fmaxf(max_radius[i], proj.radius[i]);
+    }
+}
+
+__global__ void k_project_back(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, cu_proj proj,
+                               cu_proj_grad G, cu_params out, float *grad_accum, float *grad_count,
+                               float *max_radius) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) cuda_project_back_one(P, i, K, cam, C, sh_degree, proj, G, out, grad_accum, grad_count, max_radius);
+}
+
+void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, const cu_proj *proj,
+                       const cu_proj_grad *g, cu_params *out, float *grad_accum, float *grad_count,
+                       float *max_radius, cudaStream_t s) {
+    if (n <= 0) return;
+    sh_degree = cap_degree(sh_degree, K);
+    k_project_back<<<CU_GRID(n, 128), 128, 0, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree, *proj, *g, *out,
+                                                    grad_accum, grad_count, max_radius);
+}
+
+/* The same per-Gaussian math run on the host (no GPU needed): lets tests check the kernels'
+ * arithmetic against the CPU reference on machines without a device. */
+void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out) {
+    sh_degree = cap_degree(sh_degree, K);
+    float3 C = camera_center(cam);
+    for (int i = 0; i < n; i++) cuda_project_one(*p, i, K, *cam, C, sh_degree, *out);
+}
+
+void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree,
+                            const cu_proj *proj, const cu_proj_grad *g, cu_params *out) {
+    sh_degree = cap_degree(sh_degree, K);
+    float3 C = camera_center(cam);
+    for (int i = 0; i < n; i++) cuda_project_back_one(*p, i, K, *cam, C, sh_degree, *proj, *g, *out, NULL, NULL, NULL);
+}

@@ -1,0 +1,414 @@
+/* test_api.cu — cuda_test_api.h: one GPU stage at a time over host arrays, for parity tests.
+ * Every call allocates what it needs in a small arena, runs on the default stream, copies the
+ * results back and frees the arena. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cub/cub.cuh>
+
+#include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_test_api.h"
+
+#define ARENA_MAX 48
+typedef struct {
+    cu_mem mem;
+    cu_buf bufs[ARENA_MAX];
+    int n;
+    int failed;
+} arena;
+
+static void *arena_alloc(arena *A, size_t bytes) {
+    if (A->failed || A->n >= ARENA_MAX) {
+        A->failed = 1;
+        return NULL;
+    }
+    cu_buf *b = &A->bufs[A->n];
+    if (cu_alloc(&A->mem, b, bytes, "test buffer")) {
+        A->failed = 1;
+        return NULL;
+    }
+    A->n++;
+    cudaMemset(b->p, 0, b->bytes);
+    return b->p;
+}
+
+static void *arena_up(arena *A, const void *host, size_t bytes) {
+    void *d = arena_alloc(A, bytes);
+    if (d && host && bytes) cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice);
+    return d;
+}
+
+static int arena_done(arena *A, const char *what) {
+    cudaError_t err = cudaDeviceSynchronize();
+    for (int i = 0; i < A->n; i++) cu_free(&A->mem, &A->bufs[i]);
+    A->n = 0;
+    if (A->failed) return -1;
+    return cu_check(err != cudaSuccess ? err : cudaGetLastError(), what);
+}
+
+static void down(void *host, const void *dev, size_t bytes) {
+    if (bytes) cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
+}
+
+static cu_params upload_params(arena *A, const sp_params *p) {
+    size_t n = (size_t)p->n;
+    cu_params d;
+    d.means = (float *)arena_up(A, p->means, n * 3 * 4);
+    d.log_scales = (float *)arena_up(A, p->log_scales, n * 3 * 4);
+    d.quats = (float *)arena_up(A, p->quats, n * 4 * 4);
+    d.opacity_logits = (float *)arena_up(A, p->opacity_logits, n * 4);
+    d.sh = (float *)arena_up(A, p->sh, n * 3 * (size_t)p->K * 4);
+    return d;
+}
+
+/* Device copy of a host projection (touched/offsets recomputed from rect). */
+static cu_proj upload_proj(arena *A, const sp_proj *p, int n) {
+    size_t N = (size_t)n;
+    cu_proj d;
+    d.mean2d = (float *)arena_up(A, p->mean2d, N * 2 * 4);
+    d.conic = (float *)arena_up(A, p->conic, N * 3 * 4);
+    d.depth = (float *)arena_up(A, p->depth, N * 4);
+    d.opacity = (float *)arena_up(A, p->opacity, N * 4);
+    d.color = (float *)arena_up(A, p->color, N * 3 * 4);
+    d.radius = (float *)arena_up(A, p->radius, N * 4);
+    d.rect = (int32_t *)arena_up(A, p->rect, N * 4 * 4);
+    d.clamped = (uint8_t *)arena_up(A, p->clamped, N * 3);
+    uint32_t *touched = (uint32_t *)malloc((N ? N : 1) * 4), *offs = (uint32_t *)malloc((N ? N : 1) * 4);
+    uint32_t acc = 0;
+    for (size_t i = 0; i < N; i++) {
+        const int32_t *r = p->rect + 4 * i;
+        touched[i] = (r[0] < r[2] && r[1] < r[3]) ? (uint32_t)((r[2] - r[0]) * (r[3] - r[1])) : 0u;
+        acc += touched[i];
+        offs[i] = acc;
+    }
+    d.touched = (uint32_t *)arena_up(A, touched, N * 4);
+    d.offsets = (uint32_t *)arena_up(A, offs, N * 4);
+    free(touched);
+    free(offs);
+    return d;
+}
+
+static cu_bins upload_bins(arena *A, const sp_bins *b) {
+    cu_bins d;
+    d.tiles_x = b->tiles_x;
+    d.tiles_y = b->tiles_y;
+    d.num_pairs = (int)b->num_pairs;
+    d.ids = (const uint32_t *)arena_up(A, b->ids, (size_t)b->num_pairs * 4);
+    d.range = (const uint2 *)arena_up(A, b->range, (size_t)b->tiles_x * b->tiles_y * 8);
+    return d;
+}
+
+extern "C" int cuda_test_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+    arena A;
+    memset(&A, 0, sizeof A);
+    int n = p->n;
+    size_t N = (size_t)n;
+    cu_params P = upload_params(&A, p);
+    cu_proj d;
+    d.mean2d = (float *)arena_alloc(&A, N * 2 * 4);
+    d.conic = (float *)arena_alloc(&A, N * 3 * 4);
+    d.depth = (float *)arena_alloc(&A, N * 4);
+    d.opacity = (float *)arena_alloc(&A, N * 4);
+    d.color = (float *)arena_alloc(&A, N * 3 * 4);
+    d.radius = (float *)arena_alloc(&A, N * 4);
+    d.rect = (int32_t *)arena_alloc(&A, N * 4 * 4);
+    d.clamped = (uint8_t *)arena_alloc(&A, N * 3);
+    d.touched = (uint32_t *)arena_alloc(&A, N * 4);
+    d.offsets = (uint32_t *)arena_alloc(&A, N * 4);
+    if (!A.failed) {
+        cuda_project(&P, n, p->K, cam, sh_degree, &d, 0);
+        down(out->mean2d, d.mean2d, N * 2 * 4);
+        down(out->conic, d.conic, N * 3 * 4);
+        down(out->depth, d.depth, N * 4);
+        down(out->opacity, d.opacity, N * 4);
+        down(out->color, d.color, N * 3 * 4);
+        down(out->radius, d.radius, N * 4);
+        down(out->rect, d.rect, N * 4 * 4);
+        down(out->clamped, d.clamped, N * 3);
+    }
+    return arena_done(&A, "test project");
+}
+
+extern "C" int cuda_test_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
+    arena A;
+    memset(&A, 0, sizeof A);
+    int tiles_x = (cam->width + CU_TILE - 1) / CU_TILE, tiles_y = (cam->height + CU_TILE - 1) / CU_TILE;
+    int tiles = tiles_x * tiles_y;
+    cu_proj d = upload_proj(&A, proj, n);
+    uint32_t np = 0;
+    if (n > 0 && !A.failed) down(&np, d.offsets + (n - 1), 4);
+    size_t P = np ? np : 1;
+    uint64_t *keys = (uint64_t *)arena_alloc(&A, P * 8), *keys_s = (uint64_t *)arena_alloc(&A, P * 8);
+    uint32_t *vals = (uint32_t *)arena_alloc(&A, P * 4), *vals_s = (uint32_t *)arena_alloc(&A, P * 4);
+    uint2 *range = (uint2 *)arena_alloc(&A, (size_t)tiles * 8);
+    size_t tb = 0;
+    cub::DeviceRadixSort::SortPairs(NULL, tb, keys, keys_s, vals, vals_s, (int)np, 0, 32 + cuda_tile_bits(tiles));
+    void *tmp = arena_alloc(&A, tb);
+    bins->tiles_x = tiles_x;
+    bins->tiles_y = tiles_y;
+    bins->num_pairs = np;
+    bins->cap = np;
+    bins->ids = (uint32_t *)malloc(P * 4);
+    bins->range = (uint32_t *)malloc((size_t)tiles * 8);
+    if (!A.failed) {
+        cuda_emit_pairs(&d, n, tiles_x, 0, keys, vals, NULL, 0);
+        if (np)
+            cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, 0,
+                                            32 + cuda_tile_bits(tiles));
+        cuda_tile_ranges(keys_s, (int)np, tiles, range, 0);
+        down(bins->ids, vals_s, (size_t)np * 4);
+        down(bins->range, range, (size_t)tiles * 8);
+    }
+    return arena_done(&A, "test bin");
+}
+
+static cu_raster alloc_raster(arena *A, int w, int h) {
+    size_t np = (size_t)w * h;
+    cu_raster r;
+    r.rgb = (float *)arena_alloc(A, np * 3 * 4);
+    r.final_T = (float *)arena_alloc(A, np * 4);
+    r.n_contrib = (int32_t *)arena_alloc(A, np * 4);
+    return r;
+}
+
+extern "C" int cuda_test_rasterize(const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
+                                   const float bg[3], sp_raster_out *out) {
+    arena A;
+    memset(&A, 0, sizeof A);
+    int w = cam->width, h = cam->height;
+    size_t np = (size_t)w * h;
+    cu_proj d = upload_proj(&A, proj, n);
+    cu_bins db = upload_bins(&A, bins);
+    cu_raster r = alloc_raster(&A, w, h);
+    if (!A.failed) {
+        cuda_rasterize(&d, &db, w, h, make_float3(bg[0], bg[1], bg[2]), &r, 0);
+        down(out->rgb, r.rgb, np * 3 * 4);
+        down(out->final_T, r.final_T, np * 4);
+        down(out->n_contrib, r.n_contrib, np * 4);
+    }
+    return arena_done(&A, "test rasterize");
+}
+
+extern "C" int cuda_test_backward(const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
+                                  const float bg[3], const sp_raster_out *fwd, const float *dl_drgb,
+                                  int deterministic, sp_proj_grad *g) {
+    arena A;
+    memset(&A, 0, sizeof A);
+    int w = cam->width, h = cam->height;
+    size_t np = (size_t)w * h, N = (size_t)n, P = (size_t)bins->num_pairs;
+    cu_proj d = upload_proj(&A, proj, n);
+    cu_bins db = upload_bins(&A, bins);
+    cu_raster r;
+    r.rgb = (float *)arena_up(&A, fwd->rgb, np * 3 * 4);
+    r.final_T = (float *)arena_up(&A, fwd->final_T, np * 4);
+    r.n_contrib = (int32_t *)arena_up(&A, fwd->n_contrib, np * 4);
+    const float *dl = (const float *)arena_up(&A, dl_drgb, np * 3 * 4);
+    cu_proj_grad G;
+    G.mean2d = (float *)arena_alloc(&A, N * 2 * 4);
+    G.conic = (float *)arena_alloc(&A, N * 3 * 4);
+    G.opacity = (float *)arena_alloc(&A, N * 4);
+    G.color = (float *)arena_alloc(&A, N * 3 * 4);
+    float *pair_grad = NULL;
+    uint32_t *seg_end = NULL, *pos = NULL;
+    if (deterministic) {
+        /* Each Gaussian's pairs in ascending sorted position (what emit order gives the backend). */
+        uint32_t *cnt = (uint32_t *)calloc(N + 1, 4), *hpos = (uint32_t *)malloc((P ? P : 1) * 4);
+        uint32_t *fill = (uint32_t *)calloc(N + 1, 4);
+        for (size_t j = 0; j < P; j++) cnt[bins->ids[j]]++;
+        for (size_t i = 1; i < N; i++) cnt[i] += cnt[i - 1];
+        for (size_t j = 0; j < P; j++) {
+            uint32_t gi = bins->ids[j];
+            uint32_t start = gi ? cnt[gi - 1] : 0;
+            hpos[start + fill[gi]++] = (uint32_t)j;
+        }
+        pair_grad = (float *)arena_alloc(&A, (P ? P : 1) * CU_PAIR_GRADS * 4);
+        seg_end = (uint32_t *)arena_up(&A, cnt, N * 4);
+        pos = (uint32_t *)arena_up(&A, hpos, P * 4);
+        free(cnt);
+        free(hpos);
+        free(fill);
+    }
+    if (!A.failed) {
+        float3 b3 = make_float3(bg[0], bg[1], bg[2]);
+        cuda_backward_raster_pixel(&d, &db, w, h, b3, &r, dl, deterministic, pair_grad, &G, 0);
+        if (deterministic) cuda_reduce_pair_grads(pair_grad, seg_end, pos, n, &G, 0);
+        down(g->mean2d, G.mean2d, N * 2 * 4);
+        down(g->conic, G.conic, N * 3 * 4);
+        down(g->opacity, G.opacity, N * 4);
+        down(g->color, G.color, N * 3 * 4);
+    }
+    return arena_done(&A, "test backward_raster");
+}
+
+extern "C" int cuda_test_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
+                                      const sp_proj_grad *g, sp_params_grad *out) {
+    arena A;
+    memset(&A, 0, sizeof A);
+    int n = p->n;
+    size_t N = (size_t)n, K = (size_t)p->K;
+    cu_params P = upload_params(&A, p);
+    cu_proj d = upload_proj(&A, proj, n);
+    cu_proj_grad G;
+    G.mean2d = (float *)arena_up(&A, g->mean2d, N * 2 * 4);
+    G.conic = (float *)arena_up(&A, g->conic, N * 3 * 4);
+    G.opacity = (float *)arena_up(&A, g->opacity, N * 4);
+    G.color = (float *)arena_up(&A, g->color, N * 3 * 4);
+    cu_params O;
+    O.means = (float *)arena_alloc(&A, N * 3 * 4);
+    O.log_scales = (float *)arena_alloc(&A, N * 3 * 4);
+    O.quats = (float *)arena_alloc(&A, N * 4 * 4);
+    O.opacity_logits = (float *)arena_alloc(&A, N * 4);
+    O.sh = (float *)arena_alloc(&A, N * 3 * K * 4);
+    if (!A.failed) {
+        cuda_project_back(&P, n, p->K, cam, sh_degree, &d, &G, &O, NULL, NULL, NULL, 0);
+        down(out->means, O.means, N * 3 * 4);
+        down(out->log_scales, O.log_scales, N * 3 * 4);
+        down(out->quats, O.quats, N * 4 * 4);
+        down(out->opacity_logits, O.opacity_logits, N * 4);
+        down(out->sh, O.sh, N * 3 * K * 4);
+    }
+    return arena_done(&A, "test project_back");
+}
+
+extern "C" int cuda_test_loss(const float *rgb, const float *target, int w, int h, float ssim_weight, double *loss,
+                              float *dl_drgb) {
+    arena A;
+    memset(&A, 0, sizeof A);
+    size_t np = (size_t)w * h;
+    const float *dr = (const float *)arena_up(&A, rgb, np * 3 * 4);
+    const float *dt = (const float *)arena_up(&A, target, np * 3 * 4);
+    float *dl = (float *)arena_alloc(&A, np * 3 * 4);
+    float *work = (float *)arena_alloc(&A, np * 9 * 4);
+    double *partials = (double *)arena_alloc(&A, (size_t)cuda_loss_partials(w, h) * 2 * 8);
+    double *acc = (double *)arena_alloc(&A, 4 * 8);
+    if (!A.failed) {
+        cuda_loss(dr, dt, w, h, ssim_weight, dl_drgb ? dl : NULL, work, partials, acc, acc + 3, 0);
+        down(loss, acc + 3, 8);
+        if (dl_drgb) down(dl_drgb, dl, np * 3 * 4);
+    }
+    return arena_done(&A, "test loss");
+}
+
+extern "C" int cuda_test_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr,
+                              float beta1, float beta2, float eps, int step) {
+    arena A;
+    memset(&A, 0, sizeof A);
+    size_t bytes = (size_t)count * 4;
+    float *dp = (float *)arena_up(&A, param, bytes), *dg = (float *)arena_up(&A, grad, bytes);
+    float *dm = (float *)arena_up(&A, m, bytes), *dv = (float *)arena_up(&A, v, bytes);
+    if (!A.failed) {
+        cu_adam_args a;
+        memset(&a, 0, sizeof a);
+        a.beta1 = beta1, a.beta2 = beta2, a.eps = eps;
+        a.bc1 = (float)(1.0 - pow((double)beta1, (double)step));
+        a.bc2 = (float)(1.0 - pow((double)beta2, (double)step));
+        cuda_adam_flat(dp, dg, dm, dv, count, lr, &a, 0);
+        down(param, dp, bytes);
+        down(m, dm, bytes);
+        down(v, dv, bytes);
+    }
+    return arena_done(&A, "test adam");
+}
+
+/* Copies a host store into a device region layout (regions at offsets of n). */
+static void store_to_dev(float *dev, const sp_gaussians *g) {
+    size_t n = (size_t)g->n;
+    cu_params d = cu_params_at(dev, g->n, g->K);
+    cudaMemcpy(d.means, g->means, n * 12, cudaMemcpyHostToDevice);
+    cudaMemcpy(d.log_scales, g->log_scales, n * 12, cudaMemcpyHostToDevice);
+    cudaMemcpy(d.quats, g->quats, n * 16, cudaMemcpyHostToDevice);
+    cudaMemcpy(d.opacity_logits, g->opacity_logits, n * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(d.sh, g->sh, n * 12 * (size_t)g->K, cudaMemcpyHostToDevice);
+}
+
+static void dev_to_store(sp_gaussians *g, const float *dev, int n) {
+    sp_gaussians_reserve(g, n > 0 ? n : 1);
+    g->n = n;
+    size_t N = (size_t)n;
+    cu_params d = cu_params_at((float *)dev, n, g->K);
+    down(g->means, d.means, N * 12);
+    down(g->log_scales, d.log_scales, N * 12);
+    down(g->quats, d.quats, N * 16);
+    down(g->opacity_logits, d.opacity_logits, N * 4);
+    down(g->sh, d.sh, N * 12 * (size_t)g->K);
+}
+
+extern "C" int cuda_test_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const float *grad_accum,
+                                const int32_t *grad_count, const float *max_radius, const sp_refine_args *a,
+                                sp_refine_result *r) {
+    cu_backend *b = SP_NEW(cu_backend, 1);
+    int rc = -1;
+    b->st = 0;
+    b->n = g->n;
+    b->K = g->K;
+    b->sh_degree = g->sh_degree;
+    b->mem.num_gaussians = g->n;
+    size_t N = (size_t)g->n, bytes = N * cu_floats(g->K) * sizeof(float);
+    if (cu_check(cudaMallocHost((void **)&b->h_u32, 4 * sizeof(uint32_t)), "pinned memory")) goto out;
+    if (cu_alloc(&b->mem, &b->params, bytes, "parameters") || cu_alloc(&b->mem, &b->grads, bytes, "gradients") ||
+        cu_alloc(&b->mem, &b->m1, bytes, "Adam m") || cu_alloc(&b->mem, &b->m2, bytes, "Adam v") ||
+        cu_alloc(&b->mem, &b->stats, N * 3 * sizeof(float) + 16, "statistics"))
+        goto out;
+    store_to_dev((float *)b->params.p, g);
+    store_to_dev((float *)b->m1.p, m);
+    store_to_dev((float *)b->m2.p, v);
+    {
+        float *st = (float *)malloc((N ? N : 1) * 3 * sizeof(float));
+        for (size_t i = 0; i < N; i++) st[i] = grad_accum[i], st[N + i] = (float)grad_count[i], st[2 * N + i] = max_radius[i];
+        cudaMemcpy(b->stats.p, st, N * 3 * sizeof(float), cudaMemcpyHostToDevice);
+        free(st);
+    }
+    if (cuda_refine(b, a, r)) goto out;
+    dev_to_store(g, (const float *)b->params.p, b->n);
+    dev_to_store(m, (const float *)b->m1.p, b->n);
+    dev_to_store(v, (const float *)b->m2.p, b->n);
+    rc = cu_check(cudaDeviceSynchronize(), "test refine");
+out:
+    cu_free(&b->mem, &b->params);
+    cu_free(&b->mem, &b->grads);
+    cu_free(&b->mem, &b->m1);
+    cu_free(&b->mem, &b->m2);
+    cu_free(&b->mem, &b->stats);
+    if (b->h_u32) cudaFreeHost(b->h_u32);
+    free(b);
+    return rc;
+}
+
+static cu_params host_params(const sp_params *p) {
+    cu_params d;
+    d.means = (float *)p->means, d.log_scales = (float *)p->log_scales, d.quats = (float *)p->quats;
+    d.opacity_logits = (float *)p->opacity_logits, d.sh = (float *)p->sh;
+    return d;
+}
+
+extern "C" int cuda_test_project_on_host(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+    size_t N = (size_t)p->n;
+    cu_params P = host_params(p);
+    cu_proj d;
+    d.mean2d = out->mean2d, d.conic = out->conic, d.depth = out->depth, d.opacity = out->opacity;
+    d.color = out->color, d.radius = out->radius, d.rect = out->rect, d.clamped = out->clamped;
+    memset(out->mean2d, 0, N * 8), memset(out->conic, 0, N * 12), memset(out->depth, 0, N * 4);
+    memset(out->opacity, 0, N * 4), memset(out->color, 0, N * 12), memset(out->clamped, 0, N * 3);
+    d.touched = (uint32_t *)malloc((N ? N : 1) * 4);
+    d.offsets = NULL;
+    cuda_project_host(&P, p->n, p->K, cam, sh_degree, &d);
+    free(d.touched);
+    return 0;
+}
+
+extern "C" int cuda_test_project_back_on_host(const sp_params *p, const sp_camera *cam, int sh_degree,
+                                              const sp_proj *proj, const sp_proj_grad *g, sp_params_grad *out) {
+    cu_params P = host_params(p);
+    cu_proj d;
+    d.mean2d = proj->mean2d, d.conic = proj->conic, d.depth = proj->depth, d.opacity = proj->opacity;
+    d.color = proj->color, d.radius = proj->radius, d.rect = proj->rect, d.clamped = proj->clamped;
+    d.touched = NULL, d.offsets = NULL;
+    cu_proj_grad G;
+    G.mean2d = g->mean2d, G.conic = g->conic, G.opacity = g->opacity, G.color = g->color;
+    cu_params O;
+    O.means = out->means, O.log_scales = out->log_scales, O.quats = out->quats;
+    O.opacity_logits = out->opacity_logits, O.sh = out->sh;
+    cuda_project_back_host(&P, p->n, p->K, cam, sh_degree, &d, &G, &O);
+    return 0;
+}
