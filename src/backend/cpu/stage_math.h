@@ -500,8 +500,7 @@ static inline void SPM(sp_m_raster_pixel_back)(const SPM(sp_msplat) * s, int n_c
         if (power < g->pmin || power > 0) continue;
         SP_REAL e = SPM(sp_m_exp)(power);
         SP_REAL al = g->op * e;
-        int clamped = al > SP_R(0.99);
-        if (clamped) al = SP_R(0.99);
+        if (al > SP_R(0.99)) al = SP_R(0.99);
         if (al < SP_R(1) / SP_R(255)) continue;
         SP_REAL inv = SP_R(1) / (SP_R(1) - al);
         SP_REAL Tj = T * inv;
@@ -516,9 +515,10 @@ static inline void SPM(sp_m_raster_pixel_back)(const SPM(sp_msplat) * s, int n_c
         B1 += g->col[1] * w;
         B2 += g->col[2] * w;
         T = Tj;
-        if (clamped) continue;
+        /* The clamp passes gradients straight through (3DGS convention): opaque cores keep
+         * moving and keep feeding the densification statistics. */
         d->op += dal * e;
-        SP_REAL dpow = dal * al;
+        SP_REAL dpow = dal * g->op * e;
         d->a += dpow * SP_R(-0.5) * dx * dx;
         d->b += dpow * -(dx * dy);
         d->c += dpow * SP_R(-0.5) * dy * dy;
@@ -630,8 +630,7 @@ static inline void SPM(sp_m_raster_tile_back)(const SPM(sp_msplat) * s, int n, i
                 if (power < g->pmin || power > 0) continue;
                 SP_REAL e = SPM(sp_m_exp)(power);
                 SP_REAL al = g->op * e;
-                int clamped = al > SP_R(0.99);
-                if (clamped) al = SP_R(0.99);
+                if (al > SP_R(0.99)) al = SP_R(0.99);
                 if (al < SP_R(1) / SP_R(255)) continue;
                 const SP_REAL *Gp = G + 3 * p;
                 SP_REAL inv = SP_R(1) / (SP_R(1) - al);
@@ -646,9 +645,8 @@ static inline void SPM(sp_m_raster_tile_back)(const SPM(sp_msplat) * s, int n, i
                 B[p][1] += g->col[1] * w;
                 B[p][2] += g->col[2] * w;
                 T[p] = Tj;
-                if (clamped) continue;
-                d.op += dal * e;
-                SP_REAL dpow = dal * al;
+                d.op += dal * e; /* straight through the clamp, as above */
+                SP_REAL dpow = dal * g->op * e;
                 d.a += dpow * SP_R(-0.5) * dx * dx;
                 d.b += dpow * -(dx * dy);
                 d.c += dpow * SP_R(-0.5) * dy * dy;

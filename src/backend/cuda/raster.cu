@@ -223,7 +223,8 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
                 float4 co = s_conic_op[slot];
                 float dx = m.x - fx, dy = m.y - fy;
                 float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
-                float gw = co.w * expf(power);
+                float e = expf(power);
+                float gw = co.w * e;
                 float alpha = fminf(0.99f, gw);
                 if (power <= 0.0f && alpha >= 1.0f / 255.0f) {
                     any = 1;
@@ -236,16 +237,14 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
                                    g2 * (col.z * Tj - B2 * ia);
                     B0 += col.x * at, B1 += col.y * at, B2 += col.z * at;
                     T = Tj;
-                    if (gw <= 0.99f) {
-                        float e = expf(power);
-                        v[5] = dalpha * e;
-                        float dpow = dalpha * alpha;
-                        v[2] = dpow * (-0.5f * dx * dx);
-                        v[3] = dpow * (-dx * dy);
-                        v[4] = dpow * (-0.5f * dy * dy);
-                        v[0] = dpow * (-(co.x * dx + co.y * dy));
-                        v[1] = dpow * (-(co.y * dx + co.z * dy));
-                    }
+                    /* straight through the 0.99 clamp (3DGS convention) */
+                    v[5] = dalpha * e;
+                    float dpow = dalpha * gw;
+                    v[2] = dpow * (-0.5f * dx * dx);
+                    v[3] = dpow * (-dx * dy);
+                    v[4] = dpow * (-0.5f * dy * dy);
+                    v[0] = dpow * (-(co.x * dx + co.y * dy));
+                    v[1] = dpow * (-(co.y * dx + co.z * dy));
                 }
             }
             if (__any_sync(0xffffffffu, any)) {
