@@ -139,6 +139,22 @@ void sp_log(sp_log_level level, const char *fmt, ...) {
     }
 }
 
+void sp_log_to_file(const char *fmt, ...) {
+    if (!g_logfile) return;
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
+    fprintf(g_logfile, "%s info: %s\n", ts, buf);
+    fflush(g_logfile);
+}
+
 /* ---- time ---- */
 double sp_now(void) {
     struct timespec ts;

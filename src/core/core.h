@@ -45,6 +45,8 @@ void sp_log_set_quiet(bool quiet); /* true: only the file (and errors on stderr)
 /* true while a live progress line is on the terminal: messages clear it first. */
 void sp_log_set_live_line(bool live);
 void sp_log(sp_log_level level, const char *fmt, ...) SP_PRINTF(2, 3);
+/* Only into the log file (details a terminal need not show). */
+void sp_log_to_file(const char *fmt, ...) SP_PRINTF(1, 2);
 #define SP_DEBUG(...) sp_log(SP_LOG_DEBUG, __VA_ARGS__)
 #define SP_INFO(...) sp_log(SP_LOG_INFO, __VA_ARGS__)
 #define SP_WARN(...) sp_log(SP_LOG_WARN, __VA_ARGS__)

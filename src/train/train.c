@@ -368,8 +368,8 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
             ra.seed = sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)step);
             sp_refine_result res;
             if (r->b->ops->refine(r->b, &ra, &res)) goto fail_loop;
-            SP_DEBUG("step %d refine: +%d cloned, %d split, -%d pruned -> %d", step, res.cloned, res.split,
-                     res.pruned, res.n_after);
+            sp_log_to_file("step %d refine: %d cloned, %d split, %d pruned: %d -> %d Gaussians", step, res.cloned,
+                           res.split, res.pruned, res.n_before, res.n_after);
         }
         if (!strcmp(rf->opacity_mode, "reset") && step < rf->stop && step % rf->opacity_reset_every == 0) {
             sp_refine_args ra = {0};
@@ -394,7 +394,7 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
             int ng = r->b->ops->num_gaussians(r->b);
             sp_series_push(&r->curves[SP_CURVE_LOSS], step, mean);
             sp_series_push(&r->curves[SP_CURVE_GAUSSIANS], step, ng);
-            SP_DEBUG("step %d loss %.5f gaussians %d", step, mean, ng);
+            sp_log_to_file("step %d loss %.5f, %d Gaussians", step, mean, ng);
         }
         if (cfg->trainer.eval_every > 0 && step % cfg->trainer.eval_every == 0 && step != max_steps) {
             sp_split *es = eval_split_for_curve(r);
