@@ -43,9 +43,15 @@ LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
 
 GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-CFLAGS  += -DSPLAT_COMMIT=\"$(GIT_COMMIT)\"
+# Only version.o carries the commit; it is rebuilt whenever the commit changes.
+$(BUILD)/obj/src/core/version.o: CFLAGS += -DSPLAT_COMMIT=\"$(GIT_COMMIT)\"
+$(BUILD)/obj/src/core/version.o: $(BUILD)/commit.stamp
+$(BUILD)/commit.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(GIT_COMMIT)' | cmp -s - $@ || echo '$(GIT_COMMIT)' > $@
+FORCE:
 
-.PHONY: all splat lib tests gpu-tests test demo gpu-test clean setup bench
+.PHONY: FORCE all splat lib tests gpu-tests test demo gpu-test clean setup bench
 all: splat tests
 
 splat: $(BUILD)/splat

@@ -5,9 +5,6 @@
 #include "cli/cli.h"
 #include "core/core.h"
 
-#ifndef SPLAT_VERSION
-#define SPLAT_VERSION "0.1.0"
-#endif
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -24,7 +21,7 @@ static void usage(FILE *f) {
             "  version\n"
             "\n"
             "`splat <command> --help` describes each command. Config reference: docs/config.md.\n",
-            SPLAT_VERSION);
+            sp_version());
 }
 
 int main(int argc, char **argv) {
@@ -39,7 +36,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "synth")) return cmd_synth(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("splat %s (commit %s)\n", SPLAT_VERSION, SPLAT_COMMIT);
+        printf("splat %s (commit %s)\n", sp_version(), sp_commit());
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

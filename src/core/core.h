@@ -52,6 +52,10 @@ void sp_log_to_file(const char *fmt, ...) SP_PRINTF(1, 2);
 #define SP_WARN(...) sp_log(SP_LOG_WARN, __VA_ARGS__)
 #define SP_ERROR(...) sp_log(SP_LOG_ERROR, __VA_ARGS__)
 
+/* Version and build commit (version.c). */
+const char *sp_version(void);
+const char *sp_commit(void);
+
 /* Monotonic wall clock, seconds. */
 double sp_now(void);
 

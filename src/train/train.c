@@ -20,9 +20,6 @@
 #include "train/checkpoint.h"
 #include "train/report.h"
 
-#ifndef SPLAT_VERSION
-#define SPLAT_VERSION "0.1.0"
-#endif
 
 char *sp_train_run_dir(const sp_config *cfg) {
     if (cfg->output.run_dir[0]) return sp_strdup(cfg->output.run_dir);
@@ -136,8 +133,8 @@ static int write_result(run *r, const char *status) {
     sp_report rep = {
         .cfg = r->cfg,
         .status = status,
-        .version = SPLAT_VERSION,
-        .commit = SPLAT_COMMIT,
+        .version = sp_version(),
+        .commit = sp_commit(),
         .backend = r->b->ops->name,
         .steps = r->step,
         .num_gaussians = r->b->ops->num_gaussians(r->b),
@@ -289,7 +286,7 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
         free(lp);
         if (logf) sp_log_set_file(logf);
     }
-    SP_INFO("splat %s (%s): run folder %s", SPLAT_VERSION, SPLAT_COMMIT, r->dir);
+    SP_INFO("splat %s (%s): run folder %s", sp_version(), sp_commit(), r->dir);
     {
         char *cp = run_path(r, "config.toml");
         int rc = sp_config_write(cfg, cp);
