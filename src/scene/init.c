@@ -215,16 +215,14 @@ int sp_init_random(sp_gaussians *g, int count, const float box_min[3], const flo
             return sp_error("init: random box min (%g, %g, %g) max (%g, %g, %g) is not a finite box",
                             (double)box_min[0], (double)box_min[1], (double)box_min[2], (double)box_max[0],
                             (double)box_max[1], (double)box_max[2]);
-    float *xyz = sp_malloc((size_t)count * 3 * sizeof *xyz), *rgb = sp_malloc((size_t)count * 3 * sizeof *rgb);
+    float *xyz = sp_malloc((size_t)count * 3 * sizeof *xyz);
     sp_rng r;
     sp_rng_seed(&r, seed, 0x1417u);
-    for (size_t i = 0; i < (size_t)count; i++) {
+    for (size_t i = 0; i < (size_t)count; i++)
         for (int k = 0; k < 3; k++) /* clamped: rounding must not leave the box */
             xyz[3 * i + k] = fminf(box_max[k], box_min[k] + (box_max[k] - box_min[k]) * sp_rng_uniform(&r));
-        for (int k = 0; k < 3; k++) rgb[3 * i + k] = sp_rng_uniform(&r);
-    }
-    int rc = init_points(g, xyz, rgb, count, sh_degree, opacity, fixed_scale);
+    /* grey (NULL colours): the colour comes from the images, as in 3DGS */
+    int rc = init_points(g, xyz, NULL, count, sh_degree, opacity, fixed_scale);
     free(xyz);
-    free(rgb);
     return rc;
 }

@@ -20,7 +20,7 @@
 int sp_init_from_points(sp_gaussians *g, const float *xyz, const uint8_t *rgb, int n, int sh_degree, float opacity,
                         float fixed_scale);
 
-/* count points uniform in [box_min, box_max], colours uniform in [0, 1], then as above.
+/* count points uniform in [box_min, box_max], grey colours, then as above.
  * Deterministic in seed. */
 int sp_init_random(sp_gaussians *g, int count, const float box_min[3], const float box_max[3], int sh_degree,
                    float opacity, float fixed_scale, uint64_t seed);

@@ -91,7 +91,7 @@ const sp_config_field sp_config_schema[] = {
     FLT(refine, prune_opacity, IN(0, 1), 0.005, "Prune Gaussians whose opacity is below this."),
     FLT(refine, prune_world_scale, GE(0), 0.1,
         "Prune Gaussians larger than this fraction of the scene extent; 0 = off."),
-    FLT(refine, prune_screen_px, GE(0), 20.0, "Prune Gaussians whose screen radius exceeds this (pixels); 0 = off."),
+    FLT(refine, prune_screen_px, GE(0), 0.0, "Prune Gaussians whose screen radius exceeds this (pixels); 0 = off (3DGS's rule never fires)."),
     STR(refine, opacity_mode, "decay|reset|none", "decay",
         "How unneeded Gaussians fade: decay = every opacity shrinks a little at each refine step, reset = "
         "opacities are lowered to opacity_reset_value periodically, none = neither."),

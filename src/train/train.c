@@ -368,7 +368,11 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
             sp_log_to_file("step %d refine: %d cloned, %d split, %d pruned: %d -> %d Gaussians", step, res.cloned,
                            res.split, res.pruned, res.n_before, res.n_after);
         }
-        if (!strcmp(rf->opacity_mode, "reset") && step < rf->stop && step % rf->opacity_reset_every == 0) {
+        /* reset mode: every opacity_reset_every steps, and once when densification starts on a white
+         * background (floaters of the random initialization would hide against it) */
+        int white = !strcmp(cfg->data.background, "white");
+        if (!strcmp(rf->opacity_mode, "reset") && step < rf->stop &&
+            (step % rf->opacity_reset_every == 0 || (white && step == rf->start))) {
             sp_refine_args ra = {0};
             ra.opacity_reset = (float)rf->opacity_reset_value;
             ra.capacity = rf->capacity;

@@ -137,6 +137,7 @@ int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stat
             if (a->opacity_reset > 0 && o > a->opacity_reset) o = a->opacity_reset;
             o = fminf(fmaxf(o, 1e-6f), 1.0f - 1e-6f);
             g->opacity_logits[i] = sp_logitf(o);
+            if (a->opacity_reset > 0) m->opacity_logits[i] = v->opacity_logits[i] = 0; /* restart Adam too */
         }
     }
     /* 4. prune (split parents always go), compacting in order */

@@ -165,8 +165,9 @@ __global__ void k_refine_gather(cu_params P, cu_params M1, cu_params M2, int n, 
     if (c0) {
         int d = (int)(incl[i] - 1);
         copy_gaussian(P, i, NP, d, K, logit);
-        copy_gaussian(M1, i, NM1, d, K, M1.opacity_logits[i]);
-        copy_gaussian(M2, i, NM2, d, K, M2.opacity_logits[i]);
+        /* an opacity reset also restarts the opacity's Adam moments (as 3DGS does) */
+        copy_gaussian(M1, i, NM1, d, K, a.opacity_reset > 0.0f ? 0.0f : M1.opacity_logits[i]);
+        copy_gaussian(M2, i, NM2, d, K, a.opacity_reset > 0.0f ? 0.0f : M2.opacity_logits[i]);
     }
     if (c1) {
         int d = (int)(tot0 + incl[N + i] - 1);
