@@ -13,21 +13,6 @@ static sp_load_opts opts_default(void) {
     return o;
 }
 
-/* All problems, one per line, for assertions. */
-static char *joined(const sp_problems *p) {
-    size_t n = 1;
-    for (int i = 0; i < p->n; i++) n += strlen(p->items[i]) + 1;
-    char *s = sp_calloc(n, 1);
-    for (int i = 0; i < p->n; i++) strcat(strcat(s, p->items[i]), "\n");
-    return s;
-}
-
-static void rm_rf(char *dir) {
-    char *cmd = sp_strfmt("rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(cmd);
-    free(dir);
-}
 
 /* Loads and expects failure whose problems mention every needle. */
 static void expect_fail(const char *dir, const sp_load_opts *o, const char *n1, const char *n2) {
@@ -35,7 +20,7 @@ static void expect_fail(const char *dir, const sp_load_opts *o, const char *n1, 
     sp_problems pr = {0};
     assert_int_equal(sp_load_colmap(dir, o, &d, &pr), -1);
     assert_true(pr.n > 0);
-    char *all = joined(&pr);
+    char *all = tu_joined(&pr);
     tu_assert_contains(all, n1);
     if (n2) tu_assert_contains(all, n2);
     tu_assert_contains(sp_last_error(), pr.items[0]);
@@ -362,7 +347,7 @@ static void test_models(void **state) {
             }
             sp_dataset_free(&d);
             sp_problems_free(&pr);
-            rm_rf(dir);
+            tu_rm_rf(dir);
         }
 }
 
@@ -394,7 +379,7 @@ static void test_downscale_and_folders(void **state) {
     free(cmd);
     free(s0);
     free(s);
-    rm_rf(dir);
+    tu_rm_rf(dir);
 }
 
 static void test_unsupported_model(void **state) {
@@ -407,7 +392,7 @@ static void test_unsupported_model(void **state) {
     sp_load_opts o = opts_default();
     expect_fail(dir, &o, "sparse/0/cameras.txt:3: camera 1 uses model FULL_OPENCV, which splat does not support",
                 "(supported: SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, OPENCV)");
-    rm_rf(dir);
+    tu_rm_rf(dir);
     free(p);
     /* binary: model id 6 needs 12 parameters */
     dir = make_scene(1, &cams[0], 40, 30);
@@ -420,7 +405,7 @@ static void test_unsupported_model(void **state) {
     write_cameras(p, 1, &full, 1);
     expect_fail(dir, &o, "cameras.bin: camera 1 has unknown model id 99", NULL);
     free(p);
-    rm_rf(dir);
+    tu_rm_rf(dir);
 }
 
 /* Every prefix of every binary file is refused with a problem naming the file. */
@@ -440,7 +425,7 @@ static void test_truncated_binary(void **state) {
             sp_dataset d;
             sp_problems pr = {0};
             assert_int_equal(sp_load_colmap(dir, &o, &d, &pr), -1);
-            char *all = joined(&pr);
+            char *all = tu_joined(&pr);
             tu_assert_contains(all, files[fi]);
             if (!strstr(all, "truncated") && !strstr(all, "can hold at most") && !strstr(all, "no images"))
                 fail_msg("%s cut at %zu: %s", files[fi], cut, all);
@@ -489,7 +474,7 @@ static void test_truncated_binary(void **state) {
     assert_int_equal(sp_write_file_atomic(p, &huge, 8), 0);
     expect_fail(dir, &o, "points3D.bin: says 1000000000000000 points", NULL);
     free(p);
-    rm_rf(dir);
+    tu_rm_rf(dir);
 }
 
 static void test_bad_references(void **state) {
@@ -515,7 +500,7 @@ static void test_bad_references(void **state) {
         expect_fail(dir, &o, "b.png: not a PNG or JPEG file", NULL);
         free(img);
         free(sp);
-        rm_rf(dir);
+        tu_rm_rf(dir);
     }
 }
 
@@ -560,7 +545,7 @@ static void test_malformed_text(void **state) {
     free(img);
     free(pts3);
     free(spd);
-    rm_rf(dir);
+    tu_rm_rf(dir);
 }
 
 int main(void) {

@@ -11,20 +11,6 @@ static sp_load_opts opts_default(void) {
     return o;
 }
 
-static char *joined(const sp_problems *p) {
-    size_t n = 1;
-    for (int i = 0; i < p->n; i++) n += strlen(p->items[i]) + 1;
-    char *s = sp_calloc(n, 1);
-    for (int i = 0; i < p->n; i++) strcat(strcat(s, p->items[i]), "\n");
-    return s;
-}
-
-static void rm_rf(char *dir) {
-    char *cmd = sp_strfmt("rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(cmd);
-    free(dir);
-}
 
 static void expect_fail(const char *path, const char *n1, const char *n2) {
     sp_load_opts o = opts_default();
@@ -32,7 +18,7 @@ static void expect_fail(const char *path, const char *n1, const char *n2) {
     sp_problems pr = {0};
     assert_int_equal(sp_load_transforms(path, &o, &d, &pr), -1);
     assert_true(pr.n > 0);
-    char *all = joined(&pr);
+    char *all = tu_joined(&pr);
     tu_assert_contains(all, n1);
     if (n2) tu_assert_contains(all, n2);
     tu_assert_contains(sp_last_error(), pr.items[0]);
@@ -185,7 +171,7 @@ static void test_intrinsics(void **state) {
     assert_int_equal(d.has_alpha, 1);
     assert_int_equal(d.train.views[0].channels, 4);
     sp_dataset_free(&d);
-    rm_rf(dir);
+    tu_rm_rf(dir);
 
     /* camera_angle_x / _y and no w, h: the image's own size */
     dir = make_dir("{\"camera_angle_x\": 1.0, \"camera_angle_y\": 0.8, \"frames\": [\n"
@@ -201,7 +187,7 @@ static void test_intrinsics(void **state) {
     assert_float_equal(c->cy, 8, 1e-5);
     sp_dataset_free(&d);
     free(json);
-    rm_rf(dir);
+    tu_rm_rf(dir);
 
     /* distortion crops; PINHOLE ignores the coefficients; downscale on load */
     const char *tmpl = "{\"fl_x\": 40, \"cx\": 20, \"cy\": 15, \"w\": 40, \"h\": 30, \"k1\": 0.3, \"p1\": 0.001, %s\n"
@@ -223,7 +209,7 @@ static void test_intrinsics(void **state) {
         }
         sp_dataset_free(&d);
         free(js);
-        rm_rf(dir);
+        tu_rm_rf(dir);
     }
 
     /* nerfstudio's images_2/ copies are used as they are when downscale is 2 */
@@ -242,7 +228,7 @@ static void test_intrinsics(void **state) {
     sp_dataset_free(&d);
     free(d2);
     free(p2);
-    rm_rf(dir);
+    tu_rm_rf(dir);
 }
 
 static void test_bad_files(void **state) {
@@ -286,7 +272,7 @@ static void test_bad_files(void **state) {
     free(json);
     expect_fail("/nonexistent/scene", "/nonexistent/scene: no such folder or file", NULL);
     expect_fail(dir, "transforms.json: cannot open", NULL); /* a folder without transforms.json */
-    rm_rf(dir);
+    tu_rm_rf(dir);
 }
 
 int main(void) {

@@ -48,6 +48,23 @@ static inline void tu_write_text(const char *path, const char *text) {
         if (!h_ || !strstr(h_, n_)) fail_msg("expected \"%s\" in \"%s\"", n_, h_ ? h_ : "(null)"); \
     } while (0)
 
+/* All problems of a list, one per line (malloc'd), for assertions. */
+static inline char *tu_joined(const sp_problems *p) {
+    size_t n = 1;
+    for (int i = 0; i < p->n; i++) n += strlen(p->items[i]) + 1;
+    char *s = (char *)sp_calloc(n, 1);
+    for (int i = 0; i < p->n; i++) strcat(strcat(s, p->items[i]), "\n");
+    return s;
+}
+
+/* Removes a temporary directory tree and frees its path. */
+static inline void tu_rm_rf(char *dir) {
+    char *cmd = sp_strfmt("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(dir);
+}
+
 static inline void tu_fill_uniform(sp_rng *r, float *x, size_t n, float lo, float hi) {
     for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * sp_rng_uniform(r);
 }

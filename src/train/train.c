@@ -215,6 +215,21 @@ static sp_split *eval_split_for_curve(run *r) {
     return NULL;
 }
 
+/* Scores one split (nothing to do when it is empty), renders under renders/<name>/. */
+static int eval_one(run *r, const sp_split *split, const char *name, int deg, const float bg[3], sp_eval_result *e) {
+    if (!split->n) return 0;
+    char *dir = NULL;
+    if (r->cfg->output.save_renders) {
+        char *sub = sp_strfmt("renders/%s", name);
+        dir = run_path(r, sub);
+        free(sub);
+    }
+    int rc = sp_eval_views(r->b, split, r->alpha, deg, bg, dir, e);
+    free(dir);
+    if (rc == 0) SP_INFO("%s: PSNR %.3f dB, SSIM %.4f over %d views", name, e->mean_psnr, e->mean_ssim, e->n);
+    return rc;
+}
+
 static int final_eval(run *r) {
     const sp_config *cfg = r->cfg;
     float bg[3];
@@ -223,22 +238,10 @@ static int final_eval(run *r) {
     const char *which = cfg->data.eval_split;
     int want_test = strcmp(which, "val") != 0 || !r->data.val.n;
     int want_val = strcmp(which, "test") != 0 || !r->data.test.n;
-    if (want_test && r->data.test.n) {
-        char *dir = cfg->output.save_renders ? run_path(r, "renders/test") : NULL;
-        int rc = sp_eval_views(r->b, &r->data.test, r->alpha, deg, bg, dir, &r->test);
-        free(dir);
-        if (rc) return -1;
-        r->have_test = 1;
-        SP_INFO("test: PSNR %.3f dB, SSIM %.4f over %d views", r->test.mean_psnr, r->test.mean_ssim, r->test.n);
-    }
-    if (want_val && r->data.val.n) {
-        char *dir = cfg->output.save_renders ? run_path(r, "renders/val") : NULL;
-        int rc = sp_eval_views(r->b, &r->data.val, r->alpha, deg, bg, dir, &r->val);
-        free(dir);
-        if (rc) return -1;
-        r->have_val = 1;
-        SP_INFO("val: PSNR %.3f dB, SSIM %.4f over %d views", r->val.mean_psnr, r->val.mean_ssim, r->val.n);
-    }
+    if (want_test && eval_one(r, &r->data.test, "test", deg, bg, &r->test)) return -1;
+    if (want_val && eval_one(r, &r->data.val, "val", deg, bg, &r->val)) return -1;
+    r->have_test = want_test && r->data.test.n;
+    r->have_val = want_val && r->data.val.n;
     return 0;
 }
 
