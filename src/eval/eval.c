@@ -11,10 +11,13 @@
 
 #define EVAL_BATCH 32
 
-/* "./test/r_12" -> "r_12" */
-static const char *base_name(const char *name) {
+/* "./test/r_12" -> "r_12", "0009.jpg" -> "0009" (malloc'd) */
+static char *base_name(const char *name) {
     const char *s = strrchr(name, '/');
-    return s ? s + 1 : name;
+    char *b = sp_strdup(s ? s + 1 : name);
+    char *dot = strrchr(b, '.');
+    if (dot && dot != b) *dot = 0;
+    return b;
 }
 
 /* Scores one rendered view and writes [prediction | ground truth] when renders_dir is set. */
@@ -36,9 +39,11 @@ static int score_view(const sp_view *v, int index, const float *pred, sp_alpha_m
             memcpy(side.pixels + (size_t)y * 6 * w, p8 + (size_t)y * 3 * w, (size_t)3 * w);
             memcpy(side.pixels + (size_t)y * 6 * w + 3 * w, g8 + (size_t)y * 3 * w, (size_t)3 * w);
         }
-        char *file = sp_strfmt("%s/%03d_%s.png", renders_dir, index, base_name(v->name));
+        char *base = base_name(v->name);
+        char *file = sp_strfmt("%s/%03d_%s.png", renders_dir, index, base);
         rc = sp_image_save_png(file, &side);
         free(file);
+        free(base);
         free(side.pixels);
     }
     free(gt);
