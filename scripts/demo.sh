@@ -11,4 +11,4 @@ fi
 psnr=$(sed -n 's/^test_psnr = //p' demo/run/result.toml)
 ssim=$(sed -n 's/^test_ssim = //p' demo/run/result.toml)
 echo
-echo "demo finished: test PSNR ${psnr} dB, SSIM ${ssim} (run folder: demo/run)"
+printf 'demo finished: test PSNR %.2f dB, SSIM %.4f (run folder: demo/run)\n' "$psnr" "$ssim"
