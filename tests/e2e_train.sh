@@ -68,4 +68,9 @@ step=$(sed -n 's/^steps = //p' "$TMP/c/result.toml")
 "$BIN" train --resume "$TMP/c" --set trainer.max_steps=$((step + 40)) >"$TMP/r.log" 2>&1 && ok "resume" || { bad resume; tail -5 "$TMP/r.log"; }
 grep -q "^steps = $((step + 40))$" "$TMP/c/result.toml" && ok "resumed run completed" || bad "resumed steps"
 grep -q 'status = "complete"' "$TMP/c/result.toml" && ok "resumed status complete" || bad "resumed status"
+# Divergence: a runaway learning rate makes parameters non-finite; the run stops naming the step.
+"$BIN" train --config "$cfg" --set output.run_dir="$TMP/nan" --set adam.opacity_lr=1e30 \
+  --set adam.scales_lr=1e30 --set trainer.log_every=10 >"$TMP/nan.log" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "diverged at step" "$TMP/nan.log" && ok "divergence stops the run" || { bad "divergence rc=$rc"; tail -5 "$TMP/nan.log"; }
+grep -q 'status = "diverged"' "$TMP/nan/result.toml" 2>/dev/null && ok "result says diverged" || bad "no diverged result"
 finish
