@@ -22,6 +22,7 @@ typedef struct {
     int deterministic; /* fixed-order reductions: bit-identical results for identical inputs */
     int profile;       /* record per-stage device time */
     int device;        /* GPU ordinal */
+    int backward_splat; /* cuda: per-splat backward_raster instead of per-pixel */
 } sp_backend_config;
 
 typedef struct {

@@ -158,29 +158,72 @@ int sp_image_load(const char *path, sp_image *img) {
 }
 
 /* ---- PNG writing ---- */
+/* Encoded into a growing memory buffer, then written atomically. zlib level 2 with the Sub
+ * filter: renders are written by the hundred at the end of a run, and the default level costs
+ * ~5x the time for ~10% smaller files. */
+typedef struct {
+    uint8_t *p;
+    size_t n, cap;
+} png_mem;
+
+static void png_mem_write(png_structp png, png_bytep data, png_size_t len) {
+    png_mem *m = (png_mem *)png_get_io_ptr(png);
+    if (m->n + len > m->cap) {
+        size_t cap = m->cap ? m->cap : 65536;
+        while (cap < m->n + len) cap *= 2;
+        m->p = sp_realloc(m->p, cap);
+        m->cap = cap;
+    }
+    memcpy(m->p + m->n, data, len);
+    m->n += len;
+}
+
+static void png_mem_flush(png_structp png) { (void)png; }
+
+static void png_write_error(png_structp png, png_const_charp msg) {
+    snprintf((char *)png_get_error_ptr(png), 256, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void png_write_warning(png_structp png, png_const_charp msg) {
+    (void)png;
+    (void)msg;
+}
+
 int sp_image_save_png(const char *path, const sp_image *img) {
-    png_image pi;
-    memset(&pi, 0, sizeof pi);
-    pi.version = PNG_IMAGE_VERSION;
-    pi.width = (png_uint_32)img->width;
-    pi.height = (png_uint_32)img->height;
+    int type;
     switch (img->channels) {
-    case 1: pi.format = PNG_FORMAT_GRAY; break;
-    case 2: pi.format = PNG_FORMAT_GA; break;
-    case 3: pi.format = PNG_FORMAT_RGB; break;
-    case 4: pi.format = PNG_FORMAT_RGBA; break;
+    case 1: type = PNG_COLOR_TYPE_GRAY; break;
+    case 2: type = PNG_COLOR_TYPE_GRAY_ALPHA; break;
+    case 3: type = PNG_COLOR_TYPE_RGB; break;
+    case 4: type = PNG_COLOR_TYPE_RGBA; break;
     default: return sp_error("%s: cannot write a %d-channel image", path, img->channels);
     }
-    png_alloc_size_t size = 0;
-    if (!png_image_write_to_memory(&pi, NULL, &size, 0, img->pixels, 0, NULL))
-        return sp_error("%s: PNG encoding failed: %s", path, pi.message);
-    void *buf = sp_malloc(size);
-    if (!png_image_write_to_memory(&pi, buf, &size, 0, img->pixels, 0, NULL)) {
-        free(buf);
-        return sp_error("%s: PNG encoding failed: %s", path, pi.message);
+    char msg[256] = "";
+    png_mem mem = {NULL, 0, 0};
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, msg, png_write_error, png_write_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        png_destroy_write_struct(&png, NULL);
+        return sp_error("%s: PNG encoder: out of memory", path);
     }
-    int rc = sp_write_file_atomic(path, buf, size);
-    free(buf);
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(mem.p);
+        return sp_error("%s: PNG encoding failed: %s", path, msg);
+    }
+    png_set_write_fn(png, &mem, png_mem_write, png_mem_flush);
+    png_set_compression_level(png, 2);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
+    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8, type, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
+    png_write_info(png, info);
+    size_t stride = (size_t)img->width * img->channels;
+    for (int y = 0; y < img->height; y++) png_write_row(png, img->pixels + (size_t)y * stride);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    int rc = sp_write_file_atomic(path, mem.p, mem.n);
+    free(mem.p);
     return rc;
 }
 

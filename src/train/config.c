@@ -116,6 +116,9 @@ const sp_config_field sp_config_schema[] = {
     INT(backend, threads, GE(0), 0, "CPU threads; 0 = all cores."),
     BOOL(backend, profile, 0, "Time every stage and report the shares."),
     BOOL(backend, deterministic, 0, "Fixed-order reductions: identical results for identical seeds (slower on GPU)."),
+    STR(backend, backward, "pixel|splat", "pixel",
+        "CUDA backward_raster variant: per pixel (warp reductions) or per splat (forward keeps per-pixel state "
+        "every 32 Gaussians). Both give the same gradients; bench/RESULTS.md compares their speed."),
 };
 const int sp_config_schema_len = (int)(sizeof sp_config_schema / sizeof *sp_config_schema);
 

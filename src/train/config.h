@@ -64,6 +64,7 @@ typedef struct {
         char kind[SP_CONFIG_WORD_MAX]; /* auto | cpu | cuda */
         int threads;
         bool profile, deterministic;
+        char backward[SP_CONFIG_WORD_MAX]; /* pixel | splat (cuda) */
     } backend;
 } sp_config;
 

@@ -92,6 +92,7 @@ typedef struct {
 static char *run_path(const run *r, const char *name) { return sp_path_join(r->dir, name); }
 
 static int save_model(run *r) {
+    double t0 = sp_now();
     sp_gaussians g = {0}, m = {0}, v = {0};
     if (r->b->ops->get_gaussians(r->b, &g, &m, &v)) return -1;
     int rc = 0;
@@ -107,6 +108,7 @@ static int save_model(run *r) {
         rc = sp_checkpoint_write(p, &ck);
         free(p);
     }
+    if (rc == 0) SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
     sp_gaussians_free(&g);
     sp_gaussians_free(&m);
     sp_gaussians_free(&v);
@@ -226,7 +228,9 @@ static int eval_one(run *r, const sp_split *split, const char *name, int deg, co
     }
     int rc = sp_eval_views(r->b, split, r->alpha, deg, bg, dir, e);
     free(dir);
-    if (rc == 0) SP_INFO("%s: PSNR %.3f dB, SSIM %.4f over %d views", name, e->mean_psnr, e->mean_ssim, e->n);
+    if (rc == 0)
+        SP_INFO("%s: PSNR %.3f dB, SSIM %.4f over %d views (%.1f s)", name, e->mean_psnr, e->mean_ssim, e->n,
+                e->seconds);
     return rc;
 }
 
@@ -318,7 +322,8 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
     /* backend */
     {
         sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
-                                .profile = cfg->backend.profile, .device = 0};
+                                .profile = cfg->backend.profile, .device = 0,
+                                .backward_splat = !strcmp(cfg->backend.backward, "splat")};
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;
         SP_INFO("backend: %s", r->b->ops->name);

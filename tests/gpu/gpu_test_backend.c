@@ -29,7 +29,7 @@ static int report(int ok, const char *what, const char *detail) {
 }
 
 static sp_backend *make_backend(int deterministic, int profile) {
-    sp_backend_config cfg = {0, deterministic, profile, 0};
+    sp_backend_config cfg = {0, deterministic, profile, 0, 0};
     sp_backend *b = sp_cuda_backend_create(&cfg);
     if (!b) printf("backend creation failed: %s\n", sp_last_error());
     assert_non_null(b);
@@ -348,7 +348,7 @@ static void test_refine_clone_split_capacity(void **state) {
 static void test_errors(void **state) {
     (void)state;
     SKIP_WITHOUT_GPU();
-    sp_backend_config cfg = {0, 0, 0, 999};
+    sp_backend_config cfg = {0, 0, 0, 999, 0};
     assert_null(sp_cuda_backend_create(&cfg));
     tu_assert_contains(sp_last_error(), "device 999 does not exist");
     sp_backend *b = make_backend(0, 0);

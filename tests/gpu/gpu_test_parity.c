@@ -390,32 +390,43 @@ static int compare_proj_grads(const sp_proj_grad *a, const sp_proj_grad *b, int 
     return ok;
 }
 
+/* Both variants, both modes. The per-splat variant reads state its own GPU forward pass leaves,
+ * so its reference is the CPU backward of the GPU forward output. */
 static void test_backward(void **state) {
     (void)state;
     SKIP_WITHOUT_GPU();
     raster_case rc;
     raster_case_make(&rc, 4, 3000, 133, 97);
     int w = rc.s.cam.width, h = rc.s.cam.height, n = rc.s.n;
-    sp_raster_out fwd;
-    sp_raster_out_alloc(&fwd, w, h);
-    cpu_rasterize(&rc.proj, &rc.bins, &rc.s.cam, rc.bg, &fwd);
     float *dl = sp_malloc((size_t)w * h * 3 * 4);
     sp_rng r = test_rng(40);
     tu_fill_uniform(&r, dl, (size_t)w * h * 3, -1.0f, 1.0f);
-    sp_proj_grad c, g, d1, d2;
-    grad_alloc(&c, n), grad_alloc(&g, n), grad_alloc(&d1, n), grad_alloc(&d2, n);
-    cpu_backward_raster(&rc.proj, &rc.bins, &rc.s.cam, rc.bg, &fwd, dl, &c);
-    assert_int_equal(cuda_test_backward(&rc.proj, n, &rc.bins, &rc.s.cam, rc.bg, &fwd, dl, 0, &g), 0);
-    assert_int_equal(cuda_test_backward(&rc.proj, n, &rc.bins, &rc.s.cam, rc.bg, &fwd, dl, 1, &d1), 0);
-    assert_int_equal(cuda_test_backward(&rc.proj, n, &rc.bins, &rc.s.cam, rc.bg, &fwd, dl, 1, &d2), 0);
-    int ok = compare_proj_grads(&g, &c, n, "(atomics)");
-    ok &= compare_proj_grads(&d1, &c, n, "(deterministic)");
-    int same = !memcmp(d1.mean2d, d2.mean2d, (size_t)n * 8) && !memcmp(d1.conic, d2.conic, (size_t)n * 12) &&
-               !memcmp(d1.opacity, d2.opacity, (size_t)n * 4) && !memcmp(d1.color, d2.color, (size_t)n * 12);
-    ok &= report(same, "backward_raster", "deterministic repeat", "bit-identical (1=yes)", same, 1);
-    sp_proj_grad_free(&c), sp_proj_grad_free(&g), sp_proj_grad_free(&d1), sp_proj_grad_free(&d2);
+    int ok = 1;
+    for (int splat = 0; splat < 2; splat++) {
+        const char *name = splat ? "per-splat" : "per-pixel";
+        sp_raster_out fwd;
+        sp_raster_out_alloc(&fwd, w, h);
+        if (splat) assert_int_equal(cuda_test_rasterize(&rc.proj, n, &rc.bins, &rc.s.cam, rc.bg, &fwd), 0);
+        else cpu_rasterize(&rc.proj, &rc.bins, &rc.s.cam, rc.bg, &fwd);
+        sp_proj_grad c, g, d1, d2;
+        grad_alloc(&c, n), grad_alloc(&g, n), grad_alloc(&d1, n), grad_alloc(&d2, n);
+        cpu_backward_raster(&rc.proj, &rc.bins, &rc.s.cam, rc.bg, &fwd, dl, &c);
+        assert_int_equal(cuda_test_backward(&rc.proj, n, &rc.bins, &rc.s.cam, rc.bg, &fwd, dl, 0, splat, &g), 0);
+        assert_int_equal(cuda_test_backward(&rc.proj, n, &rc.bins, &rc.s.cam, rc.bg, &fwd, dl, 1, splat, &d1), 0);
+        assert_int_equal(cuda_test_backward(&rc.proj, n, &rc.bins, &rc.s.cam, rc.bg, &fwd, dl, 1, splat, &d2), 0);
+        char what[64];
+        snprintf(what, sizeof what, "(%s, atomics)", name);
+        ok &= compare_proj_grads(&g, &c, n, what);
+        snprintf(what, sizeof what, "(%s, deterministic)", name);
+        ok &= compare_proj_grads(&d1, &c, n, what);
+        int same = !memcmp(d1.mean2d, d2.mean2d, (size_t)n * 8) && !memcmp(d1.conic, d2.conic, (size_t)n * 12) &&
+                   !memcmp(d1.opacity, d2.opacity, (size_t)n * 4) && !memcmp(d1.color, d2.color, (size_t)n * 12);
+        snprintf(what, sizeof what, "%s deterministic repeat", name);
+        ok &= report(same, "backward_raster", what, "bit-identical (1=yes)", same, 1);
+        sp_proj_grad_free(&c), sp_proj_grad_free(&g), sp_proj_grad_free(&d1), sp_proj_grad_free(&d2);
+        sp_raster_out_free(&fwd);
+    }
     free(dl);
-    sp_raster_out_free(&fwd);
     raster_case_free(&rc);
     assert_true(ok);
 }
@@ -541,9 +552,8 @@ static void test_adam(void **state) {
 /* The whole backend step against the CPU stages: render, and one train_step whose gradients are
  * read back through Adam's first moment (m = (1 - beta1) g after step 1). Tolerances: render max abs
  * 1e-4 (threshold flips reported), loss value 1e-5 relative, gradients relative L2 < 1e-3. */
-static void test_backend_step(void **state) {
-    (void)state;
-    SKIP_WITHOUT_GPU();
+static void backend_step(int splat) {
+    printf("INFO backend step with the %s backward\n", splat ? "per-splat" : "per-pixel");
     sp_rng r = test_rng(8);
     scene s;
     int deg = 2;
@@ -556,7 +566,7 @@ static void test_backend_step(void **state) {
     memcpy(g.means, s.means, (size_t)n * 12), memcpy(g.log_scales, s.log_scales, (size_t)n * 12);
     memcpy(g.quats, s.quats, (size_t)n * 16), memcpy(g.opacity_logits, s.logits, (size_t)n * 4);
     memcpy(g.sh, s.sh, (size_t)n * 12 * s.K);
-    sp_backend_config cfg = {0, 0, 0, 0};
+    sp_backend_config cfg = {0, 0, 0, 0, splat};
     sp_backend *b = sp_cuda_backend_create(&cfg);
     assert_non_null(b);
     assert_int_equal(b->ops->set_gaussians(b, &g, NULL, NULL), 0);
@@ -650,6 +660,18 @@ static void test_backend_step(void **state) {
     free(img), free(target), free(dl), free(v.pixels);
     scene_free(&s);
     assert_true(ok);
+}
+
+static void test_backend_step(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    backend_step(0);
+}
+
+static void test_backend_step_splat(void **state) {
+    (void)state;
+    SKIP_WITHOUT_GPU();
+    backend_step(1);
 }
 
 /* refine against cpu_refine on the same stores and statistics: identical counts and order; copied
@@ -753,7 +775,8 @@ int main(void) {
         cmocka_unit_test(test_project_math_on_host), cmocka_unit_test(test_project_back_math_on_host),
         cmocka_unit_test(test_project),  cmocka_unit_test(test_bins), cmocka_unit_test(test_rasterize),
         cmocka_unit_test(test_backward), cmocka_unit_test(test_project_back), cmocka_unit_test(test_loss),
-        cmocka_unit_test(test_adam),     cmocka_unit_test(test_backend_step), cmocka_unit_test(test_refine),
+        cmocka_unit_test(test_adam),     cmocka_unit_test(test_backend_step), cmocka_unit_test(test_backend_step_splat),
+        cmocka_unit_test(test_refine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

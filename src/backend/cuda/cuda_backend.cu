@@ -161,7 +161,8 @@ static int ensure_loss_buffers(cu_backend *b, int w, int h) {
 static cu_params params_of(cu_backend *b, cu_buf *buf) { return cu_params_at((float *)buf->p, b->n, b->K); }
 
 /* ---- the forward half: project, emit_pairs, sort, tile_ranges, rasterize ---- */
-static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg) {
+/* train: the backward pass follows (the per-splat variant needs the bucket state). */
+static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg, int train) {
     int n = b->n, w = cam->width, h = cam->height;
     int det = b->base.cfg.deterministic;
     b->tiles_x = (w + CU_TILE - 1) / CU_TILE;
@@ -250,8 +251,17 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     bins.ids = det ? (const uint32_t *)b->ids.p : b->sorted_vals;
     bins.range = (const uint2 *)b->ranges.p;
     cu_raster out = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
+    cu_buckets bk = {NULL, NULL};
+    if (train && b->base.cfg.backward_splat) {
+        if (cu_reserve(&b->mem, &b->bucket_state, cu_bucket_count(np, tiles) * CU_BLOCK * sizeof(float4),
+                       "per-splat backward state") ||
+            cu_reserve(&b->mem, &b->tile_max_nc, (size_t)tiles * sizeof(int32_t), "tile contributor counts"))
+            return -1;
+        bk.state = (float4 *)b->bucket_state.p;
+        bk.tile_max_nc = (int32_t *)b->tile_max_nc.p;
+    }
     cu_prof_begin(b, CU_ST_RASTER);
-    cuda_rasterize(&b->proj, &bins, w, h, bg, &out, b->st);
+    cuda_rasterize(&b->proj, &bins, w, h, bg, &out, bk.state ? &bk : NULL, b->st);
     cu_prof_end(b);
     return cu_check(cudaGetLastError(), "forward");
 }
@@ -275,7 +285,7 @@ static void cu_destroy(sp_backend *base) {
                       &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted, &b->pair_gid,
                       &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
-                      &b->partials, &b->acc,         &b->view_pix};
+                      &b->partials, &b->acc,         &b->view_pix,   &b->bucket_state, &b->tile_max_nc};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) cu_free(&b->mem, bufs[i]);
     for (int r = 0; r < CU_PROF_RING; r++)
         for (int i = 0; i < CU_PROF_SPANS; i++) {
@@ -412,7 +422,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     float3 bg = make_float3(a->bg[0], a->bg[1], a->bg[2]);
     if (ensure_loss_buffers(b, w, h)) return -1;
     cu_prof_open(b, 1);
-    if (forward(b, cam, a->sh_degree, bg)) {
+    if (forward(b, cam, a->sh_degree, bg, 1)) {
         cu_prof_close(b);
         return -1;
     }
@@ -430,8 +440,14 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
 
     cu_prof_begin(b, CU_ST_BACKWARD);
     if (!det) cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
-    cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, det,
-                               (float *)b->pair_grad.p, &b->pgrad, b->st);
+    if (b->base.cfg.backward_splat) {
+        cu_buckets bk = {(float4 *)b->bucket_state.p, (int32_t *)b->tile_max_nc.p};
+        cuda_backward_raster_splat(&b->proj, &bins, w, h, &fwd, (const float *)b->dl_drgb.p, &bk, det,
+                                   (float *)b->pair_grad.p, &b->pgrad, b->st);
+    } else {
+        cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, det,
+                                   (float *)b->pair_grad.p, &b->pgrad, b->st);
+    }
     if (det)
         cuda_reduce_pair_grads((const float *)b->pair_grad.p, b->proj.offsets, (const uint32_t *)b->inv.p, n,
                                &b->pgrad, b->st);
@@ -486,7 +502,7 @@ static int cu_render(sp_backend *base, const sp_camera *cam, int sh_degree, cons
     if (cam->width <= 0 || cam->height <= 0) return sp_error("cuda: render: empty camera %dx%d", cam->width, cam->height);
     if (sh_degree < 0 || sh_degree > b->sh_degree)
         return sp_error("cuda: render: SH degree %d exceeds the stored degree %d", sh_degree, b->sh_degree);
-    if (forward(b, cam, sh_degree, make_float3(bg[0], bg[1], bg[2]))) return -1;
+    if (forward(b, cam, sh_degree, make_float3(bg[0], bg[1], bg[2]), 0)) return -1;
     size_t bytes = (size_t)cam->width * cam->height * 3 * sizeof(float);
     if (cu_check(cudaMemcpyAsync(rgb, b->rgb.p, bytes, cudaMemcpyDeviceToHost, b->st), "render")) return -1;
     return cu_check(cudaStreamSynchronize(b->st), "render");

@@ -80,6 +80,19 @@ typedef struct {
     int32_t *n_contrib;
 } cu_raster;
 
+/* Per-splat backward: per-pixel state (T, colour in front) at the start of every bucket of 32
+ * consecutive positions of a tile's list, [bucket][256 pixels], and each tile's largest contributor
+ * count. Tile t's buckets start at cu_bucket_first(start_t, t): start/32 + t leaves room for
+ * ceil(count/32) buckets per tile without a scan; num_pairs/32 + tiles buckets in all. */
+typedef struct {
+    float4 *state;
+    int32_t *tile_max_nc;
+} cu_buckets;
+static inline __host__ __device__ uint32_t cu_bucket_first(uint32_t start, int tile) {
+    return (start >> 5) + (uint32_t)tile;
+}
+static inline size_t cu_bucket_count(int64_t num_pairs, int tiles) { return (size_t)(num_pairs / 32 + tiles + 1); }
+
 /* ---- stage launchers (all asynchronous on stream s) ---- */
 /* project.cu */
 void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out,
@@ -100,12 +113,17 @@ void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *ran
 /* Deterministic mode: ids[j] = pair_gid[perm[j]], inv[perm[j]] = j. */
 void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, uint32_t *inv,
                      cudaStream_t s);
+/* bk: NULL, or where the per-splat backward's bucket state goes. */
 void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg, cu_raster *out,
-                    cudaStream_t s);
+                    const cu_buckets *bk, cudaStream_t s);
 /* Backward variants sit side by side; per-pixel is the default. With deterministic, per-pair
  * contributions go to pair_grad [num_pairs][9] and cuda_reduce_pair_grads sums them per Gaussian. */
 void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg,
                                 const cu_raster *fwd, const float *dl_drgb, int deterministic, float *pair_grad,
+                                cu_proj_grad *g, cudaStream_t s);
+/* Per-splat variant; needs the bucket state the forward pass stored (cuda_rasterize with bk). */
+void cuda_backward_raster_splat(const cu_proj *proj, const cu_bins *bins, int w, int h, const cu_raster *fwd,
+                                const float *dl_drgb, const cu_buckets *bk, int deterministic, float *pair_grad,
                                 cu_proj_grad *g, cudaStream_t s);
 /* seg_end[i]: inclusive end of Gaussian i's segment in pos[]; pos[k] = sorted pair position. */
 void cuda_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, const uint32_t *pos, int n,
@@ -168,6 +186,7 @@ typedef struct {
     int num_pairs;
     cu_buf sort_temp, scan_temp;
     cu_buf ranges;
+    cu_buf bucket_state, tile_max_nc; /* per-splat backward (cu_buckets) */
     int tiles_x, tiles_y;
     /* images */
     cu_buf rgb, final_T, n_contrib, dl_drgb, target, loss_work, partials;

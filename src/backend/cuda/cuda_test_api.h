@@ -28,9 +28,12 @@ int cuda_test_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bin
 /* rasterize with the given lists. */
 int cuda_test_rasterize(const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam, const float bg[3],
                         sp_raster_out *out);
-/* backward_raster (per-pixel variant); g is overwritten. deterministic: fixed-order reduction. */
+/* backward_raster; g is overwritten. deterministic: fixed-order reduction. splat: the per-splat
+ * variant, which runs the GPU forward pass first (its bucket state) and uses that pass's output
+ * in place of fwd (compare against the CPU backward of cuda_test_rasterize's output). */
 int cuda_test_backward(const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam, const float bg[3],
-                       const sp_raster_out *fwd, const float *dl_drgb, int deterministic, sp_proj_grad *g);
+                       const sp_raster_out *fwd, const float *dl_drgb, int deterministic, int splat,
+                       sp_proj_grad *g);
 /* project_back; out (n, K as p) is overwritten. */
 int cuda_test_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
                            const sp_proj_grad *g, sp_params_grad *out);

@@ -253,48 +253,67 @@ void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh
     k_project<<<CU_GRID(n, 256), 256, 0, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree, *out);
 }
 
+/* Colour gradient dc -> SH gradients (into gsh, zero past the active degree) and the view
+ * direction's share of dL/dmean (added to dm). Reads each coefficient before writing its gradient
+ * (sh and gsh may alias). */
+template <int DEG>
+CU_HD static inline void color_back(const float *m, float3 C, int K, const float *dc, const float *sh, float *gsh,
+                                    float *dm) {
+    const int used = (DEG + 1) * (DEG + 1);
+    float d[3], len, Y[16], dX[16], dY[16], dZ[16];
+    float Cw[3] = {C.x, C.y, C.z};
+    view_dir(m, Cw, d, &len);
+    sh_basis(DEG, d[0], d[1], d[2], Y);
+    sh_basis_grad(DEG, d[0], d[1], d[2], dX, dY, dZ);
+    float dd[3] = {0.0f, 0.0f, 0.0f};
+    for (int k = 0; k < used; k++) {
+        float dot = 0.0f;
+        for (int ch = 0; ch < 3; ch++) {
+            dot += sh[3 * k + ch] * dc[ch];
+            gsh[3 * k + ch] = Y[k] * dc[ch];
+        }
+        dd[0] += dot * dX[k], dd[1] += dot * dY[k], dd[2] += dot * dZ[k];
+    }
+    for (int k = 3 * used; k < 3 * K; k++) gsh[k] = 0.0f;
+    /* d = v / |v|: dv = (dd - d (d . dd)) / |v| */
+    float dot = d[0] * dd[0] + d[1] * dd[1] + d[2] * dd[2];
+    for (int k = 0; k < 3; k++) dm[k] += (dd[k] - d[k] * dot) / len;
+}
+
+/* sh: this Gaussian's 3K SH coefficients; gsh: where their 3K gradients go. The kernel stages both
+ * in one shared-memory slot (sh == gsh) so that global reads and writes are coalesced: every
+ * coefficient is read before its gradient overwrites it. The host passes the arrays. */
 CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_camera &cam, float3 C, int sh_degree,
                                    const cu_proj &proj, const cu_proj_grad &G, const cu_params &out,
-                                   float *grad_accum, float *grad_count, float *max_radius) {
+                                   const float *sh, float *gsh, float *grad_accum, float *grad_count,
+                                   float *max_radius) {
     const int32_t *rect = proj.rect + 4 * (size_t)i;
     int visible = rect[0] < rect[2] && rect[1] < rect[3];
     float *gm = out.means + 3 * (size_t)i, *gls = out.log_scales + 3 * (size_t)i, *gq = out.quats + 4 * (size_t)i;
-    float *gsh = out.sh + 3 * (size_t)K * i;
     for (int k = 0; k < 3; k++) gm[k] = gls[k] = 0.0f;
     for (int k = 0; k < 4; k++) gq[k] = 0.0f;
-    for (int k = 0; k < 3 * K; k++) gsh[k] = 0.0f;
     out.opacity_logits[i] = 0.0f;
-    if (!visible) return;
+    if (!visible) {
+        for (int k = 0; k < 3 * K; k++) gsh[k] = 0.0f;
+        return;
+    }
     cu_geom g;
     geom_forward(&P, i, &cam, &g);
     float sigma = proj.opacity[i];
     out.opacity_logits[i] = G.opacity[i] * sigma * (1.0f - sigma);
 
     float dm[3] = {0.0f, 0.0f, 0.0f}; /* dL/dmean (world) */
-    /* colour -> SH and view direction */
+    /* colour -> SH and view direction (degree a template argument: the basis stays in registers) */
     {
-        float d[3], len, Y[16], dX[16], dY[16], dZ[16];
-        float Cw[3] = {C.x, C.y, C.z};
-        const float *m = P.means + 3 * (size_t)i;
-        view_dir(m, Cw, d, &len);
-        sh_basis(sh_degree, d[0], d[1], d[2], Y);
-        sh_basis_grad(sh_degree, d[0], d[1], d[2], dX, dY, dZ);
-        int used = (sh_degree + 1) * (sh_degree + 1);
-        const float *sh = P.sh + 3 * (size_t)K * i;
         float dc[3];
         for (int ch = 0; ch < 3; ch++) dc[ch] = proj.clamped[3 * i + ch] ? 0.0f : G.color[3 * i + ch];
-        float dd[3] = {0.0f, 0.0f, 0.0f};
-        for (int k = 0; k < used; k++) {
-            float dot = 0.0f;
-            for (int ch = 0; ch < 3; ch++) {
-                gsh[3 * k + ch] = Y[k] * dc[ch];
-                dot += sh[3 * k + ch] * dc[ch];
-            }
-            dd[0] += dot * dX[k], dd[1] += dot * dY[k], dd[2] += dot * dZ[k];
+        const float *m = P.means + 3 * (size_t)i;
+        switch (sh_degree) {
+        case 0: color_back<0>(m, C, K, dc, sh, gsh, dm); break;
+        case 1: color_back<1>(m, C, K, dc, sh, gsh, dm); break;
+        case 2: color_back<2>(m, C, K, dc, sh, gsh, dm); break;
+        default: color_back<3>(m, C, K, dc, sh, gsh, dm); break;
         }
-        /* d = v / |v|: dv = (dd - d (d . dd)) / |v| */
-        float dot = d[0] * dd[0] + d[1] * dd[1] + d[2] * dd[2];
-        for (int k = 0; k < 3; k++) dm[k] += (dd[k] - d[k] * dot) / len;
     }
     /* conic -> a, b, c */
     float a = g.a, b = g.b, c = g.c;
@@ -376,11 +395,27 @@ CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_came
     }
 }
 
-__global__ void k_project_back(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, cu_proj proj,
-                               cu_proj_grad G, cu_params out, float *grad_accum, float *grad_count,
-                               float *max_radius) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) cuda_project_back_one(P, i, K, cam, C, sh_degree, proj, G, out, grad_accum, grad_count, max_radius);
+/* One thread per Gaussian. The SH coefficients (3K floats per Gaussian, contiguous per Gaussian)
+ * are read and their gradients written through shared memory, a block's span at a time, so that
+ * global accesses are coalesced; each thread's slice has stride 3K + 1 to spread the banks. */
+#define CU_PB_BLOCK 128
+__global__ void __launch_bounds__(CU_PB_BLOCK) k_project_back(cu_params P, int n, int K, sp_camera cam, float3 C,
+                                                              int sh_degree, cu_proj proj, cu_proj_grad G,
+                                                              cu_params out, float *grad_accum, float *grad_count,
+                                                              float *max_radius) {
+    extern __shared__ float s_sh[];
+    int i0 = blockIdx.x * CU_PB_BLOCK, i = i0 + (int)threadIdx.x;
+    int per = 3 * K, stride = per + 1;
+    int count = min(CU_PB_BLOCK, n - i0) * per;
+    const float *src = P.sh + (size_t)per * i0;
+    for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) s_sh[(e / per) * stride + e % per] = src[e];
+    __syncthreads();
+    float *mine = s_sh + threadIdx.x * stride;
+    if (i < n) cuda_project_back_one(P, i, K, cam, C, sh_degree, proj, G, out, mine, mine, grad_accum, grad_count,
+                                     max_radius);
+    __syncthreads();
+    float *dst = out.sh + (size_t)per * i0;
+    for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) dst[e] = s_sh[(e / per) * stride + e % per];
 }
 
 void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, const cu_proj *proj,
@@ -388,8 +423,10 @@ void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, i
                        float *max_radius, cudaStream_t s) {
     if (n <= 0) return;
     sh_degree = cap_degree(sh_degree, K);
-    k_project_back<<<CU_GRID(n, 128), 128, 0, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree, *proj, *g, *out,
-                                                    grad_accum, grad_count, max_radius);
+    size_t smem = (size_t)CU_PB_BLOCK * (3 * K + 1) * sizeof(float);
+    k_project_back<<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree,
+                                                                      *proj, *g, *out, grad_accum, grad_count,
+                                                                      max_radius);
 }
 
 /* The same per-Gaussian math run on the host (no GPU needed): lets tests check the kernels'
@@ -404,5 +441,7 @@ void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *c
                             const cu_proj *proj, const cu_proj_grad *g, cu_params *out) {
     sh_degree = cap_degree(sh_degree, K);
     float3 C = camera_center(cam);
-    for (int i = 0; i < n; i++) cuda_project_back_one(*p, i, K, *cam, C, sh_degree, *proj, *g, *out, NULL, NULL, NULL);
+    for (int i = 0; i < n; i++)
+        cuda_project_back_one(*p, i, K, *cam, C, sh_degree, *proj, *g, *out, p->sh + 3 * (size_t)K * i,
+                              out->sh + 3 * (size_t)K * i, NULL, NULL, NULL);
 }

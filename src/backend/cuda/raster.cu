@@ -91,11 +91,16 @@ void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pai
 }
 
 /* ---- rasterize ---- */
+/* STATE (training with the per-splat backward): at every 32nd position of its tile's list a pixel
+ * still blending stores (T, accumulated colour) into its bucket's slot, and the block records the
+ * largest contributor count of the tile. */
+template <int STATE>
 __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bins, int w, int h, float3 bg,
-                                                        cu_raster out) {
+                                                        cu_raster out, cu_buckets bk) {
     __shared__ float2 s_mean[CU_BLOCK];
     __shared__ float4 s_conic_op[CU_BLOCK];
     __shared__ float3 s_color[CU_BLOCK];
+    __shared__ int s_max_nc;
     int tile = blockIdx.x;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
     int lx = threadIdx.x % CU_TILE, ly = threadIdx.x / CU_TILE;
@@ -104,6 +109,8 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
     uint2 rg = bins.range[tile];
     int start = (int)rg.x, end = (int)rg.y;
+    float4 *state = STATE ? bk.state + (size_t)cu_bucket_first(start, tile) * CU_BLOCK + threadIdx.x : NULL;
+    if (STATE && threadIdx.x == 0) s_max_nc = 0;
     float T = 1.0f, C0 = 0.0f, C1 = 0.0f, C2 = 0.0f;
     int n_contrib = 0;
     int done = !inside;
@@ -120,12 +127,13 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
         __syncthreads();
         int cnt = min(CU_BLOCK, end - base);
         for (int k = 0; k < cnt && !done; k++) {
+            if (STATE && !(k & 31)) state[(size_t)((base - start + k) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
             float2 m = s_mean[k];
             float4 co = s_conic_op[k];
             float dx = m.x - fx, dy = m.y - fy;
             float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
             if (power > 0.0f) continue;
-            float alpha = fminf(0.99f, co.w * expf(power));
+            float alpha = fminf(0.99f, co.w * __expf(power));
             if (alpha < 1.0f / 255.0f) continue;
             float Tn = T * (1.0f - alpha);
             if (Tn < 1e-4f) {
@@ -147,19 +155,67 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
         out.final_T[pix] = T;
         out.n_contrib[pix] = n_contrib;
     }
+    if (STATE) {
+        __syncthreads();
+        if (n_contrib) atomicMax(&s_max_nc, n_contrib);
+        __syncthreads();
+        if (threadIdx.x == 0) bk.tile_max_nc[tile] = s_max_nc;
+    }
 }
 
 void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg, cu_raster *out,
-                    cudaStream_t s) {
+                    const cu_buckets *bk, cudaStream_t s) {
     int tiles = bins->tiles_x * bins->tiles_y;
     if (tiles <= 0) return;
-    k_rasterize<<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out);
+    if (bk) k_rasterize<1><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
+    else k_rasterize<0><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out, cu_buckets{});
 }
 
 /* ---- backward_raster, per-pixel variant ---- */
-__device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-    return v;
+/* Warp sum of the 9 per-pair gradient values in 12 shuffles instead of 9 x 5: a butterfly
+ * reduce-scatter. At each xor step a lane keeps the first or the second part of the values it is
+ * responsible for (c slots, the second part zero-padded) and adds its partner's copy of that part.
+ * After the xor-16/8/4/2 steps every lane holds one slot, the xor-1 step completes the sum, and
+ * the lane named by reduce9_owner holds the warp total of one of the 9 values. */
+#define CU_R9_STEP(o, c, in, out)                                                                 \
+    {                                                                                             \
+        int hi_ = (lane & (o)) != 0;                                                              \
+        _Pragma("unroll") for (int j = 0; j < (c); j++) {                                         \
+            float second = j + (c) < (int)(sizeof(in) / sizeof(float)) ? in[j + (c)] : 0.0f;     \
+            float send = hi_ ? in[j] : second;                                                    \
+            float keep = hi_ ? second : in[j];                                                    \
+            out[j] = keep + __shfl_xor_sync(0xffffffffu, send, (o));                              \
+        }                                                                                         \
+    }
+
+__device__ __forceinline__ float warp_reduce9(const float (&v)[CU_PAIR_GRADS], int lane) {
+    float a[5], b[3], c[2], d[1];
+    CU_R9_STEP(16, 5, v, a);
+    CU_R9_STEP(8, 3, a, b);
+    CU_R9_STEP(4, 2, b, c);
+    CU_R9_STEP(2, 1, c, d);
+    return d[0] + __shfl_xor_sync(0xffffffffu, d[0], 1);
+}
+
+/* Which of the 9 values lane ends up holding after warp_reduce9, or -1: mirrors the slot
+ * bookkeeping (slot counts 9 -> 5 -> 3 -> 2 -> 1, real values n of them). */
+__device__ __forceinline__ int reduce9_owner(int lane) {
+    const int step_o[4] = {16, 8, 4, 2}, step_c[4] = {5, 3, 2, 1};
+    int n = CU_PAIR_GRADS, base = 0;
+    for (int s = 0; s < 4; s++) {
+        int c = step_c[s];
+        if (lane & step_o[s]) base += c, n = n > c ? n - c : 0;
+        else n = n < c ? n : c;
+    }
+    return (n == 1 && !(lane & 1)) ? base : -1;
+}
+
+/* Where gradient value idx of Gaussian g lives: dst[idx] + stride * g. */
+__device__ __forceinline__ float *grad_slot(const cu_proj_grad &G, int idx, int *stride) {
+    if (idx < 2) return *stride = 2, G.mean2d + idx;
+    if (idx < 5) return *stride = 3, G.conic + (idx - 2);
+    if (idx < 6) return *stride = 1, G.opacity;
+    return *stride = 3, G.color + (idx - 6);
 }
 
 template <int DET>
@@ -178,6 +234,8 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
     int inside = px < w && py < h;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int own = reduce9_owner(lane), own_stride = 0;
+    float *own_dst = own >= 0 ? grad_slot(G, own, &own_stride) : NULL;
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
     uint2 rg = bins.range[tile];
     int start = (int)rg.x, end = (int)rg.y;
@@ -223,16 +281,16 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
                 float4 co = s_conic_op[slot];
                 float dx = m.x - fx, dy = m.y - fy;
                 float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
-                float e = expf(power);
+                float e = __expf(power);
                 float gw = co.w * e;
                 float alpha = fminf(0.99f, gw);
                 if (power <= 0.0f && alpha >= 1.0f / 255.0f) {
                     any = 1;
                     float3 col = s_color[slot];
-                    float Tj = T / (1.0f - alpha);
+                    float ia = __frcp_rn(1.0f - alpha);
+                    float Tj = T * ia;
                     float at = alpha * Tj;
                     v[6] = at * g0, v[7] = at * g1, v[8] = at * g2;
-                    float ia = 1.0f / (1.0f - alpha);
                     float dalpha = g0 * (col.x * Tj - B0 * ia) + g1 * (col.y * Tj - B1 * ia) +
                                    g2 * (col.z * Tj - B2 * ia);
                     B0 += col.x * at, B1 += col.y * at, B2 += col.z * at;
@@ -248,25 +306,13 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
                 }
             }
             if (__any_sync(0xffffffffu, any)) {
-                for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = warp_sum(v[c]);
-                if (lane == 0) {
-                    if (DET) {
-                        for (int c = 0; c < CU_PAIR_GRADS; c++) s_part[warp][slot][c] = v[c];
-                    } else {
-                        uint32_t g = s_id[slot];
-                        atomicAdd(&G.mean2d[2 * g], v[0]);
-                        atomicAdd(&G.mean2d[2 * g + 1], v[1]);
-                        atomicAdd(&G.conic[3 * g], v[2]);
-                        atomicAdd(&G.conic[3 * g + 1], v[3]);
-                        atomicAdd(&G.conic[3 * g + 2], v[4]);
-                        atomicAdd(&G.opacity[g], v[5]);
-                        atomicAdd(&G.color[3 * g], v[6]);
-                        atomicAdd(&G.color[3 * g + 1], v[7]);
-                        atomicAdd(&G.color[3 * g + 2], v[8]);
-                    }
+                float tot = warp_reduce9(v, lane);
+                if (own >= 0) {
+                    if (DET) s_part[warp][slot][own] = tot;
+                    else atomicAdd(own_dst + (size_t)own_stride * s_id[slot], tot);
                 }
-            } else if (DET && lane == 0) {
-                for (int c = 0; c < CU_PAIR_GRADS; c++) s_part[warp][slot][c] = 0.0f;
+            } else if (DET && own >= 0) {
+                s_part[warp][slot][own] = 0.0f;
             }
         }
         if (DET) {
@@ -313,4 +359,124 @@ void cuda_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, con
                             cu_proj_grad *g, cudaStream_t s) {
     if (n <= 0) return;
     k_reduce_pair_grads<<<CU_GRID(n, 256), 256, 0, s>>>(pair_grad, seg_end, pos, n, *g);
+}
+
+/* ---- backward_raster, per-splat variant ----
+ * One block per tile, one warp per bucket of 32 consecutive list positions, one lane per
+ * Gaussian. The warp walks the tile's 256 pixels as a pipeline: at iteration t lane l works on
+ * pixel t - l, taking that pixel's (T, colour in front) from lane l - 1 (lane 0 reads the state the
+ * forward pass stored at the bucket start). Each lane keeps its Gaussian's 9 gradient values in
+ * registers: no reductions, one write per (tile, Gaussian) pair. The colour behind a Gaussian is
+ * the final pixel colour minus the colour in front of it and its own share. */
+template <int DET>
+__global__ void __launch_bounds__(CU_BLOCK) k_backward_splat(cu_proj proj, cu_bins bins, int w, int h,
+                                                             cu_raster fwd, const float *dl_drgb, cu_buckets bk,
+                                                             float *pair_grad, cu_proj_grad G) {
+    __shared__ float3 s_dl[CU_BLOCK];
+    __shared__ float3 s_rgb[CU_BLOCK];
+    __shared__ int s_nc[CU_BLOCK];
+    int tile = blockIdx.x;
+    int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    {
+        int px = tx * CU_TILE + (int)threadIdx.x % CU_TILE, py = ty * CU_TILE + (int)threadIdx.x / CU_TILE;
+        int nc = 0;
+        float3 dl = make_float3(0.0f, 0.0f, 0.0f), rgb = dl;
+        if (px < w && py < h) {
+            size_t pix = (size_t)py * w + px;
+            nc = fwd.n_contrib[pix];
+            dl = make_float3(dl_drgb[3 * pix], dl_drgb[3 * pix + 1], dl_drgb[3 * pix + 2]);
+            rgb = make_float3(fwd.rgb[3 * pix], fwd.rgb[3 * pix + 1], fwd.rgb[3 * pix + 2]);
+        }
+        s_nc[threadIdx.x] = nc;
+        s_dl[threadIdx.x] = dl;
+        s_rgb[threadIdx.x] = rgb;
+    }
+    __syncthreads();
+    uint2 rg = bins.range[tile];
+    int start = (int)rg.x, end = (int)rg.y;
+    int max_nc = bk.tile_max_nc[tile];
+    if (DET) { /* positions nobody blended get zero contributions */
+        for (int j = start + max_nc + (int)threadIdx.x; j < end; j += CU_BLOCK)
+            for (int c = 0; c < CU_PAIR_GRADS; c++) pair_grad[(size_t)j * CU_PAIR_GRADS + c] = 0.0f;
+    }
+    float ox = (float)(tx * CU_TILE) + 0.5f, oy = (float)(ty * CU_TILE) + 0.5f;
+    int nb = (max_nc + 31) >> 5;
+    for (int b = warp; b < nb; b += CU_BLOCK / 32) {
+        int kl = b * 32 + lane; /* this lane's position in the tile's list */
+        int active = kl < max_nc;
+        float2 m = make_float2(0.0f, 0.0f);
+        float4 co = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        float3 col = make_float3(0.0f, 0.0f, 0.0f);
+        uint32_t g = 0;
+        if (active) {
+            g = bins.ids[start + kl];
+            m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
+            co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
+            col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
+        }
+        float v[CU_PAIR_GRADS];
+        for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
+        const float4 *st = bk.state + (size_t)(cu_bucket_first(start, tile) + b) * CU_BLOCK;
+        float T = 0.0f, F0 = 0.0f, F1 = 0.0f, F2 = 0.0f;
+        for (int t = 0; t < CU_BLOCK + 31; t++) {
+            T = __shfl_up_sync(0xffffffffu, T, 1);
+            F0 = __shfl_up_sync(0xffffffffu, F0, 1);
+            F1 = __shfl_up_sync(0xffffffffu, F1, 1);
+            F2 = __shfl_up_sync(0xffffffffu, F2, 1);
+            int p = t - lane;
+            if (lane == 0 && t < CU_BLOCK && kl < s_nc[t]) {
+                float4 s0 = st[t];
+                T = s0.x, F0 = s0.y, F1 = s0.z, F2 = s0.w;
+            }
+            if (p < 0 || p >= CU_BLOCK || !(kl < s_nc[p])) continue;
+            float dx = m.x - (ox + (float)(p % CU_TILE)), dy = m.y - (oy + (float)(p / CU_TILE));
+            float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
+            float e = __expf(power);
+            float gw = co.w * e;
+            float alpha = fminf(0.99f, gw);
+            if (power > 0.0f || alpha < 1.0f / 255.0f) continue;
+            float3 dl = s_dl[p], rgb = s_rgb[p];
+            float at = alpha * T;
+            float ia = __frcp_rn(1.0f - alpha);
+            v[6] += at * dl.x, v[7] += at * dl.y, v[8] += at * dl.z;
+            float B0 = rgb.x - F0 - col.x * at, B1 = rgb.y - F1 - col.y * at, B2 = rgb.z - F2 - col.z * at;
+            float dalpha = dl.x * (col.x * T - B0 * ia) + dl.y * (col.y * T - B1 * ia) + dl.z * (col.z * T - B2 * ia);
+            F0 += col.x * at, F1 += col.y * at, F2 += col.z * at;
+            T *= 1.0f - alpha;
+            /* straight through the 0.99 clamp (3DGS convention) */
+            v[5] += dalpha * e;
+            float dpow = dalpha * gw;
+            v[2] += dpow * (-0.5f * dx * dx);
+            v[3] += dpow * (-dx * dy);
+            v[4] += dpow * (-0.5f * dy * dy);
+            v[0] += dpow * (-(co.x * dx + co.y * dy));
+            v[1] += dpow * (-(co.y * dx + co.z * dy));
+        }
+        if (!active) continue;
+        if (DET) {
+            for (int c = 0; c < CU_PAIR_GRADS; c++) pair_grad[(size_t)(start + kl) * CU_PAIR_GRADS + c] = v[c];
+        } else {
+            atomicAdd(&G.mean2d[2 * g], v[0]);
+            atomicAdd(&G.mean2d[2 * g + 1], v[1]);
+            atomicAdd(&G.conic[3 * g], v[2]);
+            atomicAdd(&G.conic[3 * g + 1], v[3]);
+            atomicAdd(&G.conic[3 * g + 2], v[4]);
+            atomicAdd(&G.opacity[g], v[5]);
+            atomicAdd(&G.color[3 * g], v[6]);
+            atomicAdd(&G.color[3 * g + 1], v[7]);
+            atomicAdd(&G.color[3 * g + 2], v[8]);
+        }
+    }
+}
+
+void cuda_backward_raster_splat(const cu_proj *proj, const cu_bins *bins, int w, int h, const cu_raster *fwd,
+                                const float *dl_drgb, const cu_buckets *bk, int deterministic, float *pair_grad,
+                                cu_proj_grad *g, cudaStream_t s) {
+    int tiles = bins->tiles_x * bins->tiles_y;
+    if (tiles <= 0) return;
+    if (deterministic)
+        k_backward_splat<1><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, *fwd, dl_drgb, *bk, pair_grad, *g);
+    else
+        k_backward_splat<0><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, *fwd, dl_drgb, *bk, pair_grad, *g);
 }

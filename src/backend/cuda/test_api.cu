@@ -182,7 +182,7 @@ extern "C" int cuda_test_rasterize(const sp_proj *proj, int n, const sp_bins *bi
     cu_bins db = upload_bins(&A, bins);
     cu_raster r = alloc_raster(&A, w, h);
     if (!A.failed) {
-        cuda_rasterize(&d, &db, w, h, make_float3(bg[0], bg[1], bg[2]), &r, 0);
+        cuda_rasterize(&d, &db, w, h, make_float3(bg[0], bg[1], bg[2]), &r, NULL, 0);
         down(out->rgb, r.rgb, np * 3 * 4);
         down(out->final_T, r.final_T, np * 4);
         down(out->n_contrib, r.n_contrib, np * 4);
@@ -192,7 +192,7 @@ extern "C" int cuda_test_rasterize(const sp_proj *proj, int n, const sp_bins *bi
 
 extern "C" int cuda_test_backward(const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
                                   const float bg[3], const sp_raster_out *fwd, const float *dl_drgb,
-                                  int deterministic, sp_proj_grad *g) {
+                                  int deterministic, int splat, sp_proj_grad *g) {
     arena A;
     memset(&A, 0, sizeof A);
     int w = cam->width, h = cam->height;
@@ -229,9 +229,20 @@ extern "C" int cuda_test_backward(const sp_proj *proj, int n, const sp_bins *bin
         free(hpos);
         free(fill);
     }
+    int tiles = db.tiles_x * db.tiles_y;
+    cu_buckets bk = {NULL, NULL};
+    if (splat) {
+        bk.state = (float4 *)arena_alloc(&A, cu_bucket_count(bins->num_pairs, tiles) * CU_BLOCK * sizeof(float4));
+        bk.tile_max_nc = (int32_t *)arena_alloc(&A, (size_t)tiles * 4);
+    }
     if (!A.failed) {
         float3 b3 = make_float3(bg[0], bg[1], bg[2]);
-        cuda_backward_raster_pixel(&d, &db, w, h, b3, &r, dl, deterministic, pair_grad, &G, 0);
+        if (splat) { /* the GPU forward pass replaces fwd: it leaves the state this variant reads */
+            cuda_rasterize(&d, &db, w, h, b3, &r, &bk, 0);
+            cuda_backward_raster_splat(&d, &db, w, h, &r, dl, &bk, deterministic, pair_grad, &G, 0);
+        } else {
+            cuda_backward_raster_pixel(&d, &db, w, h, b3, &r, dl, deterministic, pair_grad, &G, 0);
+        }
         if (deterministic) cuda_reduce_pair_grads(pair_grad, seg_end, pos, n, &G, 0);
         down(g->mean2d, G.mean2d, N * 2 * 4);
         down(g->conic, G.conic, N * 3 * 4);
