@@ -66,7 +66,7 @@ static void test_defaults(void **state) {
     assert_int_equal(c.refine.start, 500);
     assert_int_equal(c.refine.stop, 15000);
     assert_int_equal(c.refine.every, 100);
-    assert_true(c.refine.grad_threshold == 0.0002);
+    assert_true(c.refine.grad_threshold == 0.00015);
     assert_int_equal(c.refine.split_count, 2);
     assert_true(c.refine.split_shrink == 1.6);
     assert_string_equal(c.refine.opacity_mode, "decay");

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include "stagetest.h"
+#include "backend/tile_cull.h"
 
 #define SP_REAL float
 #define SP_SUFFIX f
@@ -93,6 +94,51 @@ static void big_scene(st_scene *s, uint64_t seed, int n, int w, int h) {
 
 /* ---- emit_pairs + sort + tile_ranges ---- */
 
+/* Brute-force reference for the tile test: some pixel centre of tile (x, y) has alpha >= 1/255
+ * (before the 0.99 clamp), i.e. q <= 2 ln(255 sigma), evaluated in double. The culled lists must
+ * keep every such tile (they may keep a few more: the test is over the square of pixel centres). */
+static int reaches_brute(const sp_proj *p, int i, int x, int y) {
+    const float *m = p->mean2d + 2 * i, *c = p->conic + 3 * i;
+    double tau = 2.0 * log(255.0 * p->opacity[i]);
+    for (int py = 0; py < 16; py++)
+        for (int px = 0; px < 16; px++) {
+            double dx = x * 16 + px + 0.5 - m[0], dy = y * 16 + py + 0.5 - m[1];
+            if (c[0] * dx * dx + 2.0 * c[1] * dx * dy + c[2] * dy * dy <= tau * (1.0 - 1e-6)) return 1;
+        }
+    return 0;
+}
+
+static int reaches(const sp_proj *p, int i, int x, int y) {
+    sp_tile_ellipse_t e = sp_tile_ellipse(p->mean2d[2 * i], p->mean2d[2 * i + 1], p->conic[3 * i],
+                                          p->conic[3 * i + 1], p->conic[3 * i + 2], p->opacity[i]);
+    return sp_tile_hit(&e, x, y);
+}
+
+static void test_tile_cull_keeps_every_reached_tile(void **state) {
+    (void)state;
+    st_scene s;
+    big_scene(&s, 3, 1500, 120, 90);
+    sp_params p = st_params(&s);
+    fwd f;
+    run_forward(&f, &p, &s.cam, s.degree, s.bg);
+    int64_t box = 0, kept = 0, needed = 0;
+    for (int i = 0; i < s.n; i++) {
+        const int32_t *r = f.proj.rect + 4 * i;
+        if (!(r[0] < r[2] && r[1] < r[3])) continue;
+        for (int y = r[1]; y < r[3]; y++)
+            for (int x = r[0]; x < r[2]; x++) {
+                int k = reaches(&f.proj, i, x, y), b = reaches_brute(&f.proj, i, x, y);
+                box++, kept += k, needed += b;
+                if (b && !k) fail_msg("Gaussian %d reaches tile (%d, %d) but was culled", i, x, y);
+            }
+    }
+    printf("tile cull: %lld rect tiles, %lld kept, %lld reached by a pixel centre\n", (long long)box,
+           (long long)kept, (long long)needed);
+    assert_true(kept < box);
+    free_forward(&f);
+    st_scene_free(&s);
+}
+
 static void test_bin_equals_stable_key_sort(void **state) {
     (void)state;
     st_scene s;
@@ -105,12 +151,16 @@ static void test_bin_equals_stable_key_sort(void **state) {
     assert_int_equal(f.bins.tiles_y, ty);
 
     /* the keys of docs/math.md in emission order, sorted stably */
-    int64_t np = 0;
+    int64_t np = 0, box = 0;
     for (int i = 0; i < s.n; i++) {
         const int32_t *r = f.proj.rect + 4 * i;
-        if (r[0] < r[2] && r[1] < r[3]) np += (int64_t)(r[2] - r[0]) * (r[3] - r[1]);
+        if (!(r[0] < r[2] && r[1] < r[3])) continue;
+        box += (int64_t)(r[2] - r[0]) * (r[3] - r[1]);
+        for (int y = r[1]; y < r[3]; y++)
+            for (int x = r[0]; x < r[2]; x++) np += reaches(&f.proj, i, x, y);
     }
     assert_int_equal(f.bins.num_pairs, np);
+    assert_true(np < box); /* some rect tiles are culled */
     int64_t longest = 0;
     for (int t = 0; t < tx * ty; t++) longest = sp_maxi(longest, f.bins.range[2 * t + 1] - f.bins.range[2 * t]);
     assert_true(longest > 100); /* long lists: the radix path of the sort is used */
@@ -120,6 +170,7 @@ static void test_bin_equals_stable_key_sort(void **state) {
         const int32_t *r = f.proj.rect + 4 * i;
         for (int y = r[1]; y < r[3]; y++)
             for (int x = r[0]; x < r[2]; x++) {
+                if (!reaches(&f.proj, i, x, y)) continue;
                 uint32_t db;
                 memcpy(&db, &f.proj.depth[i], 4);
                 keys[k] = (kv){((uint64_t)(y * tx + x) << 32) | db, (uint32_t)i, (uint32_t)k};
@@ -165,7 +216,7 @@ static int cmp_depth_index(const void *a, const void *b) {
 }
 
 /* Brute force: every pixel composites, in (depth, index) order, all Gaussians whose tile rect
- * contains its tile (use_rect) or all visible Gaussians (!use_rect). Written independently of
+ * contains its tile and that reach it (use_rect) or all visible Gaussians (!use_rect). Written independently of
  * stage_math.h from the text of docs/math.md. */
 static void brute_force(const sp_proj *p, int n, const sp_camera *cam, const float bg[3], int use_rect, float *rgb,
                         float *final_T, int32_t *nc) {
@@ -179,7 +230,8 @@ static void brute_force(const sp_proj *p, int n, const sp_camera *cam, const flo
             int l = 0;
             for (int k = 0; k < m; k++) {
                 const int32_t *r = p->rect + 4 * order[k];
-                if (!use_rect || (px / 16 >= r[0] && px / 16 < r[2] && py / 16 >= r[1] && py / 16 < r[3]))
+                if (!use_rect || (px / 16 >= r[0] && px / 16 < r[2] && py / 16 >= r[1] && py / 16 < r[3] &&
+                                  reaches(p, order[k], px / 16, py / 16)))
                     list[l++] = order[k];
             }
             float T = 1, C[3] = {0, 0, 0};
@@ -230,7 +282,7 @@ static void test_rasterize_equals_brute_force(void **state) {
     for (size_t i = 0; i < px; i++) stopped += f.out.final_T[i] < 1e-3f;
     assert_true(stopped > 0);
 
-    /* without tile culling: the rect only drops contributions below 1/255, so the images agree */
+    /* without tile rects or culling: both only drop contributions below 1/255, so the images agree */
     brute_force(&f.proj, s.n, &s.cam, s.bg, 0, rgb, T, nc);
     for (size_t i = 0; i < 3 * px; i++) assert_float_equal(rgb[i], f.out.rgb[i], 1e-5);
     free(rgb), free(T), free(nc);
@@ -512,7 +564,7 @@ static void test_deterministic(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bin_equals_stable_key_sort),
+        cmocka_unit_test(test_bin_equals_stable_key_sort), cmocka_unit_test(test_tile_cull_keeps_every_reached_tile),
         cmocka_unit_test(test_rasterize_equals_brute_force),
         cmocka_unit_test(test_backward_equals_per_pixel),
         cmocka_unit_test(test_one_gaussian_by_hand),

@@ -5,12 +5,13 @@
  * depth, which equals a stable sort of the 64-bit keys. backward_raster never adds one tile's
  * contribution into another's: each tile accumulates its pixels (in row-major order) into one
  * gradient slot per (Gaussian, tile) pair, and a second loop sums every Gaussian's slots in the
- * order of its tiles (row-major over its rect). The result is bit-identical for any thread count
+ * order of its tiles (row-major over its rect; tiles it does not reach hold zeros). The result is bit-identical for any thread count
  * and any schedule. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/stages.h"
+#include "backend/tile_cull.h"
 #include "core/core.h"
 
 #define SP_REAL float
@@ -94,6 +95,12 @@ void sp_bins_free(sp_bins *b) {
 
 static inline int rect_visible(const int32_t *r) { return r[0] < r[2] && r[1] < r[3]; }
 
+/* Gaussian i as the tile test (tile_cull.h) sees it. */
+static inline sp_tile_ellipse_t tile_ellipse(const sp_proj *proj, int i) {
+    const float *m = proj->mean2d + 2 * (size_t)i, *c = proj->conic + 3 * (size_t)i;
+    return sp_tile_ellipse(m[0], m[1], c[0], c[1], c[2], proj->opacity[i]);
+}
+
 static inline uint32_t depth_bits(float d) {
     uint32_t u;
     memcpy(&u, &d, 4);
@@ -152,8 +159,9 @@ void cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     for (int i = 0; i < n; i++) {
         const int32_t *r = proj->rect + 4 * i;
         if (!rect_visible(r)) continue;
+        sp_tile_ellipse_t e = tile_ellipse(proj, i);
         for (int y = r[1]; y < r[3]; y++)
-            for (int x = r[0]; x < r[2]; x++) cur[y * tx + x]++;
+            for (int x = r[0]; x < r[2]; x++) cur[y * tx + x] += sp_tile_hit(&e, x, y);
     }
     int64_t total = 0, maxlen = 0;
     for (int t = 0; t < tiles; t++) {
@@ -175,8 +183,10 @@ void cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     for (int i = 0; i < n; i++) {
         const int32_t *r = proj->rect + 4 * i;
         if (!rect_visible(r)) continue;
+        sp_tile_ellipse_t e = tile_ellipse(proj, i);
         for (int y = r[1]; y < r[3]; y++)
-            for (int x = r[0]; x < r[2]; x++) bins->ids[cur[y * tx + x]++] = (uint32_t)i;
+            for (int x = r[0]; x < r[2]; x++)
+                if (sp_tile_hit(&e, x, y)) bins->ids[cur[y * tx + x]++] = (uint32_t)i;
     }
     free(cur);
 
@@ -263,7 +273,8 @@ void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_came
         const int32_t *r = proj->rect + 4 * i;
         goff[i + 1] = goff[i] + (rect_visible(r) ? (int64_t)(r[2] - r[0]) * (r[3] - r[1]) : 0);
     }
-    sp_msplat_f *slots = sp_malloc(sizeof(sp_msplat_f) * (size_t)np);
+    /* one slot per tile of each rect; tiles the Gaussian does not reach (tile_cull.h) stay zero */
+    sp_msplat_f *slots = sp_calloc((size_t)(goff[n] > 0 ? goff[n] : 1), sizeof(sp_msplat_f));
     const int64_t maxlen = max_tile_len(bins);
 
 #pragma omp parallel

@@ -3,6 +3,7 @@
  * exact chain rule back to means, scales, rotations, opacity logits and SH coefficients.
  * One thread per Gaussian; no atomics, so both stages are deterministic. */
 #include "backend/cuda/cuda_internal.h"
+#include "backend/tile_cull.h"
 
 #define SH_C0 0.28209479177387814f
 #define SH_C1 0.4886025119029199f
@@ -200,13 +201,19 @@ CU_HD void cuda_project_one(const cu_params &P, int i, int K, const sp_camera &c
     int y1 = (int)fminf(fmaxf(floorf((my + ey) / 16.0f) + 1.0f, 0.0f), (float)tiles_y);
     if (!(x0 < x1 && y0 < y1)) return;
     rect[0] = x0, rect[1] = y0, rect[2] = x1, rect[3] = y1;
-    out.touched[i] = (uint32_t)((x1 - x0) * (y1 - y0));
     out.radius[i] = fmaxf(ex, ey);
     out.mean2d[2 * i] = mx;
     out.mean2d[2 * i + 1] = my;
-    out.conic[3 * i] = g.c / det;
-    out.conic[3 * i + 1] = -g.b / det;
-    out.conic[3 * i + 2] = g.a / det;
+    float cA = g.c / det, cB = -g.b / det, cC = g.a / det;
+    out.conic[3 * i] = cA;
+    out.conic[3 * i + 1] = cB;
+    out.conic[3 * i + 2] = cC;
+    /* tiles of the rect the ellipse reaches (tile_cull.h); emit_pairs makes the same decisions */
+    sp_tile_ellipse_t te = sp_tile_ellipse(mx, my, cA, cB, cC, sigma);
+    uint32_t hits = 0;
+    for (int ty = y0; ty < y1; ty++)
+        for (int tx = x0; tx < x1; tx++) hits += (uint32_t)sp_tile_hit(&te, tx, ty);
+    out.touched[i] = hits;
     out.depth[i] = g.z;
     out.opacity[i] = sigma;
     /* colour */

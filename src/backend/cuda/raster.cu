@@ -10,8 +10,11 @@
  * order into pair_grad[sorted position]; cuda_reduce_pair_grads finally sums each Gaussian's pairs
  * in ascending position order. No float atomics in deterministic mode. */
 #include "backend/cuda/cuda_internal.h"
+#include "backend/tile_cull.h"
 
 /* ---- emit_pairs ---- */
+/* The rect's tiles in row-major order, those the ellipse reaches (tile_cull.h): project counted
+ * them into touched with the same test. */
 __global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
                              uint32_t *pair_gid) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -21,8 +24,11 @@ __global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int deterministic
     uint32_t off = proj.offsets[i] - cnt;
     const int32_t *r = proj.rect + 4 * (size_t)i;
     uint64_t dbits = (uint64_t)__float_as_uint(proj.depth[i]);
+    sp_tile_ellipse_t te = sp_tile_ellipse(proj.mean2d[2 * i], proj.mean2d[2 * i + 1], proj.conic[3 * i],
+                                           proj.conic[3 * i + 1], proj.conic[3 * i + 2], proj.opacity[i]);
     for (int ty = r[1]; ty < r[3]; ty++)
         for (int tx = r[0]; tx < r[2]; tx++) {
+            if (!sp_tile_hit(&te, tx, ty)) continue;
             uint64_t tile = (uint64_t)(ty * tiles_x + tx);
             keys[off] = (tile << 32) | dbits;
             if (deterministic) {
@@ -251,6 +257,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
         if (nc > 0) atomicMax(&s_max_nc, nc);
     }
     float B0 = T * bg.x, B1 = T * bg.y, B2 = T * bg.z;
+    int warp_nc = __reduce_max_sync(0xffffffffu, nc); /* positions past it are skipped by the whole warp */
     __syncthreads();
     int max_nc = s_max_nc;
     if (DET) { /* positions nobody blended get zero contributions */
@@ -273,6 +280,10 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
         __syncthreads();
         for (int k2 = hi - 1; k2 >= lo; k2--) {
             int slot = k2 - lo;
+            if (k2 >= warp_nc) {
+                if (DET && own >= 0) s_part[warp][slot][own] = 0.0f;
+                continue;
+            }
             float v[CU_PAIR_GRADS];
             for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
             int any = 0;

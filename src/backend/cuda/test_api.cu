@@ -9,6 +9,7 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_test_api.h"
+#include "backend/tile_cull.h"
 
 #define ARENA_MAX 48
 typedef struct {
@@ -62,7 +63,7 @@ static cu_params upload_params(arena *A, const sp_params *p) {
     return d;
 }
 
-/* Device copy of a host projection (touched/offsets recomputed from rect). */
+/* Device copy of a host projection (touched/offsets recomputed from rect and the tile test). */
 static cu_proj upload_proj(arena *A, const sp_proj *p, int n) {
     size_t N = (size_t)n;
     cu_proj d;
@@ -78,7 +79,11 @@ static cu_proj upload_proj(arena *A, const sp_proj *p, int n) {
     uint32_t acc = 0;
     for (size_t i = 0; i < N; i++) {
         const int32_t *r = p->rect + 4 * i;
-        touched[i] = (r[0] < r[2] && r[1] < r[3]) ? (uint32_t)((r[2] - r[0]) * (r[3] - r[1])) : 0u;
+        const float *m = p->mean2d + 2 * i, *c = p->conic + 3 * i;
+        sp_tile_ellipse_t te = sp_tile_ellipse(m[0], m[1], c[0], c[1], c[2], p->opacity[i]);
+        touched[i] = 0;
+        for (int ty = r[1]; ty < r[3]; ty++)
+            for (int tx = r[0]; tx < r[2]; tx++) touched[i] += (uint32_t)sp_tile_hit(&te, tx, ty);
         acc += touched[i];
         offs[i] = acc;
     }
