@@ -1,11 +1,13 @@
 /* test_init.c — initial Gaussians: the nearest-neighbour scale rule against brute force on uniform,
  * clustered, flat and duplicated clouds, determinism across runs and thread counts, the parameter
- * layout (quats, opacity, SH DC colour round trip), degenerate clouds and rejected inputs. */
+ * layout (quats, opacity, SH DC colour round trip), degenerate clouds and rejected inputs, and the
+ * cameras' focus point that centres random initialization of captured scenes. */
 #include "testutil.h"
 
 #include <math.h>
 #include <omp.h>
 
+#include "scene/dataset.h"
 #include "scene/gaussians.h"
 #include "scene/init.h"
 
@@ -283,12 +285,65 @@ static void test_bad_inputs(void **state) {
     sp_gaussians_free(&g);
 }
 
+/* Camera at C looking along f (unit), OpenCV axes, world up = +z. */
+static void camera_looking(sp_camera *c, const float C[3], const float f[3]) {
+    memset(c, 0, sizeof *c);
+    c->width = c->height = 64;
+    c->fx = c->fy = 70.0f, c->cx = c->cy = 32.0f;
+    float r[3] = {f[1], -f[0], 0.0f}; /* f x (0,0,1) */
+    float rl = sqrtf(r[0] * r[0] + r[1] * r[1]);
+    for (int k = 0; k < 3; k++) r[k] /= rl;
+    float dn[3] = {f[1] * r[2] - f[2] * r[1], f[2] * r[0] - f[0] * r[2], f[0] * r[1] - f[1] * r[0]};
+    for (int k = 0; k < 3; k++) c->R[k] = r[k], c->R[3 + k] = dn[k], c->R[6 + k] = f[k];
+    for (int k = 0; k < 3; k++) c->t[k] = -(c->R[3 * k] * C[0] + c->R[3 * k + 1] * C[1] + c->R[3 * k + 2] * C[2]);
+}
+
+static void test_focus(void **state) {
+    (void)state;
+    sp_dataset d;
+    memset(&d, 0, sizeof d);
+    d.train.n = 12;
+    d.train.views = SP_NEW(sp_view, 12);
+    const float P[3] = {1.0f, -2.0f, 0.5f};
+    /* an arc of cameras at distance 4 looking at P (a phone capture of an object) */
+    for (int i = 0; i < 12; i++) {
+        float az = 0.25f * i, el = 0.3f + 0.02f * i;
+        float dir[3] = {cosf(el) * cosf(az), cosf(el) * sinf(az), sinf(el)};
+        float C[3], f[3];
+        for (int k = 0; k < 3; k++) C[k] = P[k] + 4.0f * dir[k], f[k] = -dir[k];
+        camera_looking(&d.train.views[i].cam, C, f);
+    }
+    float focus[3], dist;
+    assert_int_equal(sp_dataset_focus(&d, focus, &dist), 0);
+    for (int k = 0; k < 3; k++) assert_float_equal(focus[k], P[k], 1e-4);
+    assert_float_equal(dist, 4.0f, 1e-4);
+    /* forward-facing: parallel axes have no focus point */
+    for (int i = 0; i < 12; i++) {
+        float C[3] = {0.3f * (i % 4), 0.0f, 0.2f * (i / 4)}, f[3] = {0.0f, 1.0f, 0.0f};
+        camera_looking(&d.train.views[i].cam, C, f);
+    }
+    focus[0] = 123.0f;
+    assert_int_equal(sp_dataset_focus(&d, focus, &dist), -1);
+    assert_true(focus[0] == 123.0f);
+    /* cameras looking away from each other: the least-squares point lies behind them */
+    for (int i = 0; i < 12; i++) {
+        float az = 0.5f * i, dir[3] = {cosf(az), sinf(az), 0.1f};
+        float n = sqrtf(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+        for (int k = 0; k < 3; k++) dir[k] /= n;
+        float C[3] = {2.0f * dir[0], 2.0f * dir[1], 2.0f * dir[2]};
+        camera_looking(&d.train.views[i].cam, C, dir);
+    }
+    assert_int_equal(sp_dataset_focus(&d, focus, &dist), -1);
+    free(d.train.views);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_knn_uniform),        cmocka_unit_test(test_knn_hard_clouds),
         cmocka_unit_test(test_knn_large_sampled),  cmocka_unit_test(test_knn_thread_independent),
         cmocka_unit_test(test_from_points_layout), cmocka_unit_test(test_random),
         cmocka_unit_test(test_degenerate_clouds),  cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_focus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

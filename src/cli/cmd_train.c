@@ -129,7 +129,9 @@ int cmd_check(int argc, char **argv) {
             summarize_split("train", &d.train);
             summarize_split("val", &d.val);
             summarize_split("test", &d.test);
-            printf("  sparse points: %d\n", d.num_points);
+            printf("  sparse points: %d; %s box [%.2f %.2f %.2f] - [%.2f %.2f %.2f]\n", d.num_points,
+                   d.num_points ? "their" : "random-init", d.init_min[0], d.init_min[1], d.init_min[2], d.init_max[0],
+                   d.init_max[1], d.init_max[2]);
             printf("  loaded in %.1f s\n", sp_now() - t0);
         }
         sp_dataset_free(&d);

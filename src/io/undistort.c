@@ -308,9 +308,14 @@ int sp_capture_load(sp_dataset *out, sp_capture_view *views, int n, const sp_loa
                 if (x > out->init_max[k]) out->init_max[k] = x;
             }
     } else {
+        /* No sparse points: a cube around what the cameras look at, of half-size the mean camera
+         * distance to it (docs/datasets.md); for forward-facing captures (no such point) the
+         * cameras' box. */
+        float focus[3], dist;
+        int ok = sp_dataset_focus(out, focus, &dist) == 0;
         for (int k = 0; k < 3; k++) {
-            out->init_min[k] = out->center[k] - out->extent;
-            out->init_max[k] = out->center[k] + out->extent;
+            out->init_min[k] = ok ? focus[k] - dist : out->center[k] - out->extent;
+            out->init_max[k] = ok ? focus[k] + dist : out->center[k] + out->extent;
         }
     }
     return 0;

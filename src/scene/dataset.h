@@ -47,6 +47,10 @@ void sp_view_composite(const sp_view *v, sp_alpha_mode alpha, const float bg[3],
 sp_split *sp_dataset_split(sp_dataset *d, const char *name);
 /* Fills center/extent from the training cameras. */
 void sp_dataset_compute_extent(sp_dataset *d);
+/* The point the training cameras look at: least-squares intersection of their optical axes, and
+ * the mean camera distance to it. Returns -1 (focus untouched) when the axes are close to parallel
+ * or the point lies behind half of the cameras, as in forward-facing captures. */
+int sp_dataset_focus(const sp_dataset *d, float focus[3], float *mean_dist);
 void sp_view_free(sp_view *v);
 void sp_dataset_free(sp_dataset *d);
 

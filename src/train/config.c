@@ -61,7 +61,7 @@ const sp_config_field sp_config_schema[] = {
         "Initial Gaussians: points = the dataset's sparse points, random = uniform in a cube; auto = points "
         "when the dataset has them, else random."),
     INT(init, count, IN(1, 50000000), 100000, "Number of random initial Gaussians."),
-    FLT(init, radius, GE(0), 0.0, "Half-size of the random-init cube in world units; 0 = from the dataset."),
+    FLT(init, radius, GE(0), 0.0, "Half-size of the random-init cube in world units (centred where the dataset's box is); 0 = the dataset's box."),
     FLT(init, opacity, IN_OO(0, 1), 0.1, "Initial opacity of every Gaussian."),
     FLT(init, scale, GE(0), 0.0, "Initial scale in world units; 0 = from nearest-neighbour distances."),
 

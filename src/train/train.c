@@ -170,9 +170,10 @@ static int init_gaussians(run *r) {
         for (int k = 0; k < 3; k++) {
             lo[k] = r->data.init_min[k];
             hi[k] = r->data.init_max[k];
-            if (cfg->init.radius > 0) {
-                lo[k] = r->data.center[k] - (float)cfg->init.radius;
-                hi[k] = r->data.center[k] + (float)cfg->init.radius;
+            if (cfg->init.radius > 0) { /* same centre, the given half-size */
+                float mid = 0.5f * (lo[k] + hi[k]);
+                lo[k] = mid - (float)cfg->init.radius;
+                hi[k] = mid + (float)cfg->init.radius;
             }
         }
         rc = sp_init_random(&g, cfg->init.count, lo, hi, deg, (float)cfg->init.opacity, (float)cfg->init.scale,
