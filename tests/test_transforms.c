@@ -96,8 +96,16 @@ static void test_fox(void **state) {
         }
     }
     assert_true(inside >= total * 9 / 10);
-    /* no sparse points: the init box is centre +- extent */
-    for (int k = 0; k < 3; k++) assert_float_equal(d.init_max[k] - d.init_min[k], 2 * d.extent, 1e-4);
+    /* no sparse points: the init box is a cube around the training cameras' focus point (close to the
+     * all-views point X above), of half-size their mean distance to it */
+    float focus[3], dist;
+    assert_int_equal(sp_dataset_focus(&d, focus, &dist), 0);
+    for (int k = 0; k < 3; k++) {
+        assert_float_equal(focus[k], X[k], 0.05);
+        assert_float_equal(0.5f * (d.init_max[k] + d.init_min[k]), focus[k], 1e-4);
+        assert_float_equal(d.init_max[k] - d.init_min[k], 2 * dist, 1e-4);
+    }
+    assert_true(dist > 3.0f && dist < 8.0f);
     sp_dataset_free(&d);
     sp_problems_free(&pr);
     free(dir);
