@@ -172,9 +172,9 @@ static void test_random(void **state) {
     (void)state;
     float lo[3] = {-1.0f, 0.0f, 2.0f}, hi[3] = {1.0f, 0.5f, 2.25f};
     sp_gaussians a, b, c;
-    assert_int_equal(sp_init_random(&a, 3000, lo, hi, 1, 0.1f, 0.0f, 42), 0);
-    assert_int_equal(sp_init_random(&b, 3000, lo, hi, 1, 0.1f, 0.0f, 42), 0);
-    assert_int_equal(sp_init_random(&c, 3000, lo, hi, 1, 0.1f, 0.0f, 43), 0);
+    assert_int_equal(sp_init_random(&a, 3000, lo, hi, 1, 0.1f, 0.0f, 42, NULL, 0), 0);
+    assert_int_equal(sp_init_random(&b, 3000, lo, hi, 1, 0.1f, 0.0f, 42, NULL, 0), 0);
+    assert_int_equal(sp_init_random(&c, 3000, lo, hi, 1, 0.1f, 0.0f, 43, NULL, 0), 0);
     assert_int_equal(a.n, 3000);
     assert_int_equal(a.K, 4);
     assert_memory_equal(a.means, b.means, 3000 * 3 * sizeof(float));
@@ -203,7 +203,7 @@ static void test_random(void **state) {
 
     /* a flat box (min == max on one axis) is allowed */
     float flat_hi[3] = {1.0f, 0.5f, 2.0f};
-    assert_int_equal(sp_init_random(&a, 100, lo, flat_hi, 0, 0.1f, 0.0f, 1), 0);
+    assert_int_equal(sp_init_random(&a, 100, lo, flat_hi, 0, 0.1f, 0.0f, 1, NULL, 0), 0);
     for (int i = 0; i < a.n; i++) assert_true(a.means[3 * i + 2] == 2.0f);
     assert_true(sp_gaussians_finite(&a));
     sp_gaussians_free(&a);
@@ -271,13 +271,13 @@ static void test_bad_inputs(void **state) {
     assert_int_equal(sp_init_from_points(&g, pts, NULL, 4, 0, 0.1f, 0.0f), -1);
     tu_assert_contains(sp_last_error(), "point 2 is not finite");
     pts[7] = 1.0f;
-    assert_int_equal(sp_init_random(&g, 0, lo, hi, 0, 0.1f, 0.0f, 1), -1);
+    assert_int_equal(sp_init_random(&g, 0, lo, hi, 0, 0.1f, 0.0f, 1, NULL, 0), -1);
     tu_assert_contains(sp_last_error(), "count = 0");
     hi[1] = -1.0f;
-    assert_int_equal(sp_init_random(&g, 10, lo, hi, 0, 0.1f, 0.0f, 1), -1);
+    assert_int_equal(sp_init_random(&g, 10, lo, hi, 0, 0.1f, 0.0f, 1, NULL, 0), -1);
     tu_assert_contains(sp_last_error(), "not a finite box");
     hi[1] = NAN;
-    assert_int_equal(sp_init_random(&g, 10, lo, hi, 0, 0.1f, 0.0f, 1), -1);
+    assert_int_equal(sp_init_random(&g, 10, lo, hi, 0, 0.1f, 0.0f, 1, NULL, 0), -1);
     tu_assert_contains(sp_last_error(), "not a finite box");
     /* the store is usable after a rejected call followed by a good one */
     assert_int_equal(sp_init_from_points(&g, pts, NULL, 4, 0, 0.1f, 0.0f), 0);
@@ -337,13 +337,60 @@ static void test_focus(void **state) {
     free(d.train.views);
 }
 
+/* Random points weighted by the views that see them: every point is seen by some camera, they
+ * gather where the views overlap, and the draw is deterministic in the seed. */
+static void test_random_by_views(void **state) {
+    (void)state;
+    enum { NC = 12, N = 4000 };
+    sp_camera cams[NC];
+    const float P[3] = {1.0f, -2.0f, 0.5f};
+    for (int i = 0; i < NC; i++) {
+        float az = 0.25f * i, el = 0.3f;
+        float dir[3] = {cosf(el) * cosf(az), cosf(el) * sinf(az), sinf(el)};
+        float C[3], f[3];
+        for (int k = 0; k < 3; k++) C[k] = P[k] + 4.0f * dir[k], f[k] = -dir[k];
+        camera_looking(&cams[i], C, f);
+    }
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; k++) lo[k] = P[k] - 4.0f, hi[k] = P[k] + 4.0f;
+    sp_gaussians a, b, u;
+    assert_int_equal(sp_init_random(&a, N, lo, hi, 0, 0.1f, 0.0f, 5, cams, NC), 0);
+    assert_int_equal(sp_init_random(&b, N, lo, hi, 0, 0.1f, 0.0f, 5, cams, NC), 0);
+    assert_int_equal(sp_init_random(&u, N, lo, hi, 0, 0.1f, 0.0f, 5, NULL, 0), 0);
+    assert_memory_equal(a.means, b.means, sizeof(float) * 3 * N);
+    int central[2] = {0, 0};
+    for (int i = 0; i < N; i++) {
+        const float *x = a.means + 3 * i;
+        int seen = 0;
+        for (int c = 0; c < NC; c++) {
+            const sp_camera *k = &cams[c];
+            float q[3];
+            for (int r = 0; r < 3; r++)
+                q[r] = k->R[3 * r] * x[0] + k->R[3 * r + 1] * x[1] + k->R[3 * r + 2] * x[2] + k->t[r];
+            float px = k->fx * q[0] / q[2] + k->cx, py = k->fy * q[1] / q[2] + k->cy;
+            seen += q[2] > 0 && px >= 0 && px < k->width && py >= 0 && py < k->height;
+        }
+        assert_true(seen > 0);
+        for (int s = 0; s < 2; s++) {
+            const float *y = (s ? u.means : a.means) + 3 * i;
+            int in = 1;
+            for (int k = 0; k < 3; k++) in &= fabsf(y[k] - P[k]) < 1.0f;
+            central[s] += in;
+        }
+    }
+    /* the central eighth-width cube holds 1/64 of uniform points; weighted ones gather there */
+    printf("central cube: %d weighted, %d uniform of %d\n", central[0], central[1], N);
+    assert_true(central[0] > 2 * central[1]);
+    sp_gaussians_free(&a), sp_gaussians_free(&b), sp_gaussians_free(&u);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_knn_uniform),        cmocka_unit_test(test_knn_hard_clouds),
         cmocka_unit_test(test_knn_large_sampled),  cmocka_unit_test(test_knn_thread_independent),
         cmocka_unit_test(test_from_points_layout), cmocka_unit_test(test_random),
         cmocka_unit_test(test_degenerate_clouds),  cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_focus),
+        cmocka_unit_test(test_focus), cmocka_unit_test(test_random_by_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

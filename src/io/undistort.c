@@ -317,6 +317,7 @@ int sp_capture_load(sp_dataset *out, sp_capture_view *views, int n, const sp_loa
             out->init_min[k] = ok ? focus[k] - dist : out->center[k] - out->extent;
             out->init_max[k] = ok ? focus[k] + dist : out->center[k] + out->extent;
         }
+        out->init_by_views = 1;
     }
     return 0;
 }

@@ -28,8 +28,10 @@ typedef struct {
     /* Scene extent as in 3DGS: centre = mean camera centre of the training views,
      * extent = 1.1 * max distance of a training camera centre from it. */
     float center[3], extent;
-    /* Box for random initialization (world space). */
+    /* Box for random initialization (world space); init_by_views: weight random points by how many
+     * training cameras see them (captured scenes, sp_init_random). */
     float init_min[3], init_max[3];
+    int init_by_views;
     /* Optional sparse points (COLMAP points3D, ...) for initialization. */
     int num_points;
     float *points;         /* [num_points][3] */

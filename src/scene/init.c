@@ -207,8 +207,22 @@ int sp_init_from_points(sp_gaussians *g, const float *xyz, const uint8_t *rgb, i
     return rc;
 }
 
+/* Fraction of the cameras that see x (in front and projecting inside the image). */
+static float seen_fraction(const float x[3], const sp_camera *cams, int ncams) {
+    int seen = 0;
+    for (int c = 0; c < ncams; c++) {
+        const sp_camera *k = &cams[c];
+        float p[3];
+        for (int r = 0; r < 3; r++) p[r] = k->R[3 * r] * x[0] + k->R[3 * r + 1] * x[1] + k->R[3 * r + 2] * x[2] + k->t[r];
+        if (!(p[2] > 0.0f)) continue;
+        float u = k->fx * p[0] / p[2] + k->cx, v = k->fy * p[1] / p[2] + k->cy;
+        seen += u >= 0.0f && u < (float)k->width && v >= 0.0f && v < (float)k->height;
+    }
+    return (float)seen / (float)ncams;
+}
+
 int sp_init_random(sp_gaussians *g, int count, const float box_min[3], const float box_max[3], int sh_degree,
-                   float opacity, float fixed_scale, uint64_t seed) {
+                   float opacity, float fixed_scale, uint64_t seed, const sp_camera *cams, int ncams) {
     if (count < 1) return sp_error("init: random initialization needs at least one point (count = %d)", count);
     for (int k = 0; k < 3; k++)
         if (!isfinite(box_min[k]) || !isfinite(box_max[k]) || box_min[k] > box_max[k])
@@ -218,9 +232,14 @@ int sp_init_random(sp_gaussians *g, int count, const float box_min[3], const flo
     float *xyz = sp_malloc((size_t)count * 3 * sizeof *xyz);
     sp_rng r;
     sp_rng_seed(&r, seed, 0x1417u);
-    for (size_t i = 0; i < (size_t)count; i++)
+    int64_t tries = 0, budget = 64 * (int64_t)count;
+    for (size_t i = 0; i < (size_t)count;) {
+        float *x = xyz + 3 * i;
         for (int k = 0; k < 3; k++) /* clamped: rounding must not leave the box */
-            xyz[3 * i + k] = fminf(box_max[k], box_min[k] + (box_max[k] - box_min[k]) * sp_rng_uniform(&r));
+            x[k] = fminf(box_max[k], box_min[k] + (box_max[k] - box_min[k]) * sp_rng_uniform(&r));
+        if (ncams > 0 && tries++ < budget && sp_rng_uniform(&r) >= seen_fraction(x, cams, ncams)) continue;
+        i++;
+    }
     /* grey (NULL colours): the colour comes from the images, as in 3DGS */
     int rc = init_points(g, xyz, NULL, count, sh_degree, opacity, fixed_scale);
     free(xyz);

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "scene/camera.h"
 #include "scene/gaussians.h"
 
 #define SP_INIT_MIN_DIST2 1e-7f   /* floor of the mean squared neighbour distance */
@@ -21,9 +22,12 @@ int sp_init_from_points(sp_gaussians *g, const float *xyz, const uint8_t *rgb, i
                         float fixed_scale);
 
 /* count points uniform in [box_min, box_max], grey colours, then as above.
- * Deterministic in seed. */
+ * Deterministic in seed. With cams (ncams > 0), a uniform candidate is kept with probability the
+ * fraction of cameras that see it (in front, projecting inside the image): the points gather
+ * where the views overlap, fewer where only some views look, none where no camera looks. After
+ * 64 x count candidates the rest are taken uniformly. */
 int sp_init_random(sp_gaussians *g, int count, const float box_min[3], const float box_max[3], int sh_degree,
-                   float opacity, float fixed_scale, uint64_t seed);
+                   float opacity, float fixed_scale, uint64_t seed, const sp_camera *cams, int ncams);
 
 /* For every point, the mean squared distance to its min(3, n - 1) nearest other points (duplicates
  * count, at distance 0); 0 when n == 1. Points must be finite. Exposed for tests and tools. */

@@ -176,10 +176,15 @@ static int init_gaussians(run *r) {
                 hi[k] = mid + (float)cfg->init.radius;
             }
         }
+        /* captured scenes: where the training views look (init.h) */
+        int nc = r->data.init_by_views ? r->data.train.n : 0;
+        sp_camera *cams = SP_NEW(sp_camera, nc > 0 ? nc : 1);
+        for (int i = 0; i < nc; i++) cams[i] = r->data.train.views[i].cam;
         rc = sp_init_random(&g, cfg->init.count, lo, hi, deg, (float)cfg->init.opacity, (float)cfg->init.scale,
-                            (uint64_t)cfg->experiment.seed);
-        SP_INFO("initialized %d random Gaussians in [%.2f %.2f %.2f] - [%.2f %.2f %.2f]", g.n, lo[0], lo[1], lo[2],
-                hi[0], hi[1], hi[2]);
+                            (uint64_t)cfg->experiment.seed, cams, nc);
+        free(cams);
+        SP_INFO("initialized %d random Gaussians in [%.2f %.2f %.2f] - [%.2f %.2f %.2f]%s", g.n, lo[0], lo[1], lo[2],
+                hi[0], hi[1], hi[2], nc ? ", weighted by the views that see them" : "");
     }
     if (rc) return -1;
     rc = r->b->ops->set_gaussians(r->b, &g, NULL, NULL);
