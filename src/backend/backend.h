@@ -16,6 +16,7 @@
 #include "scene/gaussians.h"
 
 typedef struct sp_backend sp_backend;
+struct sp_stage_ops; /* backend/stage_ops.h: single stages over host arrays, for the parity harness */
 
 typedef struct {
     int threads;       /* CPU threads (0 = all cores) */
@@ -23,6 +24,8 @@ typedef struct {
     int profile;       /* record per-stage device time */
     int device;        /* GPU ordinal */
     int backward_splat; /* cuda: per-splat backward_raster instead of per-pixel */
+    int cas_atomics;    /* GPU: float atomic add through a compare-and-swap loop even where the device
+                           has native float atomics (tests the fallback path) */
 } sp_backend_config;
 
 typedef struct {
@@ -96,6 +99,8 @@ typedef struct sp_backend_ops {
     /* 1 if every parameter is finite. */
     int (*params_finite)(sp_backend *b);
     int (*get_profile)(sp_backend *b, sp_profile *p);
+    /* Single stages over host arrays (backend/stage_ops.h); NULL if the backend has none. */
+    const struct sp_stage_ops *stages;
 } sp_backend_ops;
 
 struct sp_backend {

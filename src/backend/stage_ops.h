@@ -1,0 +1,50 @@
+/* stage_ops.h — every training stage of a backend, run once over HOST arrays.
+ *
+ * This is what the one parity harness (tests/test_backend_ops.c) drives for every backend that is
+ * compiled in and has a device: each stage on random inputs, compared with the CPU reference
+ * (backend/cpu/stages.h, whose array layouts these functions share). A backend fills this table
+ * and the harness tests it with no test code of its own (ggml's test-backend-ops is the model).
+ *
+ * Each function uploads its inputs into the backend's own buffers, runs the stage exactly as a
+ * training step runs it (same kernels or shaders, honouring b->cfg: deterministic, backward
+ * variant, forced compare-and-swap atomics), reads the results back and returns 0, or -1 with
+ * sp_error set. Functions a backend does not have are NULL (the harness reports them as missing,
+ * which fails the run for a GPU backend). */
+#ifndef SPLAT_STAGE_OPS_H
+#define SPLAT_STAGE_OPS_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "backend/cpu/stages.h"
+
+typedef struct sp_stage_ops {
+    /* project: out allocated by the caller (sp_proj_alloc(out, p->n)); every field of a Gaussian
+     * that is not visible is 0 and its rect empty. */
+    int (*project)(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out);
+    /* emit_pairs + sort + tile_ranges from a projection (only rect, depth, mean2d, conic and
+     * opacity are read: tile culling). Fills bins (ids and range malloc'd; free with sp_bins_free). */
+    int (*bin)(sp_backend *b, const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins);
+    /* rasterize with the given lists; out allocated by the caller. */
+    int (*rasterize)(sp_backend *b, const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
+                     const float bg[3], sp_raster_out *out);
+    /* backward_raster; g (allocated for n) is overwritten. fwd is the CPU forward output for the same
+     * lists; a backend whose backward needs state of its own forward pass may recompute it. */
+    int (*backward_raster)(sp_backend *b, const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
+                           const float bg[3], const sp_raster_out *fwd, const float *dl_drgb, sp_proj_grad *g);
+    /* project_back; out (n, K as p) is overwritten. */
+    int (*project_back)(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
+                        const sp_proj_grad *g, sp_params_grad *out);
+    /* loss: value and (when dl_drgb != NULL) gradient w.r.t. rgb. */
+    int (*loss)(sp_backend *b, const float *rgb, const float *target, int w, int h, float ssim_weight, double *loss,
+                float *dl_drgb);
+    /* adam over a flat array, in place (param, m, v). */
+    int (*adam)(sp_backend *b, float *param, const float *grad, float *m, float *v, int64_t count, float lr,
+                float beta1, float beta2, float eps, int step);
+    /* refine over host stores (as cpu_refine): g, m, v are replaced by the refined stores (resized);
+     * statistics per Gaussian (grad_count as integers, like the CPU reference). */
+    int (*refine)(sp_backend *b, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const float *grad_accum,
+                  const int32_t *grad_count, const float *max_radius, const sp_refine_args *a, sp_refine_result *r);
+} sp_stage_ops;
+
+#endif
