@@ -13,6 +13,7 @@ typedef struct {
     const char *resume;
     const char *sets[256];
     int nsets;
+    int force;
 } train_args;
 
 static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
@@ -27,6 +28,7 @@ static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
             }
             t->sets[t->nsets++] = v;
         } else if (allow_resume && (v = cli_value(argc, argv, &i, "--resume"))) t->resume = v;
+        else if (allow_resume && cli_flag(argv[i], "--force")) t->force = 1;
         else {
             fprintf(stderr, "splat: unknown option '%s' (see --help)\n", argv[i]);
             return -1;
@@ -47,13 +49,19 @@ static int load_config(const train_args *t, sp_config *cfg, sp_problems *probs) 
     return probs->n ? -1 : 0;
 }
 
+static int interrupted(void *user) {
+    (void)user;
+    return sp_interrupted();
+}
+
 static void print_problems(const sp_problems *p) {
     for (int i = 0; i < p->n; i++) fprintf(stderr, "error: %s\n", p->items[i]);
 }
 
 int cmd_train(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat train --config FILE [--set section.key=value ...] [--resume RUN_DIR]\n"
+        printf("usage: splat train --config FILE [--set section.key=value ...] [--force]\n"
+               "       splat train --resume RUN_DIR [--set section.key=value ...]\n"
                "\n"
                "Trains on the dataset named by [data] path and writes a run folder (default runs/<name>):\n"
                "config.toml, log.txt, point_cloud.ply, checkpoint.bin, renders/, curves.png, result.toml.\n"
@@ -61,6 +69,9 @@ int cmd_train(int argc, char **argv) {
                "  --set KEY=VALUE     override one key, e.g. --set trainer.max_steps=7000 (repeatable)\n"
                "  --resume RUN_DIR    continue an interrupted run from RUN_DIR/checkpoint.bin, with\n"
                "                      RUN_DIR/config.toml (plus --set overrides)\n"
+               "  --force             replace a run already in the run folder (its files are deleted)\n"
+               "A run folder that already holds a run is never overwritten without --force, and a command\n"
+               "that fails before training starts changes nothing in it.\n"
                "Ctrl-C stops cleanly: the model and a checkpoint are saved; a second Ctrl-C exits at once.\n");
         return 0;
     }
@@ -70,18 +81,24 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "splat train: --config FILE is required (or --resume RUN_DIR)\n");
         return 2;
     }
+    if (t.force && t.resume) {
+        fprintf(stderr, "splat train: --force replaces a run and --resume continues one: give only one\n");
+        return 2;
+    }
     sp_config *cfg = SP_NEW(sp_config, 1);
     sp_problems probs = {0};
     if (load_config(&t, cfg, &probs)) {
         print_problems(&probs);
-        fprintf(stderr, "splat train: %d problem%s in the configuration; nothing was trained\n", probs.n,
-                probs.n == 1 ? "" : "s");
+        fprintf(stderr, "splat train: %d problem%s in the configuration; nothing was trained%s\n", probs.n,
+                probs.n == 1 ? "" : "s", t.resume ? " and the run folder is unchanged" : "");
         sp_problems_free(&probs);
         free(cfg);
         return 2;
     }
     sp_problems_free(&probs);
-    sp_train_opts o = {.resume_dir = t.resume, .progress = sp_cli_progress, .user = NULL};
+    sp_install_interrupt_handler();
+    sp_train_opts o = {.resume_dir = t.resume, .force = t.force, .progress = sp_cli_progress,
+                       .cancel = interrupted, .user = NULL};
     int rc = sp_train(cfg, &o);
     free(cfg);
     return rc;

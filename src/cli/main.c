@@ -1,5 +1,6 @@
 /* main.c — `splat`: dispatches to the subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -24,7 +25,19 @@ static void usage(FILE *f) {
             sp_version());
 }
 
+/* Out of memory in a small fixed-size allocation (core.h): nothing more can be done. Files are
+ * written atomically, so a run folder keeps its last complete files. */
+static void out_of_memory(size_t bytes) {
+    fprintf(stderr, "\nsplat: out of memory (a %zu-byte allocation failed); exiting\n", bytes);
+    exit(2);
+}
+
 int main(int argc, char **argv) {
+    sp_set_oom_handler(out_of_memory);
+    /* Test hook (tests/e2e_runfolder.sh): fallible allocations above this many bytes fail as if
+     * memory ran out, so the out-of-memory paths can be tested without exhausting the machine. */
+    const char *limit = getenv("SPLAT_TEST_ALLOC_LIMIT");
+    if (limit && *limit) sp_set_alloc_limit((size_t)strtoull(limit, NULL, 10));
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -1,9 +1,13 @@
 /* core.c — errors, problem lists, allocation, logging, timers, RNG, atomic files, interrupts. */
 #include "core/core.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -67,16 +71,62 @@ void sp_problems_free(sp_problems *p) {
 }
 
 /* ---- allocation ---- */
-static void oom(size_t n) {
+static void default_oom(size_t n) {
     fprintf(stderr, "splat: out of host memory allocating %zu bytes\n", n);
-    exit(2);
+    abort();
 }
+static sp_oom_handler g_oom = default_oom;
+static size_t g_alloc_limit; /* test hook; 0 = none */
+
+void sp_set_oom_handler(sp_oom_handler handler) { g_oom = handler ? handler : default_oom; }
+void sp_set_alloc_limit(size_t bytes) { g_alloc_limit = bytes; }
+
+static void oom(size_t n) {
+    g_oom(n);
+    abort(); /* a handler must not return */
+}
+
+const char *sp_bytes_str(double bytes) {
+    static _Thread_local char buf[32];
+    if (bytes >= 1e9) snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+    else if (bytes >= 1e6) snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+    else if (bytes >= 1e3) snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
+    else snprintf(buf, sizeof buf, "%.0f bytes", bytes);
+    return buf;
+}
+
+static void *alloc_failed(size_t count, size_t size, const char *what, const char *hint) {
+    double bytes = (double)count * (double)size;
+    sp_error("out of memory: %s for %s%s%s", sp_bytes_str(bytes), what && *what ? what : "a buffer",
+             hint && *hint ? "; " : "", hint && *hint ? hint : "");
+    return NULL;
+}
+
+static int alloc_refused(size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) return 1;
+    return g_alloc_limit && count * size > g_alloc_limit;
+}
+
+void *sp_try_alloc(size_t count, size_t size, const char *what, const char *hint) {
+    if (alloc_refused(count, size)) return alloc_failed(count, size, what, hint);
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    return p ? p : alloc_failed(count, size, what, hint);
+}
+
+void *sp_try_realloc(void *p, size_t count, size_t size, const char *what, const char *hint) {
+    if (alloc_refused(count, size)) return alloc_failed(count, size, what, hint);
+    size_t n = count * size;
+    void *q = realloc(p, n ? n : 1);
+    return q ? q : alloc_failed(count, size, what, hint);
+}
+
 void *sp_malloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) oom(n);
     return p;
 }
 void *sp_calloc(size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) oom(SIZE_MAX);
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p) oom(count * size);
     return p;
@@ -307,6 +357,48 @@ char *sp_path_dir(const char *path) {
     memcpy(d, path, (size_t)(s - path));
     d[s - path] = 0;
     return d;
+}
+
+char *sp_path_absolute(const char *path) {
+    char *real = realpath(path, NULL);
+    if (real) {
+        char *d = sp_strdup(real);
+        free(real);
+        return d;
+    }
+    if (path[0] == '/') return sp_strdup(path);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return sp_strdup(path);
+    return sp_path_join(cwd, path);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    if (remove(path) != 0 && errno != ENOENT) return sp_error("%s: cannot remove: %s", path, strerror(errno));
+    return 0;
+}
+
+int sp_remove_tree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : sp_error("%s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return remove_entry(path, &st, 0, NULL);
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
+int sp_remove_temporaries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *t = strstr(e->d_name, ".tmp.");
+        if (!t || t == e->d_name || !t[5] || strspn(t + 5, "0123456789") != strlen(t + 5)) continue;
+        char *p = sp_path_join(dir, e->d_name);
+        if (remove(p) != 0 && errno != ENOENT) rc = sp_error("%s: cannot remove: %s", p, strerror(errno));
+        free(p);
+    }
+    closedir(d);
+    return rc;
 }
 
 /* ---- interrupts ---- */

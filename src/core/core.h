@@ -29,7 +29,32 @@ typedef struct {
 void sp_problems_add(sp_problems *p, const char *fmt, ...) SP_PRINTF(2, 3);
 void sp_problems_free(sp_problems *p);
 
-/* Host allocation. Out of memory prints a message naming the size and exits(2). */
+/* Host allocation comes in two kinds.
+ *
+ * Fallible, for every size that comes from input or from the scene (Gaussian stores, images,
+ * datasets, backend buffers, refine growth): sp_try_alloc and sp_try_realloc return NULL when
+ * the memory is not there (or count * size overflows), after recording an error that says what
+ * was being allocated, how much, and what to change:
+ *   "out of memory: 1.2 GB for the Gaussian parameters (5000000 Gaussians); lower refine.capacity"
+ * The caller returns -1 up; the trainer stops and keeps the last checkpoint. sp_try_realloc
+ * leaves the old block valid on failure. `what` and `hint` are short phrases ("" or NULL: none).
+ *
+ * Infallible, for small bookkeeping whose size does not grow with the input (names, paths,
+ * messages, lists of problems): sp_malloc, sp_calloc, sp_realloc, sp_strdup, sp_strfmt. If even
+ * these fail the process is out of memory for anything; they call the out-of-memory handler,
+ * which a program sets once (the splat CLI prints a message and exits with status 2). The
+ * default handler prints the size to stderr and calls abort(). The library never calls exit().
+ */
+void *sp_try_alloc(size_t count, size_t size, const char *what, const char *hint);   /* zeroed */
+void *sp_try_realloc(void *p, size_t count, size_t size, const char *what, const char *hint);
+/* "12.0 MB", "1.5 GB": byte counts as a person reads them (static thread-local buffer). */
+const char *sp_bytes_str(double bytes);
+typedef void (*sp_oom_handler)(size_t bytes);
+void sp_set_oom_handler(sp_oom_handler handler); /* NULL: the default (message, abort()) */
+/* Test hook: fallible allocations of more than `bytes` fail as if memory ran out (0: no limit).
+ * Lets tests drive every out-of-memory path without exhausting the machine. */
+void sp_set_alloc_limit(size_t bytes);
+
 void *sp_malloc(size_t n);
 void *sp_calloc(size_t count, size_t size);
 void *sp_realloc(void *p, size_t n);
@@ -86,8 +111,17 @@ bool sp_file_exists(const char *path);
 bool sp_dir_exists(const char *path);
 char *sp_path_join(const char *a, const char *b); /* malloc'd "a/b" (b absolute: b) */
 char *sp_path_dir(const char *path);              /* malloc'd directory part ("." if none) */
+/* malloc'd absolute form of path: resolved (symlinks too) when it exists, else joined to the
+ * working directory. */
+char *sp_path_absolute(const char *path);
+/* Removes a file, or a directory with everything under it (symlinks are removed, not followed).
+ * A path that does not exist is not an error. */
+int sp_remove_tree(const char *path);
+/* Removes the temporaries ("NAME.tmp.PID") that interrupted atomic writes left in dir. */
+int sp_remove_temporaries(const char *dir);
 
-/* Interrupt flag set by SIGINT/SIGTERM once sp_install_interrupt_handler() ran. */
+/* Interrupt flag set by SIGINT/SIGTERM once sp_install_interrupt_handler() ran. Only programs
+ * (the CLI) install the handler; the library reads no signals (sp_train takes a cancel callback). */
 void sp_install_interrupt_handler(void);
 bool sp_interrupted(void);
 void sp_set_interrupted(bool v);

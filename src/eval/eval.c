@@ -25,8 +25,15 @@ static int score_view(const sp_view *v, int index, const float *pred, sp_alpha_m
                       const char *renders_dir, double *psnr, double *ssim) {
     int w = v->cam.width, h = v->cam.height;
     size_t px = (size_t)w * h;
-    float *gt = sp_malloc(px * 3 * sizeof(float));
-    uint8_t *p8 = sp_malloc(px * 3), *g8 = sp_malloc(px * 3);
+    const char *what = "an evaluation image", *hint = "raise data.downscale";
+    float *gt = sp_try_alloc(px * 3, sizeof(float), what, hint);
+    uint8_t *p8 = sp_try_alloc(px, 3, what, hint), *g8 = sp_try_alloc(px, 3, what, hint);
+    if (!gt || !p8 || !g8) {
+        free(gt);
+        free(p8);
+        free(g8);
+        return -1;
+    }
     sp_view_composite(v, alpha, bg, gt);
     sp_image_quantize(pred, w, h, p8);
     sp_image_quantize(gt, w, h, g8);
@@ -34,14 +41,15 @@ static int score_view(const sp_view *v, int index, const float *pred, sp_alpha_m
     *ssim = sp_ssim_u8(p8, g8, w, h);
     int rc = 0;
     if (renders_dir) {
-        sp_image side = {2 * w, h, 3, sp_malloc(px * 6)};
-        for (int y = 0; y < h; y++) {
+        sp_image side = {2 * w, h, 3, sp_try_alloc(px, 6, what, hint)};
+        if (!side.pixels) rc = -1;
+        for (int y = 0; y < h && rc == 0; y++) {
             memcpy(side.pixels + (size_t)y * 6 * w, p8 + (size_t)y * 3 * w, (size_t)3 * w);
             memcpy(side.pixels + (size_t)y * 6 * w + 3 * w, g8 + (size_t)y * 3 * w, (size_t)3 * w);
         }
         char *base = base_name(v->name);
         char *file = sp_strfmt("%s/%03d_%s.png", renders_dir, index, base);
-        rc = sp_image_save_png(file, &side);
+        if (rc == 0) rc = sp_image_save_png(file, &side);
         free(file);
         free(base);
         free(side.pixels);
@@ -69,7 +77,13 @@ int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int
         int count = n - first < EVAL_BATCH ? n - first : EVAL_BATCH;
         for (int k = 0; k < count && rc == 0; k++) {
             const sp_camera *c = &split->views[first + k].cam;
-            pred[k] = sp_realloc(pred[k], (size_t)c->width * c->height * 3 * sizeof(float));
+            float *p = sp_try_realloc(pred[k], (size_t)c->width * c->height * 3, sizeof(float),
+                                      "the evaluation renders", "raise data.downscale");
+            if (!p) {
+                rc = -1;
+                break;
+            }
+            pred[k] = p;
             rc = b->ops->render(b, c, sh_degree, bg, pred[k]);
         }
         if (rc) break;

@@ -2,10 +2,43 @@
 #include "scene/gaussians.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
+
+int sp_gaussians_try_init(sp_gaussians *g, int cap, int sh_degree) {
+    memset(g, 0, sizeof *g);
+    g->sh_degree = sh_degree;
+    g->K = sp_sh_coeffs(sh_degree);
+    return sp_gaussians_try_reserve(g, cap > 0 ? cap : 1);
+}
+
+int sp_gaussians_try_reserve(sp_gaussians *g, int cap) {
+    if (cap <= g->cap) return 0;
+    size_t c = (size_t)cap, k3 = 3 * (size_t)g->K;
+    char what[128];
+    snprintf(what, sizeof what, "the Gaussian parameters (%d Gaussians, SH degree %d)", cap, g->sh_degree);
+    const char *hint = "lower refine.capacity (or init.count), or trainer.sh_degree";
+    /* One array at a time: each grown array stays valid, so the store is consistent (at its old
+     * capacity) if a later one fails. */
+    float **arr[5] = {&g->means, &g->log_scales, &g->quats, &g->opacity_logits, &g->sh};
+    size_t per[5] = {3, 3, 4, 1, k3};
+    size_t total = (size_t)sp_gaussian_floats(g->K) * sizeof(float);
+    for (int i = 0; i < 5; i++) {
+        float *q = sp_try_realloc(*arr[i], c * per[i], sizeof(float), what, hint);
+        if (!q) {
+            sp_error("out of memory: %s for %s; %s", sp_bytes_str((double)c * (double)total), what, hint);
+            return -1;
+        }
+        *arr[i] = q;
+    }
+    size_t o = (size_t)g->cap;
+    for (int i = 0; i < 5; i++) memset(*arr[i] + per[i] * o, 0, (c - o) * per[i] * sizeof(float));
+    g->cap = cap;
+    return 0;
+}
 
 void sp_gaussians_init(sp_gaussians *g, int cap, int sh_degree) {
     memset(g, 0, sizeof *g);

@@ -23,6 +23,12 @@ static inline int sp_gaussian_floats(int K) { return 3 + 3 + 4 + 1 + 3 * K; }
 /* Allocates capacity cap (>= n), n = 0, zeroed. */
 void sp_gaussians_init(sp_gaussians *g, int cap, int sh_degree);
 void sp_gaussians_reserve(sp_gaussians *g, int cap);
+/* The same, fallible (core.h): -1 with "out of memory: SIZE for the Gaussian parameters
+ * (N Gaussians, SH degree D); lower refine.capacity ..." when the memory is not there. The
+ * store stays valid (and unchanged in capacity) on failure. For every store whose size comes
+ * from the scene; the plain versions call the process's out-of-memory handler instead. */
+int sp_gaussians_try_init(sp_gaussians *g, int cap, int sh_degree);
+int sp_gaussians_try_reserve(sp_gaussians *g, int cap);
 void sp_gaussians_free(sp_gaussians *g);
 /* Copies Gaussian src_i of s into slot dst_i of d (same sh_degree). */
 void sp_gaussians_copy_one(sp_gaussians *d, int dst_i, const sp_gaussians *s, int src_i);

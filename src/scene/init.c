@@ -169,10 +169,14 @@ static int init_points(sp_gaussians *g, const float *xyz, const float *rgb01, in
 
     float *d2 = NULL;
     if (fixed_scale <= 0.0f && n > 1) {
-        d2 = sp_malloc((size_t)n * sizeof *d2);
+        d2 = sp_try_alloc((size_t)n, sizeof *d2, "the initial scales", "lower init.count");
+        if (!d2) return -1;
         sp_knn3_mean_dist2(xyz, n, d2);
     }
-    sp_gaussians_init(g, n, sh_degree);
+    if (sp_gaussians_try_init(g, n, sh_degree)) {
+        free(d2);
+        return -1;
+    }
     g->n = n;
     int K = g->K;
     float logit = sp_logitf(opacity);
@@ -199,7 +203,8 @@ int sp_init_from_points(sp_gaussians *g, const float *xyz, const uint8_t *rgb, i
     if (n < 1) return sp_error("init: no points to initialize from (n = %d)", n);
     float *c = NULL;
     if (rgb) {
-        c = sp_malloc((size_t)n * 3 * sizeof *c);
+        c = sp_try_alloc((size_t)n * 3, sizeof *c, "the initial colours", NULL);
+        if (!c) return -1;
         for (size_t i = 0; i < (size_t)n * 3; i++) c[i] = (float)rgb[i] / 255.0f;
     }
     int rc = init_points(g, xyz, c, n, sh_degree, opacity, fixed_scale);
@@ -229,7 +234,8 @@ int sp_init_random(sp_gaussians *g, int count, const float box_min[3], const flo
             return sp_error("init: random box min (%g, %g, %g) max (%g, %g, %g) is not a finite box",
                             (double)box_min[0], (double)box_min[1], (double)box_min[2], (double)box_max[0],
                             (double)box_max[1], (double)box_max[2]);
-    float *xyz = sp_malloc((size_t)count * 3 * sizeof *xyz);
+    float *xyz = sp_try_alloc((size_t)count * 3, sizeof *xyz, "the initial points", "lower init.count");
+    if (!xyz) return -1;
     sp_rng r;
     sp_rng_seed(&r, seed, 0x1417u);
     int64_t tries = 0, budget = 64 * (int64_t)count;

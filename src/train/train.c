@@ -1,14 +1,18 @@
 /* train.c — the training loop.
  *
- * A run: resolve the run folder, write config.toml, load the dataset, create the backend,
- * initialize (or resume from checkpoint.bin), then for each step pick a view and background,
- * run one backend step, refine on schedule, log, evaluate and save on schedule. At the end (or on
- * Ctrl-C) it writes point_cloud.ply, checkpoint.bin, renders/, curves.png and result.toml. */
+ * A run has two phases. First, checks that write nothing: the run folder (a fresh run does not
+ * replace an existing one without force), the checkpoint when resuming (against the config),
+ * the dataset, the backend and the initial Gaussians. Then the commit: the old run's files go
+ * (force), log.txt and config.toml are written, and for each step it picks a view and
+ * background, runs one backend step, refines on schedule, logs, evaluates and saves on
+ * schedule. At the end (or when cancelled) it writes point_cloud.ply, checkpoint.bin, renders/,
+ * curves.png and result.toml. */
 #include "train/train.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "core/core.h"
@@ -24,6 +28,46 @@
 char *sp_train_run_dir(const sp_config *cfg) {
     if (cfg->output.run_dir[0]) return sp_strdup(cfg->output.run_dir);
     return sp_strfmt("runs/%s", cfg->experiment.name);
+}
+
+const char *const sp_train_run_files[] = {
+    "config.toml", "log.txt",     "result.toml",    "point_cloud.ply", "checkpoint.bin", "curves.png",
+    "cameras.json", "eval_test.toml", "eval_val.toml", "eval_train.toml", "renders/", "point_cloud/", NULL};
+
+/* "config.toml, log.txt, ..." of the run files present in dir (malloc'd; NULL if none). */
+static char *existing_run_files(const char *dir) {
+    char *list = NULL;
+    for (int i = 0; sp_train_run_files[i]; i++) {
+        const char *name = sp_train_run_files[i];
+        size_t len = strlen(name);
+        char *clean = sp_strdup(name);
+        if (clean[len - 1] == '/') clean[len - 1] = 0;
+        char *p = sp_path_join(dir, clean);
+        int there = name[len - 1] == '/' ? sp_dir_exists(p) : sp_file_exists(p);
+        free(p);
+        if (there) {
+            char *l = list ? sp_strfmt("%s, %s", list, name) : sp_strdup(name);
+            free(list);
+            list = l;
+        }
+        free(clean);
+    }
+    return list;
+}
+
+/* --force: removes the old run's files (and temporaries of interrupted writes), nothing else. */
+static int remove_old_run(const char *dir) {
+    for (int i = 0; sp_train_run_files[i]; i++) {
+        char *clean = sp_strdup(sp_train_run_files[i]);
+        size_t len = strlen(clean);
+        if (clean[len - 1] == '/') clean[len - 1] = 0;
+        char *p = sp_path_join(dir, clean);
+        int rc = sp_remove_tree(p);
+        free(p);
+        free(clean);
+        if (rc) return -1;
+    }
+    return sp_remove_temporaries(dir);
 }
 
 /* View for a step: a fresh permutation of the training views every epoch, from (seed, epoch),
@@ -84,7 +128,8 @@ typedef struct {
     sp_series curves[SP_CURVES];
     double train_seconds; /* includes previous sessions of a resumed run */
     double started;
-    int step; /* last completed step */
+    int step;       /* last completed step */
+    int saved_step; /* step of the checkpoint in the run folder; -1: none */
     sp_eval_result test, val;
     int have_test, have_val;
 } run;
@@ -108,7 +153,10 @@ static int save_model(run *r) {
         rc = sp_checkpoint_write(p, &ck);
         free(p);
     }
-    if (rc == 0) SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
+    if (rc == 0) {
+        r->saved_step = r->step;
+        SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
+    }
     sp_gaussians_free(&g);
     sp_gaussians_free(&m);
     sp_gaussians_free(&v);
@@ -192,27 +240,48 @@ static int init_gaussians(run *r) {
     return rc;
 }
 
-static int resume(run *r, const char *dir) {
+/* Reads dir/checkpoint.bin and checks it against the config; writes nothing. */
+static int read_checkpoint_for(const run *r, const char *dir, sp_checkpoint *ck) {
+    const sp_config *cfg = r->cfg;
     char *p = sp_path_join(dir, "checkpoint.bin");
-    sp_checkpoint ck;
-    int rc = sp_checkpoint_read(p, &ck);
+    if (!sp_file_exists(p)) {
+        sp_error("%s: no checkpoint.bin to resume from (the run saved none); start it again with --force", dir);
+        free(p);
+        return -1;
+    }
+    int rc = sp_checkpoint_read(p, ck);
+    if (rc == 0 && ck->g.sh_degree != cfg->trainer.sh_degree)
+        rc = sp_error("%s: the checkpoint has SH degree %d but the config asks for trainer.sh_degree = %d", p,
+                      ck->g.sh_degree, cfg->trainer.sh_degree);
+    else if (rc == 0 && (ck->step < 0 || ck->step > cfg->trainer.max_steps))
+        rc = sp_error("%s: the checkpoint is at step %d, outside [0, trainer.max_steps = %d]%s", p, ck->step,
+                      cfg->trainer.max_steps, ck->step > 0 ? " (raise trainer.max_steps to continue it)" : "");
     free(p);
-    if (rc) return -1;
-    if (ck.g.sh_degree != r->cfg->trainer.sh_degree) {
-        sp_checkpoint_free(&ck);
-        return sp_error("%s: checkpoint has SH degree %d but the config asks for %d", dir, ck.g.sh_degree,
-                        r->cfg->trainer.sh_degree);
-    }
-    rc = r->b->ops->set_gaussians(r->b, &ck.g, &ck.m, &ck.v);
-    r->step = ck.step;
-    r->train_seconds = ck.train_seconds;
-    for (int k = 0; k < SP_CURVES; k++) {
-        r->curves[k] = ck.curves[k];
-        memset(&ck.curves[k], 0, sizeof ck.curves[k]);
-    }
-    SP_INFO("resuming %s at step %d with %d Gaussians", dir, ck.step, ck.g.n);
-    sp_checkpoint_free(&ck);
+    if (rc) sp_checkpoint_free(ck);
     return rc;
+}
+
+/* Hands the checkpoint's parameters, step and curves to the run (ck is emptied). */
+static int resume_from(run *r, sp_checkpoint *ck) {
+    if (r->b->ops->set_gaussians(r->b, &ck->g, &ck->m, &ck->v)) return -1;
+    r->step = ck->step;
+    r->saved_step = ck->step;
+    r->train_seconds = ck->train_seconds;
+    for (int k = 0; k < SP_CURVES; k++) {
+        r->curves[k] = ck->curves[k];
+        memset(&ck->curves[k], 0, sizeof ck->curves[k]);
+    }
+    SP_INFO("resuming %s at step %d with %d Gaussians", r->dir, ck->step, ck->g.n);
+    return 0;
+}
+
+/* 1 if dir/result.toml records a complete run. */
+static int run_complete(const char *dir) {
+    char *p = sp_path_join(dir, "result.toml"), *text = NULL;
+    int done = sp_file_exists(p) && sp_read_file(p, &text, NULL) == 0 && strstr(text, "status = \"complete\"");
+    free(text);
+    free(p);
+    return done;
 }
 
 static sp_split *eval_split_for_curve(run *r) {
@@ -273,6 +342,12 @@ static void report_progress(run *r, const sp_train_opts *o, double loss, double 
     o->progress(&p, o->user);
 }
 
+/* What a failed run leaves: "the checkpoint of step N in DIR is kept" or that there is none. */
+static char *checkpoint_note(const run *r) {
+    if (r->saved_step >= 0) return sp_strfmt("the checkpoint of step %d in %s is kept", r->saved_step, r->dir);
+    return sp_strfmt("no checkpoint was saved in %s (trainer.checkpoint_every sets how often one is)", r->dir);
+}
+
 static void free_run(run *r) {
     if (r->b) r->b->ops->destroy(r->b);
     sp_dataset_free(&r->data);
@@ -282,29 +357,83 @@ static void free_run(run *r) {
     free(r->dir);
 }
 
-int sp_train(const sp_config *cfg, const sp_train_opts *o) {
+static int cancelled(const sp_train_opts *o) { return o->cancel && o->cancel(o->user); }
+
+/* The first writes of a run, once every check passed: the old run's files go (force), the
+ * folder is made, the log so far (kept in memory until now) goes to log.txt, config.toml. */
+static int commit_run(run *r, const sp_train_opts *o, FILE **logf, FILE *early, char **early_buf, size_t *early_n) {
+    sp_log_set_file(NULL);
+    if (early) fclose(early); /* *early_buf now holds what was logged so far */
+    if (!o->resume_dir && o->force && remove_old_run(r->dir)) return -1;
+    if (sp_mkdir_p(r->dir)) return -1;
+    char *lp = run_path(r, "log.txt");
+    *logf = fopen(lp, "a");
+    free(lp);
+    if (*logf && *early_n) fwrite(*early_buf, 1, *early_n, *logf);
+    if (*logf) fflush(*logf);
+    sp_log_set_file(*logf);
+    char *cp = run_path(r, "config.toml");
+    int rc = sp_config_write(r->cfg, cp);
+    free(cp);
+    return rc;
+}
+
+int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     run R, *r = &R;
     memset(r, 0, sizeof R);
+    /* The dataset path is stored absolute in config.toml: the run folder then works (eval,
+     * --resume) from any working directory. */
+    sp_config *cfg = SP_NEW(sp_config, 1);
+    *cfg = *cfg_in;
+    {
+        char *abs = sp_path_absolute(cfg->data.path);
+        if (strlen(abs) < sizeof cfg->data.path) snprintf(cfg->data.path, sizeof cfg->data.path, "%s", abs);
+        free(abs);
+    }
     r->cfg = cfg;
     r->started = sp_now();
+    r->saved_step = -1;
     r->dir = o->resume_dir ? sp_strdup(o->resume_dir) : sp_train_run_dir(cfg);
     r->alpha = !strcmp(cfg->data.alpha, "premultiplied") ? SP_ALPHA_PREMULTIPLIED : SP_ALPHA_STRAIGHT;
-    int status = SP_TRAIN_FAILED;
+    int status = SP_TRAIN_FAILED, committed = 0;
     FILE *logf = NULL;
+    sp_checkpoint ck;
+    memset(&ck, 0, sizeof ck);
+    /* Until the commit, the log is kept in memory: a run that fails its checks writes nothing. */
+    char *early_buf = NULL;
+    size_t early_n = 0;
+    FILE *early = open_memstream(&early_buf, &early_n);
+    sp_log_set_file(early);
 
-    if (sp_mkdir_p(r->dir)) goto fail;
-    {
-        char *lp = run_path(r, "log.txt");
-        logf = fopen(lp, "a");
-        free(lp);
-        if (logf) sp_log_set_file(logf);
-    }
     SP_INFO("splat %s (%s): run folder %s", sp_version(), sp_commit(), r->dir);
-    {
-        char *cp = run_path(r, "config.toml");
-        int rc = sp_config_write(cfg, cp);
-        free(cp);
-        if (rc) goto fail;
+    /* the run folder */
+    if (o->resume_dir) {
+        if (!sp_dir_exists(r->dir)) {
+            sp_error("%s: no such run folder to resume", r->dir);
+            goto fail;
+        }
+        if (read_checkpoint_for(r, r->dir, &ck)) goto fail;
+        if (ck.step == cfg->trainer.max_steps && run_complete(r->dir)) {
+            SP_INFO("%s is already complete at step %d (trainer.max_steps); nothing to do. To train it longer, "
+                    "resume with --set trainer.max_steps=N", r->dir, ck.step);
+            status = SP_TRAIN_OK;
+            goto out;
+        }
+    } else {
+        char *old = existing_run_files(r->dir);
+        if (old && !o->force) {
+            sp_error("%s already holds a run (%s). To replace it use --force; to keep it, "
+                     "set another output.run_dir or experiment.name; to continue it: splat train --resume %s",
+                     r->dir, old, r->dir);
+            free(old);
+            goto fail;
+        }
+        if (old) SP_INFO("--force: the run in %s (%s) will be replaced", r->dir, old);
+        free(old);
+        if (sp_file_exists(r->dir)) {
+            sp_error("%s: exists and is not a directory", r->dir);
+            goto fail;
+        }
     }
 
     /* data */
@@ -335,7 +464,17 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
         SP_INFO("backend: %s", r->b->ops->name);
         if (r->b->ops->upload_views(r->b, r->data.train.views, r->data.train.n, r->alpha)) goto fail;
     }
-    if (o->resume_dir ? resume(r, o->resume_dir) : init_gaussians(r)) goto fail;
+    if (o->resume_dir ? resume_from(r, &ck) : init_gaussians(r)) goto fail;
+    sp_checkpoint_free(&ck);
+    if (cancelled(o)) {
+        SP_WARN("interrupted before training started; nothing was written to %s", r->dir);
+        status = SP_TRAIN_INTERRUPTED;
+        goto out;
+    }
+    committed = 1;
+    int crc = commit_run(r, o, &logf, early, &early_buf, &early_n);
+    early = NULL;
+    if (crc) goto fail;
 
     int max_steps = cfg->trainer.max_steps, nviews = r->data.train.n;
     int *perm = SP_NEW(int, nviews), perm_epoch = -1;
@@ -343,9 +482,9 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
     const __typeof__(cfg->refine) *rf = &cfg->refine;
     int step0 = r->step, diverged = 0;
     double t_loop0 = sp_now(), last_loss = NAN;
-    sp_install_interrupt_handler();
+    int stop = 0;
 
-    while (r->step < max_steps && !sp_interrupted()) {
+    while (r->step < max_steps && !(stop = cancelled(o))) {
         int step = r->step + 1;
         sp_step_args a = {0};
         a.view = view_for_step((uint64_t)cfg->experiment.seed, step, nviews, perm, &perm_epoch);
@@ -400,8 +539,10 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
             int n;
             r->b->ops->take_loss(r->b, &mean, &n);
             if (!isfinite(mean) || !r->b->ops->params_finite(r->b)) {
-                SP_ERROR("training diverged at step %d: %s is not finite; the last checkpoint in %s is kept", step,
-                         isfinite(mean) ? "a parameter" : "the loss", r->dir);
+                char *kept = checkpoint_note(r);
+                SP_ERROR("training diverged at step %d: %s is not finite; %s", step,
+                         isfinite(mean) ? "a parameter" : "the loss", kept);
+                free(kept);
                 diverged = 1;
                 break;
             }
@@ -445,7 +586,7 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
         status = SP_TRAIN_FAILED;
         goto out;
     }
-    int interrupted = sp_interrupted() && r->step < max_steps;
+    int interrupted = stop && r->step < max_steps;
     if (interrupted) SP_WARN("interrupted at step %d: saving the model and a checkpoint to %s", r->step, r->dir);
     if (save_model(r)) goto fail;
     if (!interrupted) {
@@ -471,11 +612,22 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
 fail_loop:
     free(perm);
 fail:
-    SP_ERROR("%s", sp_last_error());
+    if (!committed) {
+        SP_ERROR("%s", sp_last_error());
+        if (o->resume_dir || sp_dir_exists(r->dir)) SP_INFO("nothing was changed in %s", r->dir);
+    } else {
+        char *kept = checkpoint_note(r);
+        SP_ERROR("%s; %s", sp_last_error(), kept);
+        free(kept);
+    }
     status = SP_TRAIN_FAILED;
 out:
+    sp_checkpoint_free(&ck);
     free_run(r);
     sp_log_set_file(NULL);
+    if (early) fclose(early);
+    free(early_buf);
     if (logf) fclose(logf);
+    free(cfg);
     return status;
 }

@@ -18,15 +18,27 @@ typedef void (*sp_progress_fn)(const sp_progress *p, void *user);
 
 typedef struct {
     const char *resume_dir; /* NULL for a fresh run */
+    /* A fresh run into a folder that already holds a run is refused unless force is set; then
+     * the old run's files (sp_train_run_files) are removed once everything else checked out. */
+    int force;
     sp_progress_fn progress;
+    /* Polled between steps (and once before anything is written): non-zero stops the run
+     * cleanly, as Ctrl-C does in the CLI. NULL: never. */
+    int (*cancel)(void *user);
     void *user;
 } sp_train_opts;
 
 /* Exit statuses of sp_train. */
 enum { SP_TRAIN_OK = 0, SP_TRAIN_FAILED = 1, SP_TRAIN_INTERRUPTED = 130 };
 
+/* Trains a run. Everything that can be checked (the run folder, the dataset, the checkpoint
+ * when resuming, the backend, the initial Gaussians) is checked BEFORE the first file is
+ * written: a run that fails that far leaves an existing run folder byte-identical. */
 int sp_train(const sp_config *cfg, const sp_train_opts *opts);
 /* The run folder a config resolves to (malloc'd). */
 char *sp_train_run_dir(const sp_config *cfg);
+/* The names a run writes into its folder (NULL-terminated); directories end with '/'. A folder
+ * holding any of them holds a run; --force removes exactly these. */
+extern const char *const sp_train_run_files[];
 
 #endif

@@ -41,26 +41,33 @@ typedef struct {
     long steps;
 } cpu_backend;
 
-static void ensure_proj(cpu_backend *b, int n) {
-    if (n <= b->proj_cap) return;
+/* Per-step buffers grow with the Gaussian count and the image size; a failed growth leaves
+ * them empty (capacity 0) and returns -1 with the out-of-memory error. */
+static int ensure_proj(cpu_backend *b, int n) {
+    if (n <= b->proj_cap) return 0;
     sp_proj_free(&b->proj);
     sp_proj_grad_free(&b->pgrad);
+    b->proj_cap = 0;
     int cap = n + n / 4 + 16;
-    sp_proj_alloc(&b->proj, cap);
-    sp_proj_grad_alloc(&b->pgrad, cap);
+    if (sp_proj_alloc(&b->proj, cap) || sp_proj_grad_alloc(&b->pgrad, cap)) return -1;
     b->proj_cap = cap;
+    return 0;
 }
 
-static void ensure_image(cpu_backend *b, int w, int h) {
-    int px = w * h;
-    if (px <= b->ro_pixels) return;
+static int ensure_image(cpu_backend *b, int w, int h) {
+    size_t px = (size_t)w * (size_t)h;
+    if ((int64_t)px <= b->ro_pixels) return 0;
     sp_raster_out_free(&b->ro);
     free(b->target);
     free(b->dl_drgb);
-    sp_raster_out_alloc(&b->ro, w, h);
-    b->target = sp_malloc((size_t)px * 3 * sizeof(float));
-    b->dl_drgb = sp_malloc((size_t)px * 3 * sizeof(float));
-    b->ro_pixels = px;
+    b->target = b->dl_drgb = NULL;
+    b->ro_pixels = 0;
+    if (sp_raster_out_alloc(&b->ro, w, h) ||
+        !(b->target = sp_try_alloc(px * 3, sizeof(float), "the training image buffers", "raise data.downscale")) ||
+        !(b->dl_drgb = sp_try_alloc(px * 3, sizeof(float), "the training image buffers", "raise data.downscale")))
+        return -1;
+    b->ro_pixels = (int)px;
+    return 0;
 }
 
 static sp_params params_of(const sp_gaussians *g) {
@@ -91,48 +98,49 @@ static int cpu_upload_views(sp_backend *base, const sp_view *views, int n, sp_al
     return 0;
 }
 
-static void copy_store(sp_gaussians *d, const sp_gaussians *s, int sh_degree, int n) {
+static int copy_store(sp_gaussians *d, const sp_gaussians *s, int sh_degree, int n) {
     if (d->cap == 0 || d->sh_degree != sh_degree) {
         sp_gaussians_free(d);
-        sp_gaussians_init(d, n, sh_degree);
+        if (sp_gaussians_try_init(d, n, sh_degree)) return -1;
     }
-    sp_gaussians_reserve(d, n);
+    if (sp_gaussians_try_reserve(d, n)) return -1;
     d->n = n;
     if (s) {
         for (int i = 0; i < n; i++) sp_gaussians_copy_one(d, i, s, i);
     } else {
         sp_gaussians_zero(d);
     }
+    return 0;
 }
 
 static int cpu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_gaussians *m, const sp_gaussians *v) {
     cpu_backend *b = (cpu_backend *)base;
-    copy_store(&b->g, g, g->sh_degree, g->n);
-    copy_store(&b->m, m, g->sh_degree, g->n);
-    copy_store(&b->v, v, g->sh_degree, g->n);
-    copy_store(&b->grad, NULL, g->sh_degree, g->n);
-    sp_refine_stats_reset(&b->stats, g->n);
+    if (copy_store(&b->g, g, g->sh_degree, g->n) || copy_store(&b->m, m, g->sh_degree, g->n) ||
+        copy_store(&b->v, v, g->sh_degree, g->n) || copy_store(&b->grad, NULL, g->sh_degree, g->n) ||
+        sp_refine_stats_reset(&b->stats, g->n)) {
+        b->g.n = b->m.n = b->v.n = b->grad.n = 0; /* no half-set model */
+        return -1;
+    }
     return 0;
 }
 
 static int cpu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v) {
     cpu_backend *b = (cpu_backend *)base;
-    copy_store(g, &b->g, b->g.sh_degree, b->g.n);
-    if (m) copy_store(m, &b->m, b->g.sh_degree, b->g.n);
-    if (v) copy_store(v, &b->v, b->g.sh_degree, b->g.n);
+    if (copy_store(g, &b->g, b->g.sh_degree, b->g.n)) return -1;
+    if (m && copy_store(m, &b->m, b->g.sh_degree, b->g.n)) return -1;
+    if (v && copy_store(v, &b->v, b->g.sh_degree, b->g.n)) return -1;
     return 0;
 }
 
 static int cpu_num_gaussians(sp_backend *base) { return ((cpu_backend *)base)->g.n; }
 
-static void forward(cpu_backend *b, const sp_camera *cam, int sh_degree, const float bg[3], double *t) {
+static int forward(cpu_backend *b, const sp_camera *cam, int sh_degree, const float bg[3], double *t) {
     sp_params p = params_of(&b->g);
-    ensure_proj(b, p.n);
-    ensure_image(b, cam->width, cam->height);
+    if (ensure_proj(b, p.n) || ensure_image(b, cam->width, cam->height)) return -1;
     double t0 = sp_now();
     cpu_project(&p, cam, sh_degree, &b->proj);
     double t1 = sp_now();
-    cpu_bin(&b->proj, p.n, cam, &b->bins);
+    if (cpu_bin(&b->proj, p.n, cam, &b->bins)) return -1;
     double t2 = sp_now();
     cpu_rasterize(&b->proj, &b->bins, cam, bg, &b->ro);
     double t3 = sp_now();
@@ -141,6 +149,7 @@ static void forward(cpu_backend *b, const sp_camera *cam, int sh_degree, const f
         t[ST_BINS] += t2 - t1;
         t[ST_RASTERIZE] += t3 - t2;
     }
+    return 0;
 }
 
 static void adam_store(sp_gaussians *g, const sp_gaussians *gr, sp_gaussians *m, sp_gaussians *v,
@@ -163,7 +172,7 @@ static int cpu_train_step(sp_backend *base, const sp_step_args *a) {
     const sp_view *view = &b->views[a->view];
     const sp_camera *cam = &view->cam;
     int n = b->g.n, w = cam->width, h = cam->height;
-    forward(b, cam, a->sh_degree, a->bg, b->stage_s);
+    if (forward(b, cam, a->sh_degree, a->bg, b->stage_s)) return -1;
 
     double t0 = sp_now();
     sp_view_composite(view, b->alpha, a->bg, b->target);
@@ -218,14 +227,14 @@ static int cpu_refine_op(sp_backend *base, const sp_refine_args *a, sp_refine_re
     cpu_backend *b = (cpu_backend *)base;
     double t0 = sp_now();
     int rc = cpu_refine(&b->g, &b->m, &b->v, &b->stats, a, r);
-    copy_store(&b->grad, NULL, b->g.sh_degree, b->g.n);
+    if (rc == 0) rc = copy_store(&b->grad, NULL, b->g.sh_degree, b->g.n);
     b->stage_s[ST_REFINE] += sp_now() - t0;
     return rc;
 }
 
 static int cpu_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
     cpu_backend *b = (cpu_backend *)base;
-    forward(b, cam, sh_degree, bg, NULL);
+    if (forward(b, cam, sh_degree, bg, NULL)) return -1;
     memcpy(rgb, b->ro.rgb, (size_t)cam->width * cam->height * 3 * sizeof(float));
     return 0;
 }

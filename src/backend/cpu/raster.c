@@ -22,16 +22,27 @@ _Static_assert(SP_TILE * SP_TILE <= 256, "the tile functions of stage_math.h hol
 
 /* ---- buffers ---- */
 
-void sp_proj_alloc(sp_proj *p, int n) {
+/* Buffers scale with the scene: allocated fallibly (core.h); on failure what was allocated is
+ * freed and the error says how much memory the Gaussian count needed. */
+#define SCENE_HINT "lower refine.capacity"
+#define IMAGE_HINT "raise data.downscale"
+
+int sp_proj_alloc(sp_proj *p, int n) {
     size_t m = n > 0 ? (size_t)n : 1;
-    p->mean2d = SP_NEW(float, 2 * m);
-    p->conic = SP_NEW(float, 3 * m);
-    p->depth = SP_NEW(float, m);
-    p->opacity = SP_NEW(float, m);
-    p->color = SP_NEW(float, 3 * m);
-    p->rect = SP_NEW(int32_t, 4 * m);
-    p->radius = SP_NEW(float, m);
-    p->clamped = SP_NEW(uint8_t, 3 * m);
+    memset(p, 0, sizeof *p);
+    const char *w = "the projected Gaussians";
+    if (!(p->mean2d = sp_try_alloc(2 * m, sizeof(float), w, SCENE_HINT)) ||
+        !(p->conic = sp_try_alloc(3 * m, sizeof(float), w, SCENE_HINT)) ||
+        !(p->depth = sp_try_alloc(m, sizeof(float), w, SCENE_HINT)) ||
+        !(p->opacity = sp_try_alloc(m, sizeof(float), w, SCENE_HINT)) ||
+        !(p->color = sp_try_alloc(3 * m, sizeof(float), w, SCENE_HINT)) ||
+        !(p->rect = sp_try_alloc(4 * m, sizeof(int32_t), w, SCENE_HINT)) ||
+        !(p->radius = sp_try_alloc(m, sizeof(float), w, SCENE_HINT)) ||
+        !(p->clamped = sp_try_alloc(3 * m, sizeof(uint8_t), w, SCENE_HINT))) {
+        sp_proj_free(p);
+        return -1;
+    }
+    return 0;
 }
 
 void sp_proj_free(sp_proj *p) {
@@ -46,12 +57,18 @@ void sp_proj_free(sp_proj *p) {
     memset(p, 0, sizeof *p);
 }
 
-void sp_proj_grad_alloc(sp_proj_grad *g, int n) {
+int sp_proj_grad_alloc(sp_proj_grad *g, int n) {
     size_t m = n > 0 ? (size_t)n : 1;
-    g->mean2d = SP_NEW(float, 2 * m);
-    g->conic = SP_NEW(float, 3 * m);
-    g->opacity = SP_NEW(float, m);
-    g->color = SP_NEW(float, 3 * m);
+    memset(g, 0, sizeof *g);
+    const char *w = "the projected gradients";
+    if (!(g->mean2d = sp_try_alloc(2 * m, sizeof(float), w, SCENE_HINT)) ||
+        !(g->conic = sp_try_alloc(3 * m, sizeof(float), w, SCENE_HINT)) ||
+        !(g->opacity = sp_try_alloc(m, sizeof(float), w, SCENE_HINT)) ||
+        !(g->color = sp_try_alloc(3 * m, sizeof(float), w, SCENE_HINT))) {
+        sp_proj_grad_free(g);
+        return -1;
+    }
+    return 0;
 }
 
 void sp_proj_grad_zero(sp_proj_grad *g, int n) {
@@ -70,12 +87,18 @@ void sp_proj_grad_free(sp_proj_grad *g) {
     memset(g, 0, sizeof *g);
 }
 
-void sp_raster_out_alloc(sp_raster_out *r, int w, int h) {
+int sp_raster_out_alloc(sp_raster_out *r, int w, int h) {
     size_t px = (size_t)w * (size_t)h;
     if (px == 0) px = 1;
-    r->rgb = SP_NEW(float, 3 * px);
-    r->final_T = SP_NEW(float, px);
-    r->n_contrib = SP_NEW(int32_t, px);
+    memset(r, 0, sizeof *r);
+    const char *what = "the rendered image";
+    if (!(r->rgb = sp_try_alloc(3 * px, sizeof(float), what, IMAGE_HINT)) ||
+        !(r->final_T = sp_try_alloc(px, sizeof(float), what, IMAGE_HINT)) ||
+        !(r->n_contrib = sp_try_alloc(px, sizeof(int32_t), what, IMAGE_HINT))) {
+        sp_raster_out_free(r);
+        return -1;
+    }
+    return 0;
 }
 
 void sp_raster_out_free(sp_raster_out *r) {
@@ -147,13 +170,17 @@ static void sort_tile(uint32_t *key, uint32_t *ids, int64_t n, uint32_t *tk, uin
     if (si != ids) memcpy(ids, si, sizeof(uint32_t) * (size_t)n);
 }
 
-void cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
+int cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     const int tx = (cam->width + SP_TILE - 1) / SP_TILE, ty = (cam->height + SP_TILE - 1) / SP_TILE;
     const int tiles = tx * ty;
     bins->tiles_x = tx;
     bins->tiles_y = ty;
-    bins->range = sp_realloc(bins->range, sizeof(uint32_t) * 2 * (size_t)(tiles > 0 ? tiles : 1));
-    int64_t *cur = SP_NEW(int64_t, (size_t)tiles + 1);
+    uint32_t *range = sp_try_realloc(bins->range, 2 * (size_t)(tiles > 0 ? tiles : 1), sizeof(uint32_t),
+                                     "the tile ranges", IMAGE_HINT);
+    if (!range) return -1;
+    bins->range = range;
+    int64_t *cur = sp_try_alloc((size_t)tiles + 1, sizeof(int64_t), "the tile counts", IMAGE_HINT);
+    if (!cur) return -1;
 
     /* emit_pairs: count per tile, then exclusive prefix sum */
     for (int i = 0; i < n; i++) {
@@ -176,7 +203,14 @@ void cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     if (total > bins->cap) {
         int64_t cap = total + total / 4 + 1024;
         free(bins->ids);
-        bins->ids = sp_malloc(sizeof(uint32_t) * (size_t)cap);
+        bins->cap = 0;
+        char what[96];
+        snprintf(what, sizeof what, "the tile lists (%lld Gaussian-tile pairs)", (long long)total);
+        bins->ids = sp_try_alloc((size_t)cap, sizeof(uint32_t), what, SCENE_HINT " or raise data.downscale");
+        if (!bins->ids) {
+            free(cur);
+            return -1;
+        }
         bins->cap = cap;
     }
     /* fill in index order (so each tile's list starts sorted by index) */
@@ -204,6 +238,7 @@ void cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
         }
         free(scratch);
     }
+    return 0;
 }
 
 /* ---- rasterize ---- */

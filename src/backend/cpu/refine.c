@@ -9,19 +9,28 @@
 
 #include "core/core.h"
 
-void sp_refine_stats_reserve(sp_refine_stats *s, int cap) {
-    if (cap <= s->cap) return;
-    s->grad_accum = sp_realloc(s->grad_accum, (size_t)cap * sizeof(float));
-    s->grad_count = sp_realloc(s->grad_count, (size_t)cap * sizeof(int32_t));
-    s->max_radius = sp_realloc(s->max_radius, (size_t)cap * sizeof(float));
+int sp_refine_stats_reserve(sp_refine_stats *s, int cap) {
+    if (cap <= s->cap) return 0;
+    const char *w = "the densification statistics", *hint = "lower refine.capacity";
+    float *ga = sp_try_realloc(s->grad_accum, (size_t)cap, sizeof(float), w, hint);
+    if (!ga) return -1;
+    s->grad_accum = ga;
+    int32_t *gc = sp_try_realloc(s->grad_count, (size_t)cap, sizeof(int32_t), w, hint);
+    if (!gc) return -1;
+    s->grad_count = gc;
+    float *mr = sp_try_realloc(s->max_radius, (size_t)cap, sizeof(float), w, hint);
+    if (!mr) return -1;
+    s->max_radius = mr;
     s->cap = cap;
+    return 0;
 }
 
-void sp_refine_stats_reset(sp_refine_stats *s, int n) {
-    sp_refine_stats_reserve(s, n);
+int sp_refine_stats_reset(sp_refine_stats *s, int n) {
+    if (sp_refine_stats_reserve(s, n)) return -1;
     memset(s->grad_accum, 0, (size_t)n * sizeof(float));
     memset(s->grad_count, 0, (size_t)n * sizeof(int32_t));
     memset(s->max_radius, 0, (size_t)n * sizeof(float));
+    return 0;
 }
 
 void sp_refine_stats_free(sp_refine_stats *s) {
@@ -71,10 +80,15 @@ int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stat
     memset(r, 0, sizeof *r);
     r->n_before = n;
     /* 1. densify candidates: 1 = clone, 2 = split */
-    uint8_t *action = sp_calloc((size_t)n, 1);
+    uint8_t *action = sp_try_alloc((size_t)n, 1, "the refine actions", "lower refine.capacity");
+    if (!action) return -1;
     int nclone = 0, nsplit = 0;
     if (a->densify) {
-        cand *c = SP_NEW(cand, n);
+        cand *c = sp_try_alloc((size_t)n, sizeof(cand), "the densification candidates", "lower refine.capacity");
+        if (!c) {
+            free(action);
+            return -1;
+        }
         int nc = 0;
         for (int i = 0; i < n; i++) {
             float gm = st->grad_accum[i] / (float)(st->grad_count[i] > 0 ? st->grad_count[i] : 1);
@@ -95,9 +109,12 @@ int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stat
         free(c);
     }
     int total = n + nclone + nsplit * a->split_count;
-    sp_gaussians_reserve(g, total);
-    sp_gaussians_reserve(m, total);
-    sp_gaussians_reserve(v, total);
+    /* growth first: if the memory is not there, nothing has changed yet */
+    if (sp_gaussians_try_reserve(g, total) || sp_gaussians_try_reserve(m, total) ||
+        sp_gaussians_try_reserve(v, total)) {
+        free(action);
+        return -1;
+    }
     /* 2. append clones, then split children (parents marked for removal) */
     int w = n;
     for (int i = 0; i < n; i++)
@@ -164,6 +181,5 @@ int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stat
     r->cloned = nclone;
     r->split = nsplit;
     r->n_after = out;
-    sp_refine_stats_reset(st, out);
-    return 0;
+    return sp_refine_stats_reset(st, out);
 }

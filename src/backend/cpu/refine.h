@@ -13,12 +13,14 @@ typedef struct {
     int cap;
 } sp_refine_stats;
 
-void sp_refine_stats_reserve(sp_refine_stats *s, int cap);
-void sp_refine_stats_reset(sp_refine_stats *s, int n);
+/* -1 with an out-of-memory error (core.h) when the growth fails. */
+int sp_refine_stats_reserve(sp_refine_stats *s, int cap);
+int sp_refine_stats_reset(sp_refine_stats *s, int n);
 void sp_refine_stats_free(sp_refine_stats *s);
 
 /* Applies refine to parameters g and Adam moments m, v (same layout; new Gaussians get zero
- * moments). Statistics are reset for the new count. */
+ * moments). Statistics are reset for the new count. -1 with an out-of-memory error when the
+ * stores cannot grow (then nothing has changed). */
 int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stats *st, const sp_refine_args *a,
                sp_refine_result *r);
 

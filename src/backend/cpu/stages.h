@@ -64,13 +64,14 @@ typedef struct {
     int32_t *n_contrib; /* [H][W] 1 + position (in its tile list) of the last blended Gaussian; 0 if none */
 } sp_raster_out;
 
-/* Allocation helpers (sizes from n or the camera). */
-void sp_proj_alloc(sp_proj *p, int n);
+/* Allocation helpers (sizes from n or the camera): 0, or -1 with an out-of-memory error
+ * (core.h) and nothing left allocated. */
+int sp_proj_alloc(sp_proj *p, int n);
 void sp_proj_free(sp_proj *p);
-void sp_proj_grad_alloc(sp_proj_grad *g, int n);
+int sp_proj_grad_alloc(sp_proj_grad *g, int n);
 void sp_proj_grad_zero(sp_proj_grad *g, int n);
 void sp_proj_grad_free(sp_proj_grad *g);
-void sp_raster_out_alloc(sp_raster_out *r, int w, int h);
+int sp_raster_out_alloc(sp_raster_out *r, int w, int h);
 void sp_raster_out_free(sp_raster_out *r);
 void sp_bins_free(sp_bins *b);
 
@@ -84,8 +85,9 @@ void sp_sh_eval_back(int degree, const float *sh, const float dir[3], const floa
  * sh_degree is capped to what p->K coefficients hold. */
 void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out);
 /* emit_pairs + sort + tile_ranges: equal to a stable sort of the keys (tile << 32 | depth bits)
- * emitted per visible Gaussian in index order, tiles of its rect row-major. Grows bins as needed. */
-void cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins);
+ * emitted per visible Gaussian in index order, tiles of its rect row-major. Grows bins as needed;
+ * -1 with an out-of-memory error when that growth fails. */
+int cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins);
 /* rasterize: front-to-back compositing per pixel, early stop (docs/math.md). */
 void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
                    sp_raster_out *out);

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# End to end: no failed command changes a run folder. Every failing `train` (bad --set, bad
+# data.path, conflicting or corrupt resume, a second run into the same folder, an interrupt
+# before training starts, out of memory) must leave every file byte-identical (checksums of the
+# whole tree before and after). Also: --force replaces a run without leaving stale files, the run
+# folder works from any working directory, and failures say whether a checkpoint was kept.
+. "$(dirname "$0")/lib_e2e.sh"
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+LEGO=$(cd "$DATA/nerf_synthetic/lego" 2>/dev/null && pwd)
+
+"$BIN" synth --out "$TMP/scene" --size 32 --views 12,3,3 --samples 2 >/dev/null || bad synth
+# data.path relative to the working directory the run starts in ($TMP)
+cat >"$TMP/run.toml" <<TOML
+[data]
+path = "scene"
+[init]
+count = 2000
+[output]
+run_dir = "a"
+[trainer]
+max_steps = 100
+sh_interval = 50
+checkpoint_every = 50
+[refine]
+start = 30
+stop = 90
+every = 30
+[backend]
+kind = "cpu"
+threads = 2
+TOML
+(cd "$TMP" && "$BIN" train --config run.toml >"$TMP/a.log" 2>&1) && ok "first run" || { bad "first run"; tail -20 "$TMP/a.log"; }
+A=$TMP/a
+
+# tree_sum DIR: one line per file (path, size, checksum) and per directory.
+tree_sum() { (cd "$1" && find . -type d | sort && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+# unchanged NAME DIR CMD...: CMD fails (1..125, not a crash) and DIR is byte-identical afterwards.
+unchanged() {
+  local name=$1 dir=$2; shift 2
+  local before after out rc
+  before=$(tree_sum "$dir")
+  out=$("$@" 2>&1); rc=$?
+  after=$(tree_sum "$dir")
+  LAST_OUT=$out
+  if [ $rc -eq 0 ] || [ $rc -ge 126 ]; then bad "$name: exit $rc, expected an error"; echo "$out" | tail -5; return 1; fi
+  if [ "$before" != "$after" ]; then bad "$name: the run folder changed"; diff <(echo "$before") <(echo "$after") | head; return 1; fi
+  ok "$name: exit $rc, run folder unchanged"
+}
+says() { grep -qF -- "$2" <<<"$LAST_OUT" && ok "$1" || { bad "$1: output lacks '$2'"; echo "$LAST_OUT" | tail -5; }; }
+
+cd "$TMP" || exit 1
+unchanged "train again into the same folder" "$A" "$BIN" train --config run.toml
+says "refusal names the folder and the ways out" "a already holds a run"
+says "refusal offers --force" "--force"
+says "refusal offers --resume" "splat train --resume a"
+unchanged "--force with a bad data.path" "$A" "$BIN" train --config run.toml --force --set data.path="$TMP/nope"
+says "bad data.path is named" "$TMP/nope"
+unchanged "--force with a bad --set" "$A" "$BIN" train --config run.toml --force --set trainer.max_step=5
+unchanged "--force with an out-of-range --set" "$A" "$BIN" train --config run.toml --force --set trainer.max_steps=-1
+unchanged "resume with a conflicting sh_degree" "$A" "$BIN" train --resume a --set trainer.sh_degree=1
+says "SH mismatch names both degrees" "SH degree 3 but the config asks for trainer.sh_degree = 1"
+unchanged "resume beyond max_steps" "$A" "$BIN" train --resume a --set trainer.max_steps=60
+says "step check names the step and max_steps" "at step 100, outside [0, trainer.max_steps = 60]"
+unchanged "resume with a bad data.path" "$A" "$BIN" train --resume a --set trainer.max_steps=200 --set data.path="$TMP/nope"
+unchanged "resume with an unknown key" "$A" "$BIN" train --resume a --set trainer.bogus=1
+unchanged "resume and --force together" "$A" "$BIN" train --resume a --force
+unchanged "resume of a folder that is not there" "$A" "$BIN" train --resume "$TMP/none"
+# an absurd capacity: the out-of-memory test hook makes the backend's allocation fail at once
+unchanged "resume out of memory" "$A" env SPLAT_TEST_ALLOC_LIMIT=100000 "$BIN" train --resume a --set trainer.max_steps=200
+says "out of memory names what and how much" "out of memory:"
+
+# a corrupt checkpoint (a copy of the run with its checkpoint truncated)
+cp -r "$A" "$TMP/b"
+head -c 300 "$A/checkpoint.bin" >"$TMP/b/checkpoint.bin"
+unchanged "resume from a truncated checkpoint" "$TMP/b" "$BIN" train --resume b --set trainer.max_steps=200
+says "corrupt checkpoint is named" "b/checkpoint.bin"
+# a run folder that never saved a checkpoint
+mkdir -p "$TMP/c" && cp "$A/config.toml" "$A/log.txt" "$TMP/c/"
+unchanged "resume without a checkpoint" "$TMP/c" "$BIN" train --resume c
+says "missing checkpoint is explained" "no checkpoint.bin to resume from"
+
+# Ctrl-C while the dataset loads (lego: ~300 images): nothing is written, exit status 130.
+if [ -n "$LEGO" ]; then
+  before=$(tree_sum "$A")
+  "$BIN" train --resume a --set trainer.max_steps=200 --set data.path="$LEGO" >"$TMP/int.log" 2>&1 &
+  pid=$!
+  for i in $(seq 1 200); do grep -q "run folder" "$TMP/int.log" 2>/dev/null && break; sleep 0.01; done
+  kill -INT $pid
+  wait $pid; rc=$?
+  [ $rc -eq 130 ] && [ "$before" = "$(tree_sum "$A")" ] && grep -q "nothing was written" "$TMP/int.log" &&
+    ok "interrupt before training: exit 130, run folder unchanged" ||
+    { bad "interrupt before training: rc=$rc"; tail -5 "$TMP/int.log"; }
+fi
+
+# The run folder works from any working directory: config.toml stores the dataset absolute.
+grep -q "^path = \"$TMP/scene\"" "$A/config.toml" && ok "config.toml has the absolute data.path" || bad "data.path not absolute"
+(cd / && "$BIN" eval --run "$A" >"$TMP/eval.log" 2>&1) && grep -q "PSNR" "$TMP/eval.log" && ok "eval --run from /" ||
+  { bad "eval --run from /"; tail -5 "$TMP/eval.log"; }
+(cd / && "$BIN" train --resume "$A" --set trainer.max_steps=120 >"$TMP/res.log" 2>&1) &&
+  grep -q "^steps = 120$" "$A/result.toml" && ok "resume from /" || { bad "resume from /"; tail -5 "$TMP/res.log"; }
+# resuming a complete run changes nothing and says so
+unchanged_ok() { local b; b=$(tree_sum "$A"); "$BIN" train --resume a >"$TMP/done.log" 2>&1; local rc=$?
+  [ $rc -eq 0 ] && [ "$b" = "$(tree_sum "$A")" ] && grep -q "already complete" "$TMP/done.log"; }
+unchanged_ok && ok "resume of a complete run: nothing to do, unchanged" || { bad "resume of a complete run"; tail -3 "$TMP/done.log"; }
+
+# --force replaces the run: no stale renders, a fresh log, the new model.
+"$BIN" train --config run.toml --force --set output.save_renders=false --set trainer.max_steps=60 >"$TMP/f.log" 2>&1 &&
+  ok "--force run" || { bad "--force run"; tail -5 "$TMP/f.log"; }
+[ ! -e "$A/renders" ] && ok "--force removed the old renders" || bad "stale renders stay beside the new model"
+[ ! -e "$A/eval_test.toml" ] && ok "--force removed the old eval_test.toml" || bad "stale eval_test.toml"
+grep -q "^steps = 60$" "$A/result.toml" && [ -s "$A/checkpoint.bin" ] && ok "--force wrote the new run" || bad "--force result"
+[ "$(grep -c 'run folder' "$A/log.txt")" -eq 1 ] && ok "--force started a fresh log.txt" || bad "old log.txt kept"
+
+# Failures once training runs: the message says whether a checkpoint was kept.
+"$BIN" train --config run.toml --set output.run_dir=d1 --set adam.opacity_lr=1e30 --set adam.scales_lr=1e30 \
+  --set trainer.log_every=10 --set trainer.checkpoint_every=0 >"$TMP/d1.log" 2>&1
+grep -q "diverged at step .*no checkpoint was saved" "$TMP/d1.log" && ! grep -q "is kept" "$TMP/d1.log" &&
+  grep -q 'status = "diverged"' d1/result.toml && ok "diverged without a checkpoint says so" || { bad "diverge message (none)"; tail -3 "$TMP/d1.log"; }
+"$BIN" train --config run.toml --set output.run_dir=d2 --set trainer.max_steps=300 --set trainer.checkpoint_every=20 \
+  --set adam.opacity_lr=1e30 --set adam.scales_lr=1e30 --set adam.means_lr=1e-12 --set trainer.log_every=10 \
+  --set refine.start=40 >"$TMP/d2.log" 2>&1
+if grep -q "diverged at step" "$TMP/d2.log"; then
+  grep -q "the checkpoint of step [0-9]* in d2 is kept" "$TMP/d2.log" && [ -s d2/checkpoint.bin ] &&
+    ok "diverged after a checkpoint names it" || { bad "diverge message (kept)"; tail -3 "$TMP/d2.log"; }
+fi
+finish
