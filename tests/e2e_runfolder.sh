@@ -111,6 +111,17 @@ unchanged_ok && ok "resume of a complete run: nothing to do, unchanged" || { bad
 grep -q "^steps = 60$" "$A/result.toml" && [ -s "$A/checkpoint.bin" ] && ok "--force wrote the new run" || bad "--force result"
 [ "$(grep -c 'run folder' "$A/log.txt")" -eq 1 ] && ok "--force started a fresh log.txt" || bad "old log.txt kept"
 
+# Out of memory while training (the test limit makes the Gaussian store's growth fail): a clear
+# message, a non-zero exit, and the last checkpoint kept and resumable.
+SPLAT_TEST_ALLOC_LIMIT=600000 "$BIN" train --config run.toml --set output.run_dir=oom --set trainer.checkpoint_every=20 \
+  --set refine.start=30 --set refine.every=30 --set refine.stop=200 --set trainer.max_steps=200 >"$TMP/oom.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "out of memory: .* for the Gaussian parameters (.* Gaussians, SH degree 3); lower refine.capacity" "$TMP/oom.log" &&
+  grep -q "the checkpoint of step [0-9]* in oom is kept" "$TMP/oom.log" && [ -s oom/checkpoint.bin ] &&
+  ok "out of memory while training: message, exit 1, checkpoint kept" || { bad "out of memory while training: rc=$rc"; tail -3 "$TMP/oom.log"; }
+"$BIN" train --resume oom --set refine.capacity=3000 >"$TMP/oom2.log" 2>&1 && grep -q "^steps = 200$" oom/result.toml &&
+  ok "the run resumes from the kept checkpoint" || { bad "resume after out of memory"; tail -3 "$TMP/oom2.log"; }
+
 # Failures once training runs: the message says whether a checkpoint was kept.
 "$BIN" train --config run.toml --set output.run_dir=d1 --set adam.opacity_lr=1e30 --set adam.scales_lr=1e30 \
   --set trainer.log_every=10 --set trainer.checkpoint_every=0 >"$TMP/d1.log" 2>&1

@@ -114,6 +114,19 @@ static float means_lr(const sp_config *cfg, int step, float extent) {
     return (float)(exp(a + (b - a) * t) * extent);
 }
 
+/* Reset mode: every opacity_reset_every steps before refine.stop, and once when densification
+ * starts on a white background (floaters of the random initialization would hide against it).
+ * A reset needs time to recover (the opacities start again from opacity_reset_value): none
+ * falls in the last opacity_reset_every steps of the run, the spacing the schedule itself gives
+ * each reset before the next one. docs/config.md explains it. */
+int sp_train_opacity_reset_due(const sp_config *cfg, int step) {
+    const __typeof__(cfg->refine) *rf = &cfg->refine;
+    if (strcmp(rf->opacity_mode, "reset") || step >= rf->stop) return 0;
+    int white = !strcmp(cfg->data.background, "white");
+    if (step % rf->opacity_reset_every != 0 && !(white && step == rf->start)) return 0;
+    return cfg->trainer.max_steps - step >= rf->opacity_reset_every;
+}
+
 static int active_sh_degree(const sp_config *cfg, int step) {
     int d = step / cfg->trainer.sh_interval;
     return d < cfg->trainer.sh_degree ? d : cfg->trainer.sh_degree;
@@ -521,16 +534,13 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             sp_log_to_file("step %d refine: %d cloned, %d split, %d pruned: %d -> %d Gaussians", step, res.cloned,
                            res.split, res.pruned, res.n_before, res.n_after);
         }
-        /* reset mode: every opacity_reset_every steps, and once when densification starts on a white
-         * background (floaters of the random initialization would hide against it) */
-        int white = !strcmp(cfg->data.background, "white");
-        if (!strcmp(rf->opacity_mode, "reset") && step < rf->stop &&
-            (step % rf->opacity_reset_every == 0 || (white && step == rf->start))) {
+        if (sp_train_opacity_reset_due(cfg, step)) {
             sp_refine_args ra = {0};
             ra.opacity_reset = (float)rf->opacity_reset_value;
             ra.capacity = rf->capacity;
             sp_refine_result res;
             if (r->b->ops->refine(r->b, &ra, &res)) goto fail_loop;
+            sp_log_to_file("step %d: opacity reset to %g", step, rf->opacity_reset_value);
         }
 
         int log_now = step % cfg->trainer.log_every == 0 || step == max_steps;

@@ -35,6 +35,10 @@ enum { SP_TRAIN_OK = 0, SP_TRAIN_FAILED = 1, SP_TRAIN_INTERRUPTED = 130 };
  * when resuming, the backend, the initial Gaussians) is checked BEFORE the first file is
  * written: a run that fails that far leaves an existing run folder byte-identical. */
 int sp_train(const sp_config *cfg, const sp_train_opts *opts);
+/* 1 if opacity reset mode lowers every opacity after `step`: every refine.opacity_reset_every
+ * steps before refine.stop (and at refine.start on a white background), but never within the
+ * last opacity_reset_every steps of the run, where too few steps remain to recover. */
+int sp_train_opacity_reset_due(const sp_config *cfg, int step);
 /* The run folder a config resolves to (malloc'd). */
 char *sp_train_run_dir(const sp_config *cfg);
 /* The names a run writes into its folder (NULL-terminated); directories end with '/'. A folder
