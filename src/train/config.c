@@ -97,7 +97,8 @@ const sp_config_field sp_config_schema[] = {
         "How unneeded Gaussians fade: decay = every opacity shrinks a little at each refine step, reset = "
         "opacities are lowered to opacity_reset_value periodically, none = neither."),
     FLT(refine, opacity_decay, IN(0, 1), 0.05, "decay mode: fraction every opacity shrinks at each refine step."),
-    INT(refine, opacity_reset_every, GE(1), 3000, "reset mode: reset opacities every N steps."),
+    INT(refine, opacity_reset_every, GE(1), 3000,
+        "reset mode: reset opacities every N steps, none in the last N steps of a run."),
     FLT(refine, opacity_reset_value, IN_OO(0, 1), 0.01, "reset mode: opacities above this are lowered to it."),
     INT(refine, capacity, GE(1), 3000000, "Maximum number of Gaussians; densification stops at this cap."),
 

@@ -33,9 +33,14 @@ int cu_alloc(cu_mem *mem, cu_buf *b, size_t bytes, const char *what) {
     if (err != cudaSuccess) {
         cudaGetLastError(); /* clear the sticky-free error state */
         b->p = NULL;
-        return sp_error("cuda: out of device memory: %s needs %zu bytes (%d Gaussians, %lld bytes already in use, "
-                        "peak %lld)",
-                        what, bytes, mem->num_gaussians, (long long)mem->cur, (long long)mem->peak);
+        /* the same shape as the host's out-of-memory errors (core.h): what, how much, what to change */
+        char need[32], used[32], peak[32];
+        snprintf(need, sizeof need, "%s", sp_bytes_str((double)bytes));
+        snprintf(used, sizeof used, "%s", sp_bytes_str((double)mem->cur));
+        snprintf(peak, sizeof peak, "%s", sp_bytes_str((double)mem->peak));
+        return sp_error("out of GPU memory: %s for the %s (%d Gaussians; %s already in use, peak %s); lower "
+                        "refine.capacity (fewer Gaussians) or raise data.downscale (smaller images)",
+                        need, what, mem->num_gaussians, used, peak);
     }
     b->bytes = bytes;
     mem->cur += (int64_t)bytes;
@@ -387,13 +392,14 @@ static int cu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_ga
     return cu_check(cudaStreamSynchronize(b->st), "set_gaussians");
 }
 
-static void host_store_fit(sp_gaussians *g, int n, int sh_degree) {
+static int host_store_fit(sp_gaussians *g, int n, int sh_degree) {
     if (g->K != sp_sh_coeffs(sh_degree) || g->sh_degree != sh_degree || !g->means) {
         if (g->means) sp_gaussians_free(g);
-        sp_gaussians_init(g, n, sh_degree);
+        if (sp_gaussians_try_init(g, n, sh_degree)) return -1;
     }
-    sp_gaussians_reserve(g, n > 0 ? n : 1);
+    if (sp_gaussians_try_reserve(g, n > 0 ? n : 1)) return -1;
     g->n = n;
+    return 0;
 }
 
 static int cu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v) {
@@ -402,7 +408,7 @@ static int cu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, 
     cu_buf *src[3] = {&b->params, &b->m1, &b->m2};
     for (int i = 0; i < 3; i++) {
         if (!st[i]) continue;
-        host_store_fit(st[i], b->n, b->sh_degree);
+        if (host_store_fit(st[i], b->n, b->sh_degree)) return -1;
         if (b->n) copy_regions(b, (float *)src[i]->p, st[i], cudaMemcpyDeviceToHost);
     }
     return cu_check(cudaStreamSynchronize(b->st), "get_gaussians");
