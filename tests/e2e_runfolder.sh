@@ -122,6 +122,21 @@ rc=$?
 "$BIN" train --resume oom --set refine.capacity=3000 >"$TMP/oom2.log" 2>&1 && grep -q "^steps = 200$" oom/result.toml &&
   ok "the run resumes from the kept checkpoint" || { bad "resume after out of memory"; tail -3 "$TMP/oom2.log"; }
 
+# Opacity reset mode: no reset in the last opacity_reset_every steps, so the saved model ends
+# close to its best (a reset at the last step used to save a washed-out model).
+"$BIN" train --config run.toml --set output.run_dir=reset --set refine.opacity_mode=reset \
+  --set refine.opacity_reset_every=50 --set refine.stop=1000 --set trainer.max_steps=200 --set trainer.eval_every=25 \
+  --set refine.every=25 --set init.count=1000 --set trainer.checkpoint_every=0 >"$TMP/reset.log" 2>&1 || bad "reset-mode run"
+last=$(sed -n 's/.*step \([0-9]*\): opacity reset.*/\1/p' reset/log.txt | tail -1)
+[ -n "$last" ] && [ "$last" -le 150 ] && ok "last opacity reset at step $last of 200" || bad "opacity reset at step '$last'"
+python3 - reset/result.toml <<'PY' && ok "reset mode ends close to its best" || bad "reset mode: final PSNR far below the best"
+import sys, tomllib
+r = tomllib.load(open(sys.argv[1], 'rb'))
+final, best = r['metrics']['test_psnr'], max(r['curves']['psnr'][:-1])
+print(f"reset mode: final test PSNR {final:.2f} dB, best during the run {best:.2f} dB")
+sys.exit(0 if final >= best - 0.5 else 1)
+PY
+
 # Failures once training runs: the message says whether a checkpoint was kept.
 "$BIN" train --config run.toml --set output.run_dir=d1 --set adam.opacity_lr=1e30 --set adam.scales_lr=1e30 \
   --set trainer.log_every=10 --set trainer.checkpoint_every=0 >"$TMP/d1.log" 2>&1
