@@ -12,8 +12,18 @@
 
 #include "core/core.h"
 
+/* The size claimed by a header, against the cap (image.h). */
+static int check_size(const char *path, const char *kind, unsigned long w, unsigned long h, long long max_pixels) {
+    if (w == 0 || h == 0)
+        return sp_error("%s: %s has an unusable size %lux%lu", path, kind, w, h);
+    if (w > SP_IMAGE_MAX_SIDE || h > SP_IMAGE_MAX_SIDE || (long long)w * (long long)h > max_pixels)
+        return sp_error("%s: %s claims %lux%lu pixels, more than splat decodes (at most %d a side and %lld in all)",
+                        path, kind, w, h, SP_IMAGE_MAX_SIDE, max_pixels);
+    return 0;
+}
+
 /* ---- PNG ---- */
-static int load_png(const char *path, const uint8_t *data, size_t n, sp_image *img) {
+static int load_png(const char *path, const uint8_t *data, size_t n, long long max_pixels, sp_image *img) {
     png_image pi;
     memset(&pi, 0, sizeof pi);
     pi.version = PNG_IMAGE_VERSION;
@@ -21,9 +31,9 @@ static int load_png(const char *path, const uint8_t *data, size_t n, sp_image *i
         return sp_error("%s: corrupt PNG: %s", path, pi.message);
     int has_alpha = (pi.format & PNG_FORMAT_FLAG_ALPHA) != 0;
     pi.format = has_alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
-    if (pi.width == 0 || pi.height == 0 || pi.width > 65536 || pi.height > 65536) {
+    if (check_size(path, "PNG", pi.width, pi.height, max_pixels)) {
         png_image_free(&pi);
-        return sp_error("%s: PNG has an unusable size %ux%u", path, pi.width, pi.height);
+        return -1;
     }
     img->width = (int)pi.width;
     img->height = (int)pi.height;
@@ -105,7 +115,7 @@ static void apply_orientation(sp_image *img, int o) {
     img->height = nh;
 }
 
-static int load_jpeg(const char *path, const uint8_t *data, size_t n, sp_image *img) {
+static int load_jpeg(const char *path, const uint8_t *data, size_t n, long long max_pixels, sp_image *img) {
     struct jpeg_decompress_struct c;
     jpeg_err err;
     c.err = jpeg_std_error(&err.pub);
@@ -121,6 +131,10 @@ static int load_jpeg(const char *path, const uint8_t *data, size_t n, sp_image *
     jpeg_mem_src(&c, data, (unsigned long)n);
     jpeg_save_markers(&c, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&c, TRUE);
+    if (check_size(path, "JPEG", c.image_width, c.image_height, max_pixels)) {
+        jpeg_destroy_decompress(&c);
+        return -1;
+    }
     c.out_color_space = JCS_RGB;
     jpeg_start_decompress(&c);
     int w = (int)c.output_width, h = (int)c.output_height;
@@ -140,19 +154,19 @@ static int load_jpeg(const char *path, const uint8_t *data, size_t n, sp_image *
     return 0;
 }
 
+int sp_image_decode(const char *name, const uint8_t *u, size_t n, long long max_pixels, sp_image *img) {
+    memset(img, 0, sizeof *img);
+    if (n >= 8 && !png_sig_cmp(u, 0, 8)) return load_png(name, u, n, max_pixels, img);
+    if (n >= 3 && u[0] == 0xFF && u[1] == 0xD8 && u[2] == 0xFF) return load_jpeg(name, u, n, max_pixels, img);
+    return sp_error("%s: not a PNG or JPEG file", name);
+}
+
 int sp_image_load(const char *path, sp_image *img) {
     memset(img, 0, sizeof *img);
     char *data;
     size_t n;
     if (sp_read_file(path, &data, &n)) return -1;
-    int rc;
-    const uint8_t *u = (const uint8_t *)data;
-    if (n >= 8 && !png_sig_cmp(u, 0, 8))
-        rc = load_png(path, u, n, img);
-    else if (n >= 3 && u[0] == 0xFF && u[1] == 0xD8 && u[2] == 0xFF)
-        rc = load_jpeg(path, u, n, img);
-    else
-        rc = sp_error("%s: not a PNG or JPEG file", path);
+    int rc = sp_image_decode(path, (const uint8_t *)data, n, SP_IMAGE_MAX_PIXELS, img);
     free(data);
     return rc;
 }
