@@ -488,6 +488,11 @@ static sp_lens camera_lens(const cm_camera *c) {
     return l;
 }
 
+static int cmp_camera_id(const void *a, const void *b) {
+    long long x = ((const cm_camera *)a)->id, y = ((const cm_camera *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
 /* A supported camera's size and intrinsics against the shared limits (io/sanity.h). */
 static void check_camera(const cm_camera *c, const char *fcam, sp_problems *problems) {
     if (c->model < 0 || c->model >= NUM_SUPPORTED) return; /* reported when read */
@@ -529,12 +534,12 @@ static int load_colmap(const char *path, const sp_load_opts *opts, sp_dataset *o
 
     if (bin ? cameras_bin(fcam, &m, problems) : read_text(fcam, camera_line, &m, problems)) goto done;
     for (int i = 0; i < m.ncams; i++) check_camera(&m.cams[i], fcam, problems);
-    for (int i = 0; i < m.ncams; i++)
-        for (int k = 0; k < i; k++)
-            if (m.cams[i].id == m.cams[k].id) {
-                sp_problems_add(problems, "%s: camera %lld is defined twice", fcam, m.cams[i].id);
-                k = i;
-            }
+    /* sorted by id: duplicates are neighbours and images find their camera by bisection, so
+     * a model with very many cameras and images stays fast */
+    if (m.ncams > 1) qsort(m.cams, (size_t)m.ncams, sizeof *m.cams, cmp_camera_id);
+    for (int i = 1; i < m.ncams; i++)
+        if (m.cams[i].id == m.cams[i - 1].id && (i < 2 || m.cams[i - 2].id != m.cams[i].id))
+            sp_problems_add(problems, "%s: camera %lld is defined twice", fcam, m.cams[i].id);
     if (problems->n != p0) goto done;
     if (!sp_file_exists(fimg)) {
         sp_problems_add(problems, "%s: missing (the model in %s has cameras but no images)", fimg, dir);
@@ -586,9 +591,8 @@ static int load_colmap(const char *path, const sp_load_opts *opts, sp_dataset *o
     int missing = 0;
     for (int i = 0; i < m.nimgs; i++) {
         cm_image *im = &m.imgs[i];
-        const cm_camera *cam = NULL;
-        for (int k = 0; k < m.ncams && !cam; k++)
-            if (m.cams[k].id == im->camera_id) cam = &m.cams[k];
+        cm_camera key = {.id = im->camera_id};
+        const cm_camera *cam = m.ncams ? bsearch(&key, m.cams, (size_t)m.ncams, sizeof *m.cams, cmp_camera_id) : NULL;
         if (!cam) {
             sp_problems_add(problems, "%s: image %lld (%s) refers to camera %lld, which %s does not define", fimg, im->id,
                             im->name, im->camera_id, fcam);

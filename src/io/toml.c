@@ -35,6 +35,7 @@ typedef struct {
     char *guess;            /* an unquoted word that was meant as a string (for recovery) */
     hslot *hs;
     size_t hcap, hn;
+    int tcap; /* capacity of doc->tables */
 } parser;
 
 static int perr(parser *ps, const char *fmt, ...) SP_PRINTF(2, 3);
@@ -614,7 +615,10 @@ static int parse_header(parser *ps) {
         free(name.s);
         return -1;
     }
-    d->tables = sp_realloc(d->tables, (size_t)(d->ntables + 1) * sizeof *d->tables);
+    if (d->ntables == ps->tcap) { /* doubling: growing by one is quadratic in copies */
+        ps->tcap = 2 * d->ntables;
+        d->tables = sp_realloc(d->tables, (size_t)ps->tcap * sizeof *d->tables);
+    }
     d->tables[d->ntables] = (sp_toml_table){name.s, ps->line};
     hs_add(ps, -1, name.s, d->ntables);
     ps->table = d->ntables++;
@@ -772,6 +776,7 @@ int sp_toml_parse_all(const char *text, size_t len, const char *name, sp_toml_do
     ps.line = 1;
     ps.doc = doc;
     ps.problems = problems;
+    ps.tcap = 1;
     hs_add(&ps, -1, "", 0);
     if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) ps.p += 3;
     if (check_text(&ps) == 0) {
