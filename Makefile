@@ -134,6 +134,6 @@ demo: setup
 	@bash scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -19,6 +19,7 @@ void sp_refine_stats_reserve(sp_refine_stats *s, int cap) {
 
 void sp_refine_stats_reset(sp_refine_stats *s, int n) {
     sp_refine_stats_reserve(s, n);
+    if (n <= 0) return; /* an empty model: nothing to clear (and no buffers yet) */
     memset(s->grad_accum, 0, (size_t)n * sizeof(float));
     memset(s->grad_count, 0, (size_t)n * sizeof(int32_t));
     memset(s->max_radius, 0, (size_t)n * sizeof(float));
