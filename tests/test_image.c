@@ -150,6 +150,8 @@ static void test_errors_name_the_file(void **state) {
     free(png);
     uint8_t *jpg = small_jpeg(&n);
     expect_load_error("trunc.jpg", jpg, 20, "corrupt JPEG");
+    expect_load_error("cut.jpg", jpg, n - 10, "corrupt JPEG: the file ends before the image does (truncated)");
+    expect_load_error("short.jpg", jpg, n - 2, "corrupt JPEG: the file ends before the image does (truncated)");
     free(jpg);
     expect_load_error("text.png", (const uint8_t *)"hello", 5, "not a PNG or JPEG file");
     expect_load_error("empty.png", (const uint8_t *)"", 0, "not a PNG or JPEG file");

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <jpeglib.h>
+#include <jerror.h>
 #include <math.h>
 #include <png.h>
 #include <setjmp.h>
@@ -52,6 +53,7 @@ typedef struct {
     struct jpeg_error_mgr pub;
     jmp_buf jb;
     char msg[JMSG_LENGTH_MAX];
+    int truncated; /* libjpeg only warns at a premature end of data (and fills the rest grey) */
 } jpeg_err;
 
 static void jpeg_error_exit(j_common_ptr cinfo) {
@@ -59,7 +61,10 @@ static void jpeg_error_exit(j_common_ptr cinfo) {
     (*cinfo->err->format_message)(cinfo, e->msg);
     longjmp(e->jb, 1);
 }
-static void jpeg_quiet(j_common_ptr cinfo, int level) { (void)cinfo, (void)level; }
+/* Warnings are quiet; the one for a file cut short is remembered, so it is an error. */
+static void jpeg_quiet(j_common_ptr cinfo, int level) {
+    if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) ((jpeg_err *)cinfo->err)->truncated = 1;
+}
 
 /* EXIF orientation (1..8) from an APP1 marker, 1 when absent or unreadable. */
 static int exif_orientation(struct jpeg_decompress_struct *c) {
@@ -121,6 +126,7 @@ static int load_jpeg(const char *path, const uint8_t *data, size_t n, long long 
     c.err = jpeg_std_error(&err.pub);
     err.pub.error_exit = jpeg_error_exit;
     err.pub.emit_message = jpeg_quiet;
+    err.truncated = 0;
     uint8_t *volatile pixels = NULL;
     if (setjmp(err.jb)) {
         jpeg_destroy_decompress(&c);
@@ -146,6 +152,10 @@ static int load_jpeg(const char *path, const uint8_t *data, size_t n, long long 
     int orient = exif_orientation(&c);
     jpeg_finish_decompress(&c);
     jpeg_destroy_decompress(&c);
+    if (err.truncated) {
+        free(pixels);
+        return sp_error("%s: corrupt JPEG: the file ends before the image does (truncated)", path);
+    }
     img->width = w;
     img->height = h;
     img->channels = 3;
