@@ -20,6 +20,11 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(BUILD)/obj/%.cu.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+# Fuzz targets (tests/fuzz/fuzz_NAME.c): `make fuzz` builds them with clang's libFuzzer; the
+# normal build links each with tests/fuzz/replay.c into test_fuzz_NAME, which replays the corpora.
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/tests/test_fuzz_%)
 GPU_TEST_SRC := $(wildcard tests/gpu/gpu_test_*.c)
 GPU_TEST_BIN := $(GPU_TEST_SRC:tests/gpu/%.c=$(BUILD)/tests/%)
 
@@ -51,12 +56,12 @@ $(BUILD)/commit.stamp: FORCE
 	@echo '$(GIT_COMMIT)' | cmp -s - $@ || echo '$(GIT_COMMIT)' > $@
 FORCE:
 
-.PHONY: FORCE all splat lib tests gpu-tests test demo gpu-test clean setup bench
+.PHONY: FORCE all splat lib tests gpu-tests test demo gpu-test clean setup bench san-tests test-san fuzz fuzz-targets
 all: splat tests
 
 splat: $(BUILD)/splat
 lib: $(BUILD)/libsplat.a
-tests: $(TEST_BIN)
+tests: $(TEST_BIN) $(REPLAY_BIN)
 gpu-tests: $(GPU_TEST_BIN)
 
 $(BUILD)/libsplat.a: $(LIB_OBJ)
@@ -78,6 +83,10 @@ $(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libsplat.a $(LDLIBS) -lcmocka
 
+$(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz_util.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/fuzz -o $@ $< tests/fuzz/replay.c $(BUILD)/libsplat.a $(LDLIBS)
+
 $(BUILD)/tests/gpu_test_%: tests/gpu/gpu_test_%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libsplat.a $(LDLIBS) -lcmocka
@@ -85,10 +94,36 @@ $(BUILD)/tests/gpu_test_%: tests/gpu/gpu_test_%.c tests/testutil.h $(BUILD)/libs
 setup:
 	@bash scripts/setup.sh
 
-# The README's test command.
+# The README's test command: the unit tests, the fuzz-corpus replay and the end-to-end scripts,
+# then the unit tests and the replay again under AddressSanitizer + UBSan (without the slow
+# end-to-end scripts).
 test: setup
 	@$(MAKE) --no-print-directory all
 	@bash tests/run.sh $(BUILD)/tests
+	@$(MAKE) --no-print-directory test-san
+
+# Sanitizer build (gcc, ASan + UBSan, halting on the first report) of the test binaries.
+SAN_BUILD ?= build-san
+SAN_OPT   := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+san-tests:
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) CUDA=0 PORTABLE=0 OPT="$(SAN_OPT)" tests
+test-san: san-tests
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  bash tests/run.sh $(SAN_BUILD)/tests test_ sanitizer
+
+# libFuzzer (clang): builds every tests/fuzz/fuzz_NAME.c and runs each for FUZZ_SECONDS, starting
+# from tests/fuzz/corpus/NAME; new inputs go to $(FUZZ_BUILD)/corpus/NAME, crashes to $(FUZZ_BUILD)/crashes/.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 30
+FUZZ_CC      ?= clang
+FUZZ_OPT     := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CUDA=0 PORTABLE=0 CC=$(FUZZ_CC) OPT="$(FUZZ_OPT)" fuzz-targets
+	@bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+fuzz-targets: $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(BUILD)/libsplat.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(BUILD)/libsplat.a $(LDLIBS)
 
 gpu-test: setup
 	@$(MAKE) --no-print-directory all $(GPU_TEST_BIN)
@@ -99,6 +134,6 @@ demo: setup
 	@bash scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

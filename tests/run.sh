@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test binary in DIR whose name starts with PREFIX (default test_) and every
-# end-to-end script, then prints one summary line.
+# end-to-end script, then prints one summary line. With a third argument LABEL (e.g.
+# "sanitizer") the end-to-end scripts are left out and the summary line starts with LABEL.
 dir=${1:-build/tests}
 prefix=${2:-test_}
+label=${3:-}
 export SPLAT_BIN=${SPLAT_BIN:-$(cd "$dir/.." && pwd)/splat}
 passed=0; failed=0; failed_names=()
 for t in "$dir"/"$prefix"*; do
@@ -20,7 +22,7 @@ for t in "$dir"/"$prefix"*; do
   passed=$((passed + p)); failed=$((failed + f))
 done
 # End-to-end scripts: tests/e2e_*.sh with the unit tests, tests/gpu/e2e_*.sh with the GPU tests.
-if [ "$prefix" = "test_" ]; then scripts=(tests/e2e_*.sh); else scripts=(tests/gpu/e2e_*.sh); fi
+if [ -n "$label" ]; then scripts=(); elif [ "$prefix" = "test_" ]; then scripts=(tests/e2e_*.sh); else scripts=(tests/gpu/e2e_*.sh); fi
 for s in "${scripts[@]}"; do
   [ -f "$s" ] || continue
   name=$(basename "$s")
@@ -29,5 +31,5 @@ for s in "${scripts[@]}"; do
   else failed=$((failed + 1)); failed_names+=("$name"); echo "$out" | grep -E '^FAIL' ; echo "$out" | tail -30; fi
 done
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
-echo "tests: $passed passed, $failed failed"
+echo "${label:+$label }tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -346,6 +346,61 @@ static void test_empty_frames(void **state) {
 }
 
 /* Several problems at once are all reported. */
+
+/* Values a careless or hostile file may hold: each is a problem naming the file and the frame
+ * (or the file, for top-level intrinsics). */
+static void test_absurd_values(void **state) {
+    (void)state;
+    char *d = make_scene();
+    static const struct {
+        const char *top, *frame, *mat, *msg;
+    } cases[] = {
+        /* top-level intrinsics */
+        {"\"camera_angle_x\": 1e999", "", NULL, "transforms_train.json: camera_angle_x inf is not a field of view"},
+        {"\"camera_angle_x\": 0", "", NULL, "transforms_train.json: camera_angle_x 0 is not a field of view"},
+        {"\"camera_angle_x\": -0.5", "", NULL, "camera_angle_x -0.5 is not a field of view"},
+        {"\"camera_angle_x\": 3.2", "", NULL, "camera_angle_x 3.2 is not a field of view"},
+        {"\"fl_x\": 1e999", "", NULL, "transforms_train.json: fl_x inf is not a focal length in pixels"},
+        {"\"fl_x\": 0", "", NULL, "fl_x 0 is not a focal length"},
+        {"\"fl_x\": -20", "", NULL, "fl_x -20 is not a focal length"},
+        {"\"fl_x\": 1e308", "", NULL, "fl_x 1e+308 is not a focal length"},
+        {"\"camera_angle_x\": 0.8, \"fl_y\": -1", "", NULL, "fl_y -1 is not a focal length"},
+        {"\"camera_angle_x\": 0.8, \"cx\": 1e300", "", NULL, "cx 1e+300 is not a pixel position"},
+        {"\"camera_angle_x\": 0.8, \"w\": 0.4", "", NULL, "w 0.4 is not a whole number of pixels from 1 to 32768"},
+        {"\"camera_angle_x\": 0.8, \"w\": 1e300", "", NULL, "w 1e+300 is not a whole number of pixels"},
+        {"\"camera_angle_x\": 0.8, \"h\": 0", "", NULL, "h 0 is not a whole number of pixels"},
+        {"\"camera_angle_x\": 0.8, \"h\": -6", "", NULL, "h -6 is not a whole number of pixels"},
+        /* per frame */
+        {"\"camera_angle_x\": 0.8", "\"fl_x\": 1e999,", NULL, "transforms_train.json: frame 1: fl_x inf is not a focal length"},
+        {"\"camera_angle_x\": 0.8", "\"w\": 8.5,", NULL, "transforms_train.json: frame 1: w 8.5 is not a whole number"},
+        /* transform matrices */
+        {"\"camera_angle_x\": 0.8", "", "[[0,0,0,0],[0,0,0,0],[0,0,0,4],[0,0,0,1]]",
+         "transforms_train.json: frame 1: transform_matrix: rotation part is not a rotation"},
+        {"\"camera_angle_x\": 0.8", "", "[[2,0,0,0],[0,1,0,0],[0,0,1,4],[0,0,0,1]]",
+         "frame 1: transform_matrix: rotation part is not a rotation (columns not orthonormal: off by 3"},
+        {"\"camera_angle_x\": 0.8", "", "[[-1,0,0,0],[0,1,0,0],[0,0,1,4],[0,0,0,1]]",
+         "frame 1: transform_matrix: rotation part is a reflection"},
+        {"\"camera_angle_x\": 0.8", "", "[[1,0,0,1e30],[0,1,0,0],[0,0,1,4],[0,0,0,1]]",
+         "frame 1: transform_matrix: camera position (1e+30, 0, 4) is not finite or beyond 1e+06"},
+        {"\"camera_angle_x\": 0.8", "", "[[1,0,0,0],[0,1,0,0],[0,0,1,4],[0,0,1,1]]",
+         "frame 1: transform_matrix: bottom row is not 0 0 0 1"},
+        {"\"camera_angle_x\": 0.8", "", "[[1,0,0,0],[0,1,0,0],[0,0,1,1e999],[0,0,0,1]]",
+         "frame 1: transform_matrix[2][3] is not a number"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char *json = sp_strfmt("{%s, \"frames\": [\n"
+                               "  {\"file_path\": \"./a\", \"transform_matrix\": %s},\n"
+                               "  {%s \"file_path\": \"b.png\", \"transform_matrix\": %s}\n]}\n",
+                               cases[k].top, MAT, cases[k].frame, cases[k].mat ? cases[k].mat : MAT);
+        write_json(d, "transforms_train.json", json);
+        free(json);
+        char *want = sp_strfmt("%s/%s", d, cases[k].msg);
+        expect_problem(d, strstr(cases[k].msg, "transforms_train.json") ? want : cases[k].msg);
+        free(want);
+    }
+    rm_scene(d);
+}
+
 static void test_all_problems(void **state) {
     (void)state;
     char *d = make_scene();
@@ -381,6 +436,7 @@ int main(void) {
         cmocka_unit_test(test_wrong_size),
         cmocka_unit_test(test_empty_frames),
         cmocka_unit_test(test_all_problems),
+        cmocka_unit_test(test_absurd_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -524,7 +524,7 @@ static void test_malformed_text(void **state) {
     tu_write_text(img, "1 1 0 0 0 0 0 0 1 c.png\n\n2 1 0 0 0 0 0 0 1 c.png\n\n");
     expect_fail(dir, &o, "image c.png is listed twice", NULL);
     tu_write_text(img, "1 0 0 0 0 0 0 0 1 c.png\n\n");
-    expect_fail(dir, &o, "images.txt: image 1 (c.png) has an invalid pose", NULL);
+    expect_fail(dir, &o, "images.txt:1: image 1 (c.png) has an invalid pose (rotation quaternion 0 0 0 0)", NULL);
     write_images(spd, 0, 1);
     tu_write_text(pts3, "# p\n7 1 2 3 10 20 300 0.5\n");
     expect_fail(dir, &o, "sparse/0/points3D.txt:2: expected POINT3D_ID X Y Z R G B ERROR", NULL);
@@ -548,6 +548,116 @@ static void test_malformed_text(void **state) {
     tu_rm_rf(dir);
 }
 
+
+/* Absurd numbers in an otherwise valid model, binary and text: each refused, naming the file
+ * (and the line, for text). */
+static void test_absurd_values(void **state) {
+    (void)state;
+    sp_load_opts o = opts_default();
+    o.load_pixels = 0;
+    for (int binary = 0; binary < 2; binary++) {
+        char *dir = make_scene(binary, &cams[1], 40, 30);
+        char *spd = sp_path_join(dir, "sparse/0");
+        const char *ext = binary ? "bin" : "txt";
+        /* intrinsics: PINHOLE fx fy cx cy */
+        static const struct {
+            double p[4];
+            const char *msg;
+        } bad_cams[] = {
+            {{1e300, 70, 40, 30}, "camera 1: focal length 1e+300 is not a focal length in pixels"},
+            {{0, 70, 40, 30}, "camera 1: focal length 0 is not a focal length"},
+            {{-70, 70, 40, 30}, "camera 1: focal length -70 is not a focal length"},
+            {{70, 70, 1e300, 30}, "camera 1: principal point x 1e+300 is not a pixel position"},
+        };
+        for (size_t k = 0; k < sizeof bad_cams / sizeof *bad_cams; k++) {
+            tcam c = cams[1];
+            memcpy(c.params, bad_cams[k].p, sizeof bad_cams[k].p);
+            write_cameras(spd, binary, &c, 1);
+            char *want = sp_strfmt("cameras.%s%s: %s", ext, binary ? "" : ":3", bad_cams[k].msg);
+            expect_fail(dir, &o, want, NULL);
+            free(want);
+        }
+        if (binary) {
+            tcam c = cams[1];
+            c.params[1] = NAN;
+            write_cameras(spd, 1, &c, 1);
+            expect_fail(dir, &o, "cameras.bin: camera 1: parameter 2 is not finite", NULL);
+        }
+        write_cameras(spd, binary, &cams[1], 1);
+        /* a camera of size 0 x 60 or 1e6 x 60 */
+        char *cpath = sp_strfmt("%s/cameras.%s", spd, ext);
+        if (binary) {
+            uint8_t b[8 + 24 + 32];
+            char *data;
+            size_t n;
+            assert_int_equal(sp_read_file(cpath, &data, &n), 0);
+            assert_int_equal(n, sizeof b);
+            memcpy(b, data, n);
+            free(data);
+            uint64_t w = 1000000;
+            memcpy(b + 16, &w, 8);
+            assert_int_equal(sp_write_file_atomic(cpath, b, n), 0);
+            expect_fail(dir, &o, "cameras.bin: camera 1: image size 1e+06x60 is not whole numbers of pixels", NULL);
+        } else {
+            tu_write_text(cpath, "1 PINHOLE 0 60 70 70 40 30\n");
+            expect_fail(dir, &o, "cameras.txt:1: camera 1: image size 0x60 is not whole numbers of pixels", NULL);
+        }
+        free(cpath);
+        write_cameras(spd, binary, &cams[1], 1);
+        /* points of 1e300 */
+        char *ppath = sp_strfmt("%s/points3D.%s", spd, ext);
+        if (binary) {
+            char *data;
+            size_t n;
+            assert_int_equal(sp_read_file(ppath, &data, &n), 0);
+            double far = 1e300;
+            memcpy(data + 8 + 8 + 8, &far, 8); /* count, id, x: y of point 0 */
+            assert_int_equal(sp_write_file_atomic(ppath, data, n), 0);
+            free(data);
+            expect_fail(dir, &o, "points3D.bin: point 0: position (-1, 1e+300, -3) is not finite or beyond 1e+06", NULL);
+        } else {
+            tu_write_text(ppath, "# p\n7 1e300 2 3 10 20 30 0.5\n");
+            expect_fail(dir, &o, "points3D.txt:2: point 7: position (1e+300, 2, 3) is not finite or beyond 1e+06", NULL);
+        }
+        write_points(spd, binary);
+        free(ppath);
+        /* a translation of 1e300 */
+        char *ipath = sp_strfmt("%s/images.%s", spd, ext);
+        if (binary) {
+            char *data;
+            size_t n;
+            assert_int_equal(sp_read_file(ipath, &data, &n), 0);
+            double far = 1e300;
+            memcpy(data + 8 + 4 + 32, &far, 8); /* count, id, q: tx of image 1 */
+            assert_int_equal(sp_write_file_atomic(ipath, data, n), 0);
+            free(data);
+            expect_fail(dir, &o, "images.bin: image 1 (c.png) has an invalid pose: translation (1e+300, 2, 3) is not finite",
+                        NULL);
+        } else {
+            tu_write_text(ipath, "1 1 0 0 0 1e300 0 0 1 c.png\n\n");
+            expect_fail(dir, &o, "images.txt:1: image 1 (c.png) has an invalid pose: translation (1e+300, 0, 0)", NULL);
+            /* without the 2D-point lines every second image would be read as points: reported */
+            tu_write_text(ipath, "# header\n1 1 0 0 0 0 2 3 1 c.png\n2 1 0 0 0 1 2 3 1 a.png\n3 1 0 0 0 2 2 3 1 b.png\n");
+            expect_fail(dir, &o,
+                        "images.txt:3: expected the 2D points of image 1 (c.png) from line 2 (X Y POINT3D_ID triplets): "
+                        "images.txt needs a points line, empty when there are none, after every image line",
+                        NULL);
+            tu_write_text(ipath, "1 1 0 0 0 0 2 3 1 c.png\n1.5 2.5\n");
+            expect_fail(dir, &o, "images.txt:2: expected the 2D points of image 1 (c.png)", NULL);
+            /* with them (one empty) all three load */
+            tu_write_text(ipath, "1 1 0 0 0 0 2 3 1 c.png\n1.5 2.5 -1 3 4 7\n2 1 0 0 0 1 2 3 1 a.png\n\n"
+                                 "3 1 0 0 0 2 2 3 1 b.png\n1 1 -1\n");
+            sp_dataset d;
+            assert_int_equal(sp_load_colmap(dir, &o, &d, NULL), 0);
+            assert_int_equal(d.train.n, 3);
+            sp_dataset_free(&d);
+        }
+        free(ipath);
+        free(spd);
+        tu_rm_rf(dir);
+    }
+}
+
 int main(void) {
     sp_log_set_level(SP_LOG_ERROR);
     const struct CMUnitTest tests[] = {
@@ -558,6 +668,7 @@ int main(void) {
         cmocka_unit_test(test_truncated_binary),
         cmocka_unit_test(test_bad_references),
         cmocka_unit_test(test_malformed_text),
+        cmocka_unit_test(test_absurd_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

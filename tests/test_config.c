@@ -292,6 +292,41 @@ static void test_many_problems(void **state) {
     free(path);
 }
 
+
+/* Issue 12's syntax cases: a duplicate key does not stop parsing, an unquoted path gets a hint
+ * to quote it, a missing ']' is reported with its line, every problem is reported, and none of
+ * them causes a false "data.path is required". */
+static void test_syntax_problems_all_reported(void **state) {
+    char *path = write_cfg("syntax.toml", "[data]\n"
+                                          "path = ../x\n"
+                                          "[trainer\n"
+                                          "max_steps = 10\n"
+                                          "max_steps = 20\n"
+                                          "[loss]\n"
+                                          "ssim_weight = 2.0\n");
+    sp_config c;
+    sp_problems p = {0};
+    assert_int_equal(sp_config_load(path, &c, &p), -1);
+    assert_int_equal(sp_config_validate_for_training(&c, &p), 0);
+    char *all = tu_joined(&p);
+    if (p.n != 4) fail_msg("problems:\n%s", all);
+    char *want[4] = {
+        sp_strfmt("%s:2: invalid value '../x' (strings need quotes: \"../x\")", path),
+        sp_strfmt("%s:3: expected ']' to close the table header [trainer", path),
+        sp_strfmt("%s:5: duplicate key 'max_steps' in [trainer] (first set on line 4)", path),
+        sp_strfmt("%s:7: loss.ssim_weight must be in [0, 1], got 2.0", path),
+    };
+    for (int k = 0; k < 4; k++) {
+        assert_string_equal(p.items[k], want[k]);
+        free(want[k]);
+    }
+    assert_null(strstr(all, "data.path is required"));
+    assert_int_equal(c.trainer.max_steps, 10);
+    free(all);
+    sp_problems_free(&p);
+    free(path);
+}
+
 static void test_set(void **state) {
     sp_config c;
     sp_config_defaults(&c);
@@ -503,7 +538,7 @@ int main(void) {
         cmocka_unit_test(test_load_good),     cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_many_problems), cmocka_unit_test(test_set),
         cmocka_unit_test(test_validate_for_training), cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_docs_in_step),
+        cmocka_unit_test(test_docs_in_step), cmocka_unit_test(test_syntax_problems_all_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

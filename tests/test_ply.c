@@ -320,6 +320,36 @@ static void test_bad_files(void **state) {
     expect_error("ashort.ply", t, strlen(t), ":19: expected 14 values per vertex");
     free(t);
 
+    /* Headers that would make the header checks slow: bounded, with a message. */
+    size_t cap = 1 << 20, len = 0;
+    char *big = sp_malloc(cap);
+    len += (size_t)snprintf(big + len, cap - len, "ply\nformat ascii 1.0\nelement vertex 1\n");
+    for (int i = 0; i < 2000; i++) len += (size_t)snprintf(big + len, cap - len, "property float p%d\n", i);
+    expect_error("props.ply", big, len, ":1028: element 'vertex' has more than 1024 properties");
+    len = (size_t)snprintf(big, cap, "ply\nformat ascii 1.0\n");
+    for (int i = 0; i < 300; i++) len += (size_t)snprintf(big + len, cap - len, "element e%d 0\n", i);
+    expect_error("elems.ply", big, len, ":259: more than 256 elements");
+    free(big);
+
+    /* No vertices at all: an empty model, binary and ascii (no undefined behaviour either). */
+    const char *formats[2] = {"binary_little_endian", "ascii"};
+    for (int f = 0; f < 2; f++) {
+        char *z = sp_strfmt("ply\nformat %s 1.0\nelement vertex 0\n%s", formats[f], strstr(a, "property float x"));
+        char *zp = fixture("zero.ply", z, strlen(z));
+        sp_gaussians g0;
+        assert_int_equal(sp_ply_read(zp, &g0), 0);
+        assert_int_equal(g0.n, 0);
+        char *out = sp_path_join(g_dir, "zero_out.ply");
+        assert_int_equal(sp_ply_write(out, &g0), 0);
+        sp_gaussians_free(&g0);
+        assert_int_equal(sp_ply_read(out, &g0), 0);
+        assert_int_equal(g0.n, 0);
+        sp_gaussians_free(&g0);
+        free(out);
+        free(zp);
+        free(z);
+    }
+
     /* A file that does not exist. */
     sp_gaussians g;
     char *p = sp_path_join(g_dir, "nope.ply");

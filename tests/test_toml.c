@@ -2,6 +2,8 @@
  * and the writer (escaping, exact float round trips, atomic save). */
 #include "testutil.h"
 
+#include <time.h>
+
 #include <float.h>
 #include <math.h>
 
@@ -156,7 +158,8 @@ static void test_errors(void **state) {
         {"[t]\n!x = 3\n", "t.toml:2: expected a key, found '!'"},
         {"[t]\nx = 1 2\n", "t.toml:2: unexpected text after value: '2'"},
         {"[t] x = 1\n", "t.toml:1: unexpected text after table header: 'x = 1'"},
-        {"[t\n", "t.toml:1: expected ']' to close the table header"},
+        {"[t\n", "t.toml:1: expected ']' to close the table header [t"},
+        {"[t x]\n", "t.toml:1: expected ']' to close the table header"},
         {"[]\n", "t.toml:1: expected a table name after '['"},
         {"[a..b]\n", "t.toml:1: expected a table name after '['"},
         {"[\"a.b\"]\n", "t.toml:1: table name parts must be non-empty and contain no '.'"},
@@ -191,7 +194,12 @@ static void test_errors(void **state) {
         {"\nx = [1,\n2,\n", "t.toml:2: unterminated array (no closing ']')"},
         {"x = [1 2]\n", "t.toml:1: expected ',' or ']' in array"},
         {"x = [,]\n", "t.toml:1: invalid value starting with ','"},
-        {"x = @\n", "t.toml:1: invalid value starting with '@'"},
+        {"x = @\n", "t.toml:1: invalid value '@' (strings need quotes: \"@\")"},
+        {"x = ,\n", "t.toml:1: invalid value starting with ','"},
+        {"path = ../x\n", "t.toml:1: invalid value '../x' (strings need quotes: \"../x\")"},
+        {"path = C:\\data\n", "t.toml:1: invalid value 'C:\\data' (strings need quotes: 'C:\\data')"},
+        {"x = -abc\n", "t.toml:1: invalid value '-abc' (strings need quotes: \"-abc\")"},
+        {"[data\npath = 1\n", "t.toml:1: expected ']' to close the table header [data"},
         {"a = 1\n\n\nb = \"\xff\"\n", "t.toml:4: invalid UTF-8"},
         {"a = \"\xed\xa0\x80\"\n", "t.toml:1: invalid UTF-8"},
         {"a = 1\rb = 2\n", "t.toml:1: carriage return without a newline"},
@@ -212,6 +220,102 @@ static void test_errors(void **state) {
     sp_toml_doc d;
     assert_int_equal(sp_toml_parse("a = 1\nb\0= 2\n", 12, "t.toml", &d), -1);
     tu_assert_contains(sp_last_error(), "t.toml:2: NUL byte in text");
+}
+
+
+/* Every problem of a document in one pass, with what parsed around them kept: a duplicate key
+ * (the first value stays), an unquoted path (kept, marked invalid), a header without ']' (taken
+ * as meant), an error inside a multi-line array (the whole array skipped), an array that runs
+ * into the next statement, a duplicate table (its keys join the first one). */
+static void test_every_problem(void **state) {
+    const char *text = "[data]\n"                 /* 1 */
+                       "path = \"a\"\n"           /* 2 */
+                       "path = \"b\"\n"           /* 3: duplicate */
+                       "images = ../x\n"          /* 4: unquoted */
+                       "[trainer\n"               /* 5: no ']' */
+                       "max_steps = 100\n"        /* 6 */
+                       "arr = [1,\n"              /* 7 */
+                       "  2 x,\n"                 /* 8: error in array */
+                       "  3]\n"                   /* 9 */
+                       "after = 1\n"              /* 10 */
+                       "open = [1, 2\n"           /* 11: never closed */
+                       "next = 2\n"               /* 12 */
+                       "[data]\n"                 /* 13: duplicate table */
+                       "format = \"colmap\"\n"    /* 14 */
+                       "bad = 1__2\n"             /* 15 */
+                       "last = true\n";           /* 16 */
+    sp_toml_doc d;
+    sp_problems p = {0};
+    assert_int_equal(sp_toml_parse_all(text, strlen(text), "t.toml", &d, &p), -1);
+    static const char *want[] = {
+        "t.toml:3: duplicate key 'path' in [data] (first set on line 2)",
+        "t.toml:4: invalid value '../x' (strings need quotes: \"../x\")",
+        "t.toml:5: expected ']' to close the table header [trainer",
+        "t.toml:8: expected ',' or ']' in array",
+        "t.toml:11: unterminated array (no closing ']')",
+        "t.toml:13: duplicate table [data] (first defined on line 1)",
+        "t.toml:15: invalid value '1__2'",
+    };
+    char *all = tu_joined(&p);
+    if (p.n != (int)(sizeof want / sizeof *want)) fail_msg("problems:\n%s", all);
+    for (int k = 0; k < p.n; k++) assert_string_equal(p.items[k], want[k]);
+    free(all);
+    assert_string_equal(get(&d, "data", "path", SP_TOML_STRING)->s, "a");
+    assert_string_equal(get(&d, "data", "format", SP_TOML_STRING)->s, "colmap");
+    assert_int_equal(get(&d, "trainer", "max_steps", SP_TOML_INT)->i, 100);
+    assert_int_equal(get(&d, "trainer", "after", SP_TOML_INT)->i, 1);
+    assert_int_equal(get(&d, "trainer", "next", SP_TOML_INT)->i, 2);
+    assert_true(get(&d, "data", "last", SP_TOML_BOOL)->b);
+    assert_null(sp_toml_get(&d, "trainer", "arr"));
+    assert_null(sp_toml_get(&d, "trainer", "open"));
+    assert_null(sp_toml_get(&d, "data", "bad"));
+    /* the unquoted word is kept as a string, marked invalid; valid entries are not */
+    int invalid = 0;
+    for (int k = 0; k < d.n; k++) {
+        if (d.entries[k].invalid) {
+            invalid++;
+            assert_string_equal(d.entries[k].key, "images");
+            assert_string_equal(d.entries[k].value.s, "../x");
+        }
+        if (k) assert_true(d.entries[k].table >= d.entries[k - 1].table); /* grouped by table */
+    }
+    assert_int_equal(invalid, 1);
+    sp_problems_free(&p);
+    sp_toml_free(&d);
+    /* sp_toml_parse reports the first problem only, and returns an empty document */
+    assert_int_equal(sp_toml_parse(text, strlen(text), "t.toml", &d), -1);
+    assert_string_equal(sp_last_error(), want[0]);
+    assert_int_equal(d.n, 0);
+}
+
+/* Duplicate detection is linear: 100k keys in one table, 30k tables, 100k duplicates. */
+static void test_large_documents_are_fast(void **state) {
+    size_t cap = 4 << 20, len = 0;
+    char *text = sp_malloc(cap);
+    for (int k = 0; k < 100000; k++) len += (size_t)snprintf(text + len, cap - len, "key_%d = %d\n", k, k);
+    clock_t t0 = clock();
+    sp_toml_doc d;
+    assert_int_equal(sp_toml_parse(text, len, "big.toml", &d), 0);
+    assert_int_equal(d.n, 100000);
+    sp_toml_free(&d);
+    len = 0;
+    for (int k = 0; k < 30000; k++) len += (size_t)snprintf(text + len, cap - len, "[t%d]\nx = 1\n", k);
+    assert_int_equal(sp_toml_parse(text, len, "big.toml", &d), 0);
+    assert_int_equal(d.ntables, 30001);
+    sp_toml_free(&d);
+    len = 0;
+    for (int k = 0; k < 100000; k++) len += (size_t)snprintf(text + len, cap - len, "same = %d\n", k);
+    sp_problems p = {0};
+    assert_int_equal(sp_toml_parse_all(text, len, "big.toml", &d, &p), -1);
+    assert_int_equal(p.n, 99999);
+    assert_string_equal(p.items[99998], "big.toml:100000: duplicate key 'same' (first set on line 1)");
+    sp_problems_free(&p);
+    sp_toml_free(&d);
+    double dt = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    free(text);
+    /* quadratic scans took minutes here; linear ones take well under a second, even under ASan
+     * (CPU time, not wall time: the machine may be busy) */
+    if (dt > 10.0) fail_msg("parsing took %.1f s of CPU time", dt);
 }
 
 static void test_load_file(void **state) {
@@ -424,6 +528,7 @@ int main(void) {
         cmocka_unit_test(test_load_file),       cmocka_unit_test(test_parse_value),
         cmocka_unit_test(test_float_format),    cmocka_unit_test(test_writer_round_trip),
         cmocka_unit_test(test_mutations),       cmocka_unit_test(test_type_names),
+        cmocka_unit_test(test_every_problem),   cmocka_unit_test(test_large_documents_are_fast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -254,7 +254,34 @@ static void test_bad_files(void **state) {
     expect_fail(dir, "transforms.json: frame 0: transform_matrix is not a 4x4 camera-to-world matrix", NULL);
     tu_write_text(json, "{\"fl_x\": 40, \"frames\": [{\"file_path\": \"images/f0.png\", \"transform_matrix\": "
                         "[[2,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}");
-    expect_fail(dir, "frame 0: transform_matrix is not a 4x4", NULL);
+    expect_fail(dir, "frame 0: transform_matrix: rotation part is not a rotation (columns not orthonormal: off by 3", NULL);
+    /* absurd values a careless or hostile file may hold: each names the file and the frame */
+    static const struct {
+        const char *top, *mat, *msg;
+    } absurd[] = {
+        {"\"fl_x\": 1e308", IDENT, "transforms.json: frame 0: fl_x 1e+308 is not a focal length in pixels"},
+        {"\"fl_x\": 1e999", IDENT, "transforms.json: frame 0: fl_x is not a number"},
+        {"\"fl_x\": 0", IDENT, "frame 0: fl_x 0 is not a focal length"},
+        {"\"fl_x\": -3", IDENT, "frame 0: fl_x -3 is not a focal length"},
+        {"\"fl_x\": 40, \"fl_y\": 1e9", IDENT, "frame 0: fl_y 1e+09 is not a focal length"},
+        {"\"camera_angle_x\": 0", IDENT, "frame 0: camera_angle_x 0 is not a field of view"},
+        {"\"camera_angle_x\": 4", IDENT, "frame 0: camera_angle_x 4 is not a field of view"},
+        {"\"fl_x\": 40, \"cx\": -1e7", IDENT, "frame 0: cx -1e+07 is not a pixel position"},
+        {"\"fl_x\": 40, \"w\": 0.4, \"h\": 15", IDENT, "frame 0: image size 0.4x15 is not whole numbers of pixels from 1 to 32768"},
+        {"\"fl_x\": 40, \"w\": 1e300, \"h\": 15", IDENT, "frame 0: image size 1e+300x15 is not whole numbers"},
+        {"\"fl_x\": 40, \"w\": 20, \"h\": 40000", IDENT, "frame 0: image size 20x40000 is not whole numbers"},
+        {"\"fl_x\": 40", "[[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,1]]", "frame 0: transform_matrix: rotation part is not a rotation"},
+        {"\"fl_x\": 40", "[[1,0,0,1e30],[0,1,0,0],[0,0,1,0],[0,0,0,1]]",
+         "frame 0: transform_matrix: camera position (1e+30, 0, 0) is not finite or beyond 1e+06"},
+        {"\"fl_x\": 40", "[[1,0,0,0],[0,-1,0,0],[0,0,1,0],[0,0,0,1]]", "frame 0: transform_matrix: rotation part is a reflection"},
+    };
+    for (size_t k = 0; k < sizeof absurd / sizeof *absurd; k++) {
+        char *t = sp_strfmt("{%s, \"frames\": [{\"file_path\": \"images/f0.png\", \"transform_matrix\": %s}]}",
+                            absurd[k].top, absurd[k].mat);
+        tu_write_text(json, t);
+        free(t);
+        expect_fail(dir, absurd[k].msg, NULL);
+    }
     tu_write_text(json, "{\"fl_x\": 40, \"frames\": [{\"transform_matrix\": " IDENT "}, {\"file_path\": \"images/nope\", "
                         "\"transform_matrix\": " IDENT "}]}");
     expect_fail(dir, "transforms.json: frame 0: no file_path",

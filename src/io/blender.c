@@ -19,6 +19,7 @@
 
 #include "io/image.h"
 #include "io/loader.h"
+#include "io/sanity.h"
 
 /* One frame of one transforms file, after parsing. */
 typedef struct {
@@ -91,7 +92,7 @@ static char *resolve_image(const char *dir, const char *file_path, char **shown)
     return NULL;
 }
 
-/* Reads a 4x4 matrix of numbers; 0 on success, else adds a problem. */
+/* Reads a 4x4 camera-to-world matrix; 0 on success, else adds a problem. */
 static int get_matrix(const cJSON *fr, const char *where, float m[16], sp_problems *pr) {
     const cJSON *tm = cJSON_GetObjectItemCaseSensitive(fr, "transform_matrix");
     if (!tm) {
@@ -102,6 +103,7 @@ static int get_matrix(const cJSON *fr, const char *where, float m[16], sp_proble
         sp_problems_add(pr, "%s: transform_matrix is not a 4x4 array of numbers", where);
         return -1;
     }
+    double md[16];
     for (int r = 0; r < 4; r++) {
         const cJSON *row = cJSON_GetArrayItem(tm, r);
         if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != 4) {
@@ -114,10 +116,39 @@ static int get_matrix(const cJSON *fr, const char *where, float m[16], sp_proble
                 sp_problems_add(pr, "%s: transform_matrix[%d][%d] is not a number", where, r, c);
                 return -1;
             }
-            m[r * 4 + c] = (float)v->valuedouble;
+            md[r * 4 + c] = v->valuedouble;
         }
     }
+    char why[256];
+    if (sp_check_c2w(md, why, sizeof why)) {
+        sp_problems_add(pr, "%s: %s", where, why);
+        return -1;
+    }
+    for (int i = 0; i < 16; i++) m[i] = (float)md[i];
     return 0;
+}
+
+/* Intrinsics as written in one place (the file's top level or one frame; NAN where absent):
+ * each present value must be usable. Returns 1 after adding a problem per bad value. */
+static int check_intrinsics(const char *where, const double v[8], sp_problems *pr) {
+    static const char *names[8] = {"camera_angle_x", "camera_angle_y", "fl_x", "fl_y", "cx", "cy", "w", "h"};
+    char why[256];
+    int bad = 0;
+    for (int k = 0; k < 8; k++) {
+        if (isnan(v[k])) continue; /* absent */
+        int rc = k < 2   ? sp_check_angle(v[k], names[k], why, sizeof why)
+                 : k < 4 ? sp_check_focal(v[k], names[k], why, sizeof why)
+                 : k < 6 ? sp_check_principal(v[k], names[k], why, sizeof why)
+                         : sp_check_image_size(v[k], v[k], why, sizeof why);
+        if (rc && k >= 6)
+            snprintf(why, sizeof why, "%s %g is not a whole number of pixels from 1 to %d", names[k], v[k],
+                     SP_IMAGE_MAX_SIDE);
+        if (rc) {
+            sp_problems_add(pr, "%s: %s", where, why);
+            bad = 1;
+        }
+    }
+    return bad;
 }
 
 /* Parses one transforms file into f->frames. Returns -1 when the file is unusable as a whole
@@ -175,6 +206,8 @@ static int parse_file(bl_file *f, const char *dir, sp_problems *pr) {
     double g_cy = get_num(root, "cy", jp, pr, &gbad);
     double g_w = get_num(root, "w", jp, pr, &gbad);
     double g_h = get_num(root, "h", jp, pr, &gbad);
+    const double given[8] = {g_ax, g_ay, g_fx, g_fy, g_cx, g_cy, g_w, g_h};
+    if (!gbad) gbad = check_intrinsics(jp, given, pr);
     if (gbad) rc = -1;
 
     f->frames = SP_NEW(bl_frame, n);
@@ -199,24 +232,23 @@ static int parse_file(bl_file *f, const char *dir, sp_problems *pr) {
             bad = 1;
         }
         if (get_matrix(o, where, fr->c2w, pr)) bad = 1;
-        double v;
-#define FRAME_NUM(field, key, global)                          \
-    v = get_num(o, key, where, pr, &bad);                      \
-    fr->field = isnan(v) ? (global) : v;
-        FRAME_NUM(angle_x, "camera_angle_x", g_ax)
-        FRAME_NUM(angle_y, "camera_angle_y", g_ay)
-        FRAME_NUM(fl_x, "fl_x", g_fx)
-        FRAME_NUM(fl_y, "fl_y", g_fy)
-        FRAME_NUM(cx, "cx", g_cx)
-        FRAME_NUM(cy, "cy", g_cy)
-        FRAME_NUM(w, "w", g_w)
-        FRAME_NUM(h, "h", g_h)
+        double own[8];
+        int kbad = 0;
+#define FRAME_NUM(field, key, k)                               \
+    own[k] = get_num(o, key, where, pr, &kbad);                \
+    fr->field = isnan(own[k]) ? given[k] : own[k];
+        FRAME_NUM(angle_x, "camera_angle_x", 0)
+        FRAME_NUM(angle_y, "camera_angle_y", 1)
+        FRAME_NUM(fl_x, "fl_x", 2)
+        FRAME_NUM(fl_y, "fl_y", 3)
+        FRAME_NUM(cx, "cx", 4)
+        FRAME_NUM(cy, "cy", 5)
+        FRAME_NUM(w, "w", 6)
+        FRAME_NUM(h, "h", 7)
 #undef FRAME_NUM
+        if (kbad || check_intrinsics(where, own, pr)) bad = 1;
         if (isnan(fr->angle_x) && isnan(fr->fl_x)) {
             sp_problems_add(pr, "%s: no camera_angle_x or fl_x", where);
-            bad = 1;
-        } else if (!isnan(fr->fl_x) ? !(fr->fl_x > 0) : !(fr->angle_x > 0 && fr->angle_x < M_PI)) {
-            sp_problems_add(pr, "%s: focal length / camera_angle_x out of range", where);
             bad = 1;
         }
         if (!bad) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "io/loader.h"
+#include "io/sanity.h"
 #include "io/undistort.h"
 
 /* COLMAP's camera models, indexed by model id, with their parameter counts. */
@@ -33,13 +34,22 @@ typedef struct {
     int model; /* index into models[], -1 unknown */
     long long width, height;
     double params[MAX_PARAMS];
+    int line; /* text: line of the camera (0: binary) */
 } cm_camera;
 
 typedef struct {
     long long id, camera_id;
     double q[4], t[3];
     char *name;
+    int line; /* text: line of the image (0: binary) */
 } cm_image;
+
+/* "path:LINE" for text files, "path" for binary ones. */
+static const char *locate(char *buf, size_t n, const char *path, int line) {
+    if (line > 0) snprintf(buf, n, "%s:%d", path, line);
+    else snprintf(buf, n, "%s", path);
+    return buf;
+}
 
 typedef struct {
     cm_camera *cams;
@@ -49,6 +59,7 @@ typedef struct {
     float *xyz;
     uint8_t *rgb;
     int npts;
+    int npts_bad; /* points refused (the first MAX_REPORTED are reported one by one) */
 } cm_model;
 
 static void model_free(cm_model *m) {
@@ -221,8 +232,10 @@ static int points_bin(const char *path, cm_model *m, sp_problems *problems) {
         uint64_t tl = rd_count(&r, 8, "track entries");
         if (r.bad) break;
         r.off += tl * 8;
-        if (!(isfinite(x[0]) && isfinite(x[1]) && isfinite(x[2]))) {
-            sp_problems_add(problems, "%s: point %llu has a non-finite position", path, (unsigned long long)i);
+        char why[200];
+        if (sp_check_point(x, why, sizeof why)) {
+            if (m->npts_bad++ < MAX_REPORTED)
+                sp_problems_add(problems, "%s: point %llu: %s", path, (unsigned long long)i, why);
             continue;
         }
         for (int k = 0; k < 3; k++) m->xyz[3 * m->npts + k] = (float)x[k];
@@ -320,7 +333,7 @@ static int camera_line(char *line, int lineno, void *vctx) {
     }
     cm_camera *cam = &c->m->cams[c->m->ncams];
     memset(cam, 0, sizeof *cam);
-    cam->id = id, cam->model = model, cam->width = w, cam->height = h;
+    cam->id = id, cam->model = model, cam->width = w, cam->height = h, cam->line = lineno;
     for (int k = 0; k < nt - 4; k++)
         if (parse_d(tok[4 + k], &cam->params[k])) {
             sp_problems_add(c->problems, "%s:%d: camera %lld: parameter %d (\"%s\") is not a number", c->path, lineno, id,
@@ -331,10 +344,32 @@ static int camera_line(char *line, int lineno, void *vctx) {
     return 0;
 }
 
+/* A POINTS2D line: X Y POINT3D_ID triplets of numbers (possibly none). */
+static int is_points_line(const char *l) {
+    int n = 0;
+    for (;;) {
+        while (*l == ' ' || *l == '\t' || *l == '\r') l++;
+        if (!*l) return n % 3 == 0;
+        char *e;
+        strtod(l, &e);
+        if (e == l || (*e && *e != ' ' && *e != '\t' && *e != '\r')) return 0;
+        l = e;
+        n++;
+    }
+}
+
 static int image_line(char *line, int lineno, void *vctx) {
     text_ctx *c = vctx;
     if (c->expect_points_line) {
         c->expect_points_line = 0;
+        if (!is_points_line(line)) {
+            const cm_image *prev = &c->m->imgs[c->m->nimgs - 1];
+            sp_problems_add(c->problems,
+                            "%s:%d: expected the 2D points of image %lld (%s) from line %d (X Y POINT3D_ID triplets): "
+                            "images.txt needs a points line, empty when there are none, after every image line",
+                            c->path, lineno, prev->id, prev->name, lineno - 1);
+            return -1;
+        }
         return 0;
     }
     if (is_blank_or_comment(line)) return 0;
@@ -348,6 +383,7 @@ static int image_line(char *line, int lineno, void *vctx) {
         return -1;
     }
     im.name = sp_strdup(tok[9]);
+    im.line = lineno;
     if (c->m->nimgs == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 16;
         c->m->imgs = sp_realloc(c->m->imgs, (size_t)c->cap * sizeof *c->m->imgs);
@@ -370,6 +406,11 @@ static int point_line(char *line, int lineno, void *vctx) {
     if (bad || parse_d(tok[7], &err)) {
         sp_problems_add(c->problems, "%s:%d: expected POINT3D_ID X Y Z R G B ERROR TRACK...", c->path, lineno);
         return -1;
+    }
+    char why[200];
+    if (sp_check_point(x, why, sizeof why)) {
+        if (c->m->npts_bad++ < MAX_REPORTED) sp_problems_add(c->problems, "%s:%d: point %lld: %s", c->path, lineno, id, why);
+        return 0;
     }
     if (c->m->npts == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 1024;
@@ -447,6 +488,32 @@ static sp_lens camera_lens(const cm_camera *c) {
     return l;
 }
 
+static int cmp_camera_id(const void *a, const void *b) {
+    long long x = ((const cm_camera *)a)->id, y = ((const cm_camera *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* A supported camera's size and intrinsics against the shared limits (io/sanity.h). */
+static void check_camera(const cm_camera *c, const char *fcam, sp_problems *problems) {
+    if (c->model < 0 || c->model >= NUM_SUPPORTED) return; /* reported when read */
+    char loc[1200], why[200];
+    locate(loc, sizeof loc, fcam, c->line);
+    if (sp_check_image_size((double)c->width, (double)c->height, why, sizeof why)) {
+        sp_problems_add(problems, "%s: camera %lld: %s", loc, c->id, why);
+        return;
+    }
+    for (int k = 0; k < models[c->model].nparams; k++)
+        if (!isfinite(c->params[k])) {
+            sp_problems_add(problems, "%s: camera %lld: parameter %d is not finite", loc, c->id, k + 1);
+            return;
+        }
+    sp_lens l = camera_lens(c);
+    if (sp_check_focal(l.fx, "focal length", why, sizeof why) || sp_check_focal(l.fy, "focal length", why, sizeof why) ||
+        sp_check_principal(l.cx, "principal point x", why, sizeof why) ||
+        sp_check_principal(l.cy, "principal point y", why, sizeof why))
+        sp_problems_add(problems, "%s: camera %lld: %s", loc, c->id, why);
+}
+
 static int load_colmap(const char *path, const sp_load_opts *opts, sp_dataset *out, sp_problems *problems) {
     int p0 = problems->n;
     char *dir = find_model_dir(path);
@@ -466,12 +533,13 @@ static int load_colmap(const char *path, const sp_load_opts *opts, sp_dataset *o
     int nviews = 0;
 
     if (bin ? cameras_bin(fcam, &m, problems) : read_text(fcam, camera_line, &m, problems)) goto done;
-    for (int i = 0; i < m.ncams; i++)
-        for (int k = 0; k < i; k++)
-            if (m.cams[i].id == m.cams[k].id) {
-                sp_problems_add(problems, "%s: camera %lld is defined twice", fcam, m.cams[i].id);
-                k = i;
-            }
+    for (int i = 0; i < m.ncams; i++) check_camera(&m.cams[i], fcam, problems);
+    /* sorted by id: duplicates are neighbours and images find their camera by bisection, so
+     * a model with very many cameras and images stays fast */
+    if (m.ncams > 1) qsort(m.cams, (size_t)m.ncams, sizeof *m.cams, cmp_camera_id);
+    for (int i = 1; i < m.ncams; i++)
+        if (m.cams[i].id == m.cams[i - 1].id && (i < 2 || m.cams[i - 2].id != m.cams[i].id))
+            sp_problems_add(problems, "%s: camera %lld is defined twice", fcam, m.cams[i].id);
     if (problems->n != p0) goto done;
     if (!sp_file_exists(fimg)) {
         sp_problems_add(problems, "%s: missing (the model in %s has cameras but no images)", fimg, dir);
@@ -479,7 +547,10 @@ static int load_colmap(const char *path, const sp_load_opts *opts, sp_dataset *o
     }
     if (bin ? images_bin(fimg, &m, problems) : read_text(fimg, image_line, &m, problems)) goto done;
     if (sp_file_exists(fpts)) {
-        if (bin ? points_bin(fpts, &m, problems) : read_text(fpts, point_line, &m, problems)) goto done;
+        int rc = bin ? points_bin(fpts, &m, problems) : read_text(fpts, point_line, &m, problems);
+        if (m.npts_bad > MAX_REPORTED)
+            sp_problems_add(problems, "%s: %d more points refused", fpts, m.npts_bad - MAX_REPORTED);
+        if (rc) goto done;
     } else {
         SP_WARN("%s: missing; Gaussians will start from random points", fpts);
     }
@@ -520,23 +591,24 @@ static int load_colmap(const char *path, const sp_load_opts *opts, sp_dataset *o
     int missing = 0;
     for (int i = 0; i < m.nimgs; i++) {
         cm_image *im = &m.imgs[i];
-        const cm_camera *cam = NULL;
-        for (int k = 0; k < m.ncams && !cam; k++)
-            if (m.cams[k].id == im->camera_id) cam = &m.cams[k];
+        cm_camera key = {.id = im->camera_id};
+        const cm_camera *cam = m.ncams ? bsearch(&key, m.cams, (size_t)m.ncams, sizeof *m.cams, cmp_camera_id) : NULL;
         if (!cam) {
             sp_problems_add(problems, "%s: image %lld (%s) refers to camera %lld, which %s does not define", fimg, im->id,
                             im->name, im->camera_id, fcam);
             continue;
         }
         if (cam->model < 0 || cam->model >= NUM_SUPPORTED) continue; /* reported with the camera */
-        if (cam->width <= 0 || cam->height <= 0 || cam->width > 1000000 || cam->height > 1000000) {
-            sp_problems_add(problems, "%s: camera %lld has an invalid size %lldx%lld", fcam, cam->id, cam->width,
-                            cam->height);
+        char loc[1200], why[200];
+        locate(loc, sizeof loc, fimg, im->line);
+        double qn = sqrt(im->q[0] * im->q[0] + im->q[1] * im->q[1] + im->q[2] * im->q[2] + im->q[3] * im->q[3]);
+        if (!(qn > 1e-8) || !isfinite(qn)) {
+            sp_problems_add(problems, "%s: image %lld (%s) has an invalid pose (rotation quaternion %g %g %g %g)", loc,
+                            im->id, im->name, im->q[0], im->q[1], im->q[2], im->q[3]);
             continue;
         }
-        double qn = sqrt(im->q[0] * im->q[0] + im->q[1] * im->q[1] + im->q[2] * im->q[2] + im->q[3] * im->q[3]);
-        if (!(qn > 1e-8) || !isfinite(qn) || !isfinite(im->t[0] + im->t[1] + im->t[2])) {
-            sp_problems_add(problems, "%s: image %lld (%s) has an invalid pose", fimg, im->id, im->name);
+        if (sp_check_translation(im->t, "translation", why, sizeof why)) {
+            sp_problems_add(problems, "%s: image %lld (%s) has an invalid pose: %s", loc, im->id, im->name, why);
             continue;
         }
         char *ipath = sp_path_join(folder, im->name);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <jpeglib.h>
+#include <jerror.h>
 #include <math.h>
 #include <png.h>
 #include <setjmp.h>
@@ -12,8 +13,18 @@
 
 #include "core/core.h"
 
+/* The size claimed by a header, against the cap (image.h). */
+static int check_size(const char *path, const char *kind, unsigned long w, unsigned long h, long long max_pixels) {
+    if (w == 0 || h == 0)
+        return sp_error("%s: %s has an unusable size %lux%lu", path, kind, w, h);
+    if (w > SP_IMAGE_MAX_SIDE || h > SP_IMAGE_MAX_SIDE || (long long)w * (long long)h > max_pixels)
+        return sp_error("%s: %s claims %lux%lu pixels, more than splat decodes (at most %d a side and %lld in all)",
+                        path, kind, w, h, SP_IMAGE_MAX_SIDE, max_pixels);
+    return 0;
+}
+
 /* ---- PNG ---- */
-static int load_png(const char *path, const uint8_t *data, size_t n, sp_image *img) {
+static int load_png(const char *path, const uint8_t *data, size_t n, long long max_pixels, sp_image *img) {
     png_image pi;
     memset(&pi, 0, sizeof pi);
     pi.version = PNG_IMAGE_VERSION;
@@ -21,9 +32,9 @@ static int load_png(const char *path, const uint8_t *data, size_t n, sp_image *i
         return sp_error("%s: corrupt PNG: %s", path, pi.message);
     int has_alpha = (pi.format & PNG_FORMAT_FLAG_ALPHA) != 0;
     pi.format = has_alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
-    if (pi.width == 0 || pi.height == 0 || pi.width > 65536 || pi.height > 65536) {
+    if (check_size(path, "PNG", pi.width, pi.height, max_pixels)) {
         png_image_free(&pi);
-        return sp_error("%s: PNG has an unusable size %ux%u", path, pi.width, pi.height);
+        return -1;
     }
     img->width = (int)pi.width;
     img->height = (int)pi.height;
@@ -42,6 +53,7 @@ typedef struct {
     struct jpeg_error_mgr pub;
     jmp_buf jb;
     char msg[JMSG_LENGTH_MAX];
+    int truncated; /* libjpeg only warns at a premature end of data (and fills the rest grey) */
 } jpeg_err;
 
 static void jpeg_error_exit(j_common_ptr cinfo) {
@@ -49,7 +61,10 @@ static void jpeg_error_exit(j_common_ptr cinfo) {
     (*cinfo->err->format_message)(cinfo, e->msg);
     longjmp(e->jb, 1);
 }
-static void jpeg_quiet(j_common_ptr cinfo, int level) { (void)cinfo, (void)level; }
+/* Warnings are quiet; the one for a file cut short is remembered, so it is an error. */
+static void jpeg_quiet(j_common_ptr cinfo, int level) {
+    if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) ((jpeg_err *)cinfo->err)->truncated = 1;
+}
 
 /* EXIF orientation (1..8) from an APP1 marker, 1 when absent or unreadable. */
 static int exif_orientation(struct jpeg_decompress_struct *c) {
@@ -105,12 +120,13 @@ static void apply_orientation(sp_image *img, int o) {
     img->height = nh;
 }
 
-static int load_jpeg(const char *path, const uint8_t *data, size_t n, sp_image *img) {
+static int load_jpeg(const char *path, const uint8_t *data, size_t n, long long max_pixels, sp_image *img) {
     struct jpeg_decompress_struct c;
     jpeg_err err;
     c.err = jpeg_std_error(&err.pub);
     err.pub.error_exit = jpeg_error_exit;
     err.pub.emit_message = jpeg_quiet;
+    err.truncated = 0;
     uint8_t *volatile pixels = NULL;
     if (setjmp(err.jb)) {
         jpeg_destroy_decompress(&c);
@@ -121,6 +137,10 @@ static int load_jpeg(const char *path, const uint8_t *data, size_t n, sp_image *
     jpeg_mem_src(&c, data, (unsigned long)n);
     jpeg_save_markers(&c, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&c, TRUE);
+    if (check_size(path, "JPEG", c.image_width, c.image_height, max_pixels)) {
+        jpeg_destroy_decompress(&c);
+        return -1;
+    }
     c.out_color_space = JCS_RGB;
     jpeg_start_decompress(&c);
     int w = (int)c.output_width, h = (int)c.output_height;
@@ -132,6 +152,10 @@ static int load_jpeg(const char *path, const uint8_t *data, size_t n, sp_image *
     int orient = exif_orientation(&c);
     jpeg_finish_decompress(&c);
     jpeg_destroy_decompress(&c);
+    if (err.truncated) {
+        free(pixels);
+        return sp_error("%s: corrupt JPEG: the file ends before the image does (truncated)", path);
+    }
     img->width = w;
     img->height = h;
     img->channels = 3;
@@ -140,19 +164,19 @@ static int load_jpeg(const char *path, const uint8_t *data, size_t n, sp_image *
     return 0;
 }
 
+int sp_image_decode(const char *name, const uint8_t *u, size_t n, long long max_pixels, sp_image *img) {
+    memset(img, 0, sizeof *img);
+    if (n >= 8 && !png_sig_cmp(u, 0, 8)) return load_png(name, u, n, max_pixels, img);
+    if (n >= 3 && u[0] == 0xFF && u[1] == 0xD8 && u[2] == 0xFF) return load_jpeg(name, u, n, max_pixels, img);
+    return sp_error("%s: not a PNG or JPEG file", name);
+}
+
 int sp_image_load(const char *path, sp_image *img) {
     memset(img, 0, sizeof *img);
     char *data;
     size_t n;
     if (sp_read_file(path, &data, &n)) return -1;
-    int rc;
-    const uint8_t *u = (const uint8_t *)data;
-    if (n >= 8 && !png_sig_cmp(u, 0, 8))
-        rc = load_png(path, u, n, img);
-    else if (n >= 3 && u[0] == 0xFF && u[1] == 0xD8 && u[2] == 0xFF)
-        rc = load_jpeg(path, u, n, img);
-    else
-        rc = sp_error("%s: not a PNG or JPEG file", path);
+    int rc = sp_image_decode(path, (const uint8_t *)data, n, SP_IMAGE_MAX_PIXELS, img);
     free(data);
     return rc;
 }

@@ -3,6 +3,7 @@
 #ifndef SPLAT_IMAGE_H
 #define SPLAT_IMAGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -10,10 +11,20 @@ typedef struct {
     uint8_t *pixels;
 } sp_image;
 
+/* The largest image splat decodes, PNG and JPEG alike: at most SP_IMAGE_MAX_SIDE pixels a side
+ * and SP_IMAGE_MAX_PIXELS pixels in all (268 megapixels, 805 MB as RGB). The size is checked
+ * from the file's header, before any pixel memory is allocated, so a small file that claims
+ * to be huge costs nothing. */
+#define SP_IMAGE_MAX_SIDE 32768
+#define SP_IMAGE_MAX_PIXELS (1LL << 28)
+
 /* Decodes PNG or JPEG (chosen by content, not by extension). 16-bit PNGs are reduced to 8 bits,
  * palette and grey images expanded to RGB(A). JPEG EXIF orientation is applied.
  * Errors name the path: "scene/train/r_3.png: not a PNG or JPEG file". */
 int sp_image_load(const char *path, sp_image *img);
+/* The same from n bytes in memory; `name` prefixes errors; images of more than max_pixels
+ * pixels (or with a side over SP_IMAGE_MAX_SIDE) are rejected before decoding. */
+int sp_image_decode(const char *name, const uint8_t *data, size_t n, long long max_pixels, sp_image *img);
 /* Writes an 8-bit PNG atomically. channels 1, 3 or 4. */
 int sp_image_save_png(const char *path, const sp_image *img);
 /* Float RGB [h][w][3] in [0,1] -> 8-bit (round to nearest, clamped). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "io/loader.h"
+#include "io/sanity.h"
 #include "io/undistort.h"
 
 /* A number under key in a frame, else in the root; NAN when neither has it. A present value
@@ -39,28 +40,25 @@ static const char *get_str(const cJSON *frame, const cJSON *root, const char *ke
     return NULL;
 }
 
-/* Camera-to-world from a 4x4 (or 3x4) array of numbers. */
-static int get_matrix(const cJSON *frame, float m[16]) {
+/* Camera-to-world from a 4x4 (or 3x4) array of numbers: 0, or -1 with the reason in why. */
+static int get_matrix(const cJSON *frame, float m[16], char *why, size_t nwhy) {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(frame, "transform_matrix");
     int rows = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+    snprintf(why, nwhy, "transform_matrix is not a 4x4 camera-to-world matrix");
     if (rows != 3 && rows != 4) return -1;
-    for (int i = 0; i < 16; i++) m[i] = i == 15 ? 1.0f : 0.0f;
+    double md[16];
+    for (int i = 0; i < 16; i++) md[i] = i == 15 ? 1.0 : 0.0;
     for (int r = 0; r < rows; r++) {
         const cJSON *row = cJSON_GetArrayItem(a, r);
         if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != 4) return -1;
         for (int c = 0; c < 4; c++) {
             const cJSON *v = cJSON_GetArrayItem(row, c);
             if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return -1;
-            m[r * 4 + c] = (float)v->valuedouble;
+            md[r * 4 + c] = v->valuedouble;
         }
     }
-    /* the rotation part must be a rotation (up to rounding) */
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double d = 0;
-            for (int k = 0; k < 3; k++) d += (double)m[k * 4 + i] * m[k * 4 + j];
-            if (fabs(d - (i == j)) > 1e-3) return -1;
-        }
+    if (sp_check_c2w(md, why, nwhy)) return -1;
+    for (int i = 0; i < 16; i++) m[i] = (float)md[i];
     return 0;
 }
 
@@ -135,8 +133,8 @@ static int load_transforms(const char *json_path, const sp_load_opts *opts, sp_d
             bad = 1;
         } else {
             if (!fp || !*fp) sp_problems_add(problems, "%s: no file_path", where), bad = 1;
-            if (get_matrix(f, c2w))
-                sp_problems_add(problems, "%s: transform_matrix is not a 4x4 camera-to-world matrix", where), bad = 1;
+            char why[256];
+            if (get_matrix(f, c2w, why, sizeof why)) sp_problems_add(problems, "%s: %s", where, why), bad = 1;
         }
         if (bad) {
             free(where);
@@ -166,8 +164,18 @@ static int load_transforms(const char *json_path, const sp_load_opts *opts, sp_d
         }
         if (isnan(fx) && isnan(ax)) sp_problems_add(problems, "%s: no focal length (fl_x or camera_angle_x)", where), bad = 1;
         if (isnan(w) != isnan(h)) sp_problems_add(problems, "%s: w and h must be given together", where), bad = 1;
-        if (!isnan(w) && !(w >= 1 && h >= 1 && w <= 1e6 && h <= 1e6 && w == floor(w) && h == floor(h)))
-            sp_problems_add(problems, "%s: invalid image size %gx%g", where, w, h), bad = 1;
+        char why[256];
+        if (!isnan(w) && !isnan(h) && sp_check_image_size(w, h, why, sizeof why))
+            sp_problems_add(problems, "%s: %s", where, why), bad = 1;
+        const double given[6] = {fx, fy, cx, cy, ax, ay};
+        static const char *gnames[6] = {"fl_x", "fl_y", "cx", "cy", "camera_angle_x", "camera_angle_y"};
+        for (int q = 0; q < 6; q++) {
+            if (isnan(given[q])) continue;
+            int rc = q < 2   ? sp_check_focal(given[q], gnames[q], why, sizeof why)
+                     : q < 4 ? sp_check_principal(given[q], gnames[q], why, sizeof why)
+                             : sp_check_angle(given[q], gnames[q], why, sizeof why);
+            if (rc) sp_problems_add(problems, "%s: %s", where, why), bad = 1;
+        }
         if (!pinhole_model && k[5] != 0)
             sp_problems_add(problems, "%s: k4 is set, but only fisheye models use it (camera_model OPENCV takes k1, k2, k3, p1, p2)",
                             where),

@@ -89,6 +89,11 @@ int sp_ply_write(const char *path, const sp_gaussians *g) {
 }
 
 /* ---- reading: header ---- */
+/* Bounds on a header (a 3DGS file has one or two elements and at most 62 properties): they keep
+ * the header checks (duplicate names) cheap on hostile files. */
+#define MAX_ELEMS 256
+#define MAX_PROPS 1024
+
 typedef enum { T_NONE, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_F32, T_F64 } ply_type;
 
 static const struct {
@@ -198,6 +203,8 @@ static int parse_header(ply_file *pf) {
             long long c = count ? strtoll(count, &end, 10) : -1;
             if (!name || !count || *end || c < 0 || strtok_r(NULL, " \t", &save))
                 return sp_error("%s:%d: bad element line (expected 'element NAME COUNT')", pf->path, pf->line);
+            if (pf->nelems == MAX_ELEMS)
+                return sp_error("%s:%d: more than %d elements", pf->path, pf->line, MAX_ELEMS);
             pf->elems = sp_realloc(pf->elems, (size_t)(pf->nelems + 1) * sizeof *pf->elems);
             ply_elem *e = &pf->elems[pf->nelems++];
             memset(e, 0, sizeof *e);
@@ -220,6 +227,8 @@ static int parse_header(ply_file *pf) {
                 return sp_error("%s:%d: bad property line (expected 'property TYPE NAME')", pf->path, pf->line);
             ply_type ty = parse_type(t);
             if (ty == T_NONE) return sp_error("%s:%d: unknown property type '%s'", pf->path, pf->line, t);
+            if (e->nprops == MAX_PROPS)
+                return sp_error("%s:%d: element '%s' has more than %d properties", pf->path, pf->line, e->name, MAX_PROPS);
             for (int i = 0; i < e->nprops; i++)
                 if (!strcmp(e->props[i].name, name))
                     return sp_error("%s:%d: duplicate property '%s'", pf->path, pf->line, name);

@@ -1,5 +1,8 @@
 /* toml.c — the strict TOML subset reader and the writer declared in toml.h. The reader is a
- * single pass over the text with one byte of lookahead; it stops at the first syntax error. */
+ * single pass over the text with one byte of lookahead. After a syntax error it reports the
+ * problem, skips to the end of the statement (the whole array, when the error is inside one)
+ * and goes on, so one pass reports every problem of a file. Duplicate keys and tables are found
+ * through a hash set, so the pass stays linear in the size of the file. */
 #include "io/toml.h"
 
 #include <errno.h>
@@ -12,12 +15,27 @@
 
 #define MAX_DEPTH 32 /* nesting limit for arrays */
 
+/* Hash set slot: an index into doc->tables (table < 0) or doc->entries (key of table `table`). */
+typedef struct {
+    uint64_t h;
+    int table, idx; /* idx -1: empty */
+} hslot;
+
 typedef struct {
     const char *p, *end;
     const char *name; /* NULL: messages without location */
     int line;
     sp_toml_doc *doc;
-    int table; /* current table index */
+    int table;              /* current table index; -1: keys are checked but dropped (bad header) */
+    sp_problems *problems;  /* every problem, "name:LINE: message" (NULL: sp_error only) */
+    int nerr;
+    int open, err_open;     /* arrays open now / when the last error was reported */
+    const char *resume;     /* where to go on after an error (NULL: after the statement) */
+    int resume_line;
+    char *guess;            /* an unquoted word that was meant as a string (for recovery) */
+    hslot *hs;
+    size_t hcap, hn;
+    int tcap; /* capacity of doc->tables */
 } parser;
 
 static int perr(parser *ps, const char *fmt, ...) SP_PRINTF(2, 3);
@@ -27,8 +45,11 @@ static int perr(parser *ps, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (ps->name) return sp_error("%s:%d: %s", ps->name, ps->line, msg);
-    return sp_error("%s", msg);
+    ps->nerr++;
+    ps->err_open = ps->open;
+    if (!ps->name) return sp_error("%s", msg);
+    if (ps->problems) sp_problems_add(ps->problems, "%s:%d: %s", ps->name, ps->line, msg);
+    return sp_error("%s:%d: %s", ps->name, ps->line, msg);
 }
 
 /* ---- small growable string ---- */
@@ -245,6 +266,23 @@ static bool digits_ok(const char *s, size_t n, bool leading_zero_ok) {
 /* Classifies token t (length n) as a TOML integer, float or boolean. */
 static int parse_scalar(parser *ps, const char *t, size_t n, sp_toml_value *v) {
     char tok[128];
+    /* A word that cannot start a number or boolean was meant as a string: say how to quote it,
+     * and keep it (ps->guess) so that the caller can go on without false follow-on problems. */
+    int c0 = (unsigned char)t[0], c1 = n > 1 ? (unsigned char)t[1] : 0;
+    bool numeric = (c0 >= '0' && c0 <= '9') ||
+                   ((c0 == '+' || c0 == '-' || c0 == '.') && ((c1 >= '0' && c1 <= '9') || c1 == 'i' || c1 == 'n'));
+    bool boolean = (n == 4 && !memcmp(t, "true", 4)) || (n == 5 && !memcmp(t, "false", 5)) ||
+                   (n == 3 && (!memcmp(t, "inf", 3) || !memcmp(t, "nan", 3)));
+    if (!numeric && !boolean) {
+        free(ps->guess);
+        ps->guess = sp_malloc(n + 1);
+        memcpy(ps->guess, t, n);
+        ps->guess[n] = 0;
+        int shown = n > 200 ? 200 : (int)n;
+        if (memchr(t, '"', n) || memchr(t, '\\', n))
+            return perr(ps, "invalid value '%.*s' (strings need quotes: '%.*s')", shown, t, shown, t);
+        return perr(ps, "invalid value '%.*s' (strings need quotes: \"%.*s\")", shown, t, shown, t);
+    }
     if (n >= sizeof tok) return perr(ps, "value too long: '%.40s...'", t);
     memcpy(tok, t, n);
     tok[n] = 0;
@@ -278,8 +316,6 @@ static int parse_scalar(parser *ps, const char *t, size_t n, sp_toml_value *v) {
     if (!ok) {
         if (digits_ok(u, ni, true) && !frac && !exp && ni > 1 && u[0] == '0')
             return perr(ps, "leading zeros are not allowed in '%s'", tok);
-        bool word = (tok[0] >= 'A' && tok[0] <= 'Z') || (tok[0] >= 'a' && tok[0] <= 'z') || tok[0] == '/';
-        if (word) return perr(ps, "invalid value '%s' (strings need quotes: \"%s\")", tok, tok);
         return perr(ps, "invalid value '%s'", tok);
     }
     char clean[128];
@@ -311,6 +347,106 @@ static void skip_ws_nl_comments(parser *ps) {
     }
 }
 
+static int parse_value(parser *ps, sp_toml_value *v, int depth);
+
+/* Skips a quoted key or string on one line; false when it does not end on this line. */
+static bool skip_quoted(const char **q, const char *end) {
+    char quote = **q;
+    for (const char *r = *q + 1; r < end && *r != '\n' && *r != '\r'; r++) {
+        if (quote == '"' && *r == '\\' && r + 1 < end) {
+            r++;
+            continue;
+        }
+        if (*r == quote) {
+            *q = r + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the text at ps->p starts a statement: `key =` (with header false) or a `[table]`
+ * header alone on its line. Used to tell where an unterminated array ends. */
+static bool looks_like_statement(const parser *ps, bool header) {
+    const char *q = ps->p, *e = ps->end;
+    bool is_header = q < e && *q == '[';
+    if (is_header) {
+        if (!header) return false;
+        q++;
+    }
+    for (int part = 0;; part++) {
+        while (q < e && (*q == ' ' || *q == '\t')) q++;
+        if (q < e && (*q == '"' || *q == '\'')) {
+            if (!skip_quoted(&q, e)) return false;
+        } else {
+            const char *k = q;
+            while (q < e && is_bare((unsigned char)*q)) q++;
+            if (q == k) return false;
+        }
+        while (q < e && (*q == ' ' || *q == '\t')) q++;
+        if (!is_header) return q < e && *q == '=';
+        if (q < e && *q == '.') {
+            q++;
+            continue;
+        }
+        if (q >= e || *q != ']') return false;
+        q++;
+        while (q < e && (*q == ' ' || *q == '\t')) q++;
+        return q >= e || *q == '#' || *q == '\n' || *q == '\r';
+    }
+}
+
+/* An array that runs into the next statement: report it at the line it opened on and go on
+ * parsing at that statement. */
+static int unterminated_array(parser *ps, int open_line) {
+    ps->resume = ps->p;
+    ps->resume_line = ps->line;
+    ps->line = open_line;
+    return perr(ps, "unterminated array (no closing ']')");
+}
+
+static int parse_array(parser *ps, sp_toml_value *v, int depth) {
+    int open_line = ps->line, cap = 0;
+    v->type = SP_TOML_ARRAY;
+    ps->p++;
+    ps->open++;
+    for (;;) {
+        int line = ps->line;
+        skip_ws_nl_comments(ps);
+        if (peek(ps) == ']') break;
+        if (peek(ps) < 0) {
+            ps->line = open_line;
+            return perr(ps, "unterminated array (no closing ']')");
+        }
+        if (ps->line != line && looks_like_statement(ps, false)) return unterminated_array(ps, open_line);
+        if (v->n == cap) {
+            cap = cap ? 2 * cap : 4;
+            v->items = sp_realloc(v->items, (size_t)cap * sizeof *v->items);
+        }
+        if (parse_value(ps, &v->items[v->n], depth + 1)) {
+            sp_toml_value_free(&v->items[v->n]);
+            return -1;
+        }
+        v->n++;
+        line = ps->line;
+        skip_ws_nl_comments(ps);
+        if (peek(ps) == ',') {
+            ps->p++;
+            continue;
+        }
+        if (peek(ps) == ']') break;
+        if (peek(ps) < 0) {
+            ps->line = open_line;
+            return perr(ps, "unterminated array (no closing ']')");
+        }
+        if (ps->line != line && looks_like_statement(ps, true)) return unterminated_array(ps, open_line);
+        return perr(ps, "expected ',' or ']' in array");
+    }
+    ps->p++;
+    ps->open--;
+    return 0;
+}
+
 static int parse_value(parser *ps, sp_toml_value *v, int depth) {
     memset(v, 0, sizeof *v);
     v->line = ps->line;
@@ -326,43 +462,11 @@ static int parse_value(parser *ps, sp_toml_value *v, int depth) {
     if (c == '{') return perr(ps, "inline tables are not supported");
     if (c == '[') {
         if (depth >= MAX_DEPTH) return perr(ps, "arrays nested too deeply");
-        int open_line = ps->line, cap = 0;
-        v->type = SP_TOML_ARRAY;
-        ps->p++;
-        for (;;) {
-            skip_ws_nl_comments(ps);
-            if (peek(ps) == ']') break;
-            if (peek(ps) < 0) {
-                ps->line = open_line;
-                return perr(ps, "unterminated array (no closing ']')");
-            }
-            if (v->n == cap) {
-                cap = cap ? 2 * cap : 4;
-                v->items = sp_realloc(v->items, (size_t)cap * sizeof *v->items);
-            }
-            if (parse_value(ps, &v->items[v->n], depth + 1)) {
-                sp_toml_value_free(&v->items[v->n]);
-                return -1;
-            }
-            v->n++;
-            skip_ws_nl_comments(ps);
-            if (peek(ps) == ',') {
-                ps->p++;
-                continue;
-            }
-            if (peek(ps) == ']') break;
-            if (peek(ps) < 0) {
-                ps->line = open_line;
-                return perr(ps, "unterminated array (no closing ']')");
-            }
-            return perr(ps, "expected ',' or ']' in array");
-        }
-        ps->p++;
-        return 0;
+        return parse_array(ps, v, depth);
     }
+    /* A bare token runs to a space, a comment, the end of the line or an array's ',' / ']'. */
     const char *t = ps->p;
-    while (ps->p < ps->end && (is_bare(*ps->p) || *ps->p == '+' || *ps->p == '.' || *ps->p == ':' || *ps->p == '/'))
-        ps->p++;
+    while (ps->p < ps->end && !strchr(" \t\r\n#,[]{}\"'=", *ps->p)) ps->p++;
     if (ps->p == t) {
         if (c < 0 || c == '\n' || c == '\r' || c == '#') return perr(ps, "missing value");
         return perr(ps, "invalid value starting with '%c'", c);
@@ -393,6 +497,7 @@ static int parse_key_part(parser *ps, char **out) {
     return 0;
 }
 
+/* Linear lookups, for sp_toml_get on a finished document. */
 static int find_table(const sp_toml_doc *d, const char *name) {
     for (int k = 0; k < d->ntables; k++)
         if (!strcmp(d->tables[k].name, name)) return k;
@@ -404,8 +509,52 @@ static const sp_toml_entry *find_entry(const sp_toml_doc *d, int table, const ch
     return NULL;
 }
 
+/* ---- hash set of table names and (table, key) pairs, used while parsing ---- */
+static uint64_t hash_name(int table, const char *s) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)(uint32_t)table;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h ^ (h >> 29);
+}
+static const char *slot_name(const parser *ps, const hslot *sl) {
+    return sl->table < 0 ? ps->doc->tables[sl->idx].name : ps->doc->entries[sl->idx].key;
+}
+/* Index of the table named s (table -1) or of key s in table `table`; -1 when absent. */
+static int hs_find(const parser *ps, int table, const char *s) {
+    if (!ps->hcap) return -1;
+    uint64_t h = hash_name(table, s);
+    for (size_t i = h & (ps->hcap - 1);; i = (i + 1) & (ps->hcap - 1)) {
+        const hslot *sl = &ps->hs[i];
+        if (sl->idx < 0) return -1;
+        if (sl->h == h && sl->table == table && !strcmp(slot_name(ps, sl), s)) return sl->idx;
+    }
+}
+static void hs_put(parser *ps, uint64_t h, int table, int idx) {
+    for (size_t i = h & (ps->hcap - 1);; i = (i + 1) & (ps->hcap - 1))
+        if (ps->hs[i].idx < 0) {
+            ps->hs[i] = (hslot){h, table, idx};
+            return;
+        }
+}
+static void hs_add(parser *ps, int table, const char *s, int idx) {
+    if (2 * (ps->hn + 1) > ps->hcap) {
+        size_t ocap = ps->hcap, ncap = ocap ? 2 * ocap : 64;
+        hslot *old = ps->hs;
+        ps->hs = sp_malloc(ncap * sizeof *ps->hs);
+        for (size_t i = 0; i < ncap; i++) ps->hs[i].idx = -1;
+        ps->hcap = ncap;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i].idx >= 0) hs_put(ps, old[i].h, old[i].table, old[i].idx);
+        free(old);
+    }
+    hs_put(ps, hash_name(table, s), table, idx);
+    ps->hn++;
+}
+
+static const char *table_label(const parser *ps, int t) { return ps->doc->tables[t].name; }
+
 static int parse_header(parser *ps) {
     ps->p++;
+    ps->table = -1; /* until the header is known to be good, keys under it are dropped */
     if (peek(ps) == '[') return perr(ps, "arrays of tables ([[...]]) are not supported");
     sbuf name = {0};
     for (;;) {
@@ -434,35 +583,54 @@ static int parse_header(parser *ps) {
             ps->p++;
             break;
         }
+        if (peek(ps) < 0 || at_newline(ps) || peek(ps) == '#') {
+            /* Reported, then taken as meant, so the keys below land where the user expects. */
+            perr(ps, "expected ']' to close the table header [%s", name.s);
+            break;
+        }
         free(name.s);
         return perr(ps, "expected ']' to close the table header");
     }
     sp_toml_doc *d = ps->doc;
-    int prev = find_table(d, name.s);
+    int prev = hs_find(ps, -1, name.s);
     if (prev >= 0) {
+        /* Reported; its keys still count (as if the table went on), so none is lost twice. */
         perr(ps, "duplicate table [%s] (first defined on line %d)", name.s, d->tables[prev].line);
         free(name.s);
-        return -1;
+        ps->table = prev;
+        return expect_eol(ps, "table header");
     }
     /* A table may not reuse the name of a key: [a.b] clashes with b = ... in [a]. */
     char *dot = strrchr(name.s, '.');
     int parent = 0;
     if (dot) {
         *dot = 0;
-        parent = find_table(d, name.s);
+        parent = hs_find(ps, -1, name.s);
         *dot = '.';
     }
     const char *leaf = dot ? dot + 1 : name.s;
-    const sp_toml_entry *clash = parent >= 0 ? find_entry(d, parent, leaf) : NULL;
-    if (clash) {
-        perr(ps, "table [%s] clashes with key '%s' on line %d", name.s, leaf, clash->line);
+    int clash = parent >= 0 ? hs_find(ps, parent, leaf) : -1;
+    if (clash >= 0) {
+        perr(ps, "table [%s] clashes with key '%s' on line %d", name.s, leaf, d->entries[clash].line);
         free(name.s);
         return -1;
     }
-    d->tables = sp_realloc(d->tables, (size_t)(d->ntables + 1) * sizeof *d->tables);
+    if (d->ntables == ps->tcap) { /* doubling: growing by one is quadratic in copies */
+        ps->tcap = 2 * d->ntables;
+        d->tables = sp_realloc(d->tables, (size_t)ps->tcap * sizeof *d->tables);
+    }
     d->tables[d->ntables] = (sp_toml_table){name.s, ps->line};
+    hs_add(ps, -1, name.s, d->ntables);
     ps->table = d->ntables++;
     return expect_eol(ps, "table header");
+}
+
+static void add_entry(sp_toml_doc *d, sp_toml_entry e) {
+    if (d->n == d->cap) {
+        d->cap = d->cap ? 2 * d->cap : 16;
+        d->entries = sp_realloc(d->entries, (size_t)d->cap * sizeof *d->entries);
+    }
+    d->entries[d->n++] = e;
 }
 
 static int parse_keyval(parser *ps) {
@@ -487,61 +655,173 @@ static int parse_keyval(parser *ps) {
     }
     ps->p++;
     skip_ws(ps);
-    const sp_toml_entry *prev = find_entry(d, ps->table, key);
-    if (prev) {
-        const char *t = d->tables[ps->table].name;
-        if (*t) perr(ps, "duplicate key '%s' in [%s] (first set on line %d)", key, t, prev->line);
-        else perr(ps, "duplicate key '%s' (first set on line %d)", key, prev->line);
-        free(key);
-        return -1;
+    /* Keys that cannot be kept (a duplicate, a clash, under a bad header) are still parsed so
+     * their own problems are reported and parsing goes on after them. */
+    bool keep = ps->table >= 0;
+    if (keep) {
+        int prev = hs_find(ps, ps->table, key);
+        const char *t = table_label(ps, ps->table);
+        if (prev >= 0) {
+            if (*t) perr(ps, "duplicate key '%s' in [%s] (first set on line %d)", key, t, d->entries[prev].line);
+            else perr(ps, "duplicate key '%s' (first set on line %d)", key, d->entries[prev].line);
+            keep = false;
+        } else {
+            char *full = *t ? sp_strfmt("%s.%s", t, key) : sp_strdup(key);
+            int clash = hs_find(ps, -1, full);
+            free(full);
+            if (clash >= 0) {
+                perr(ps, "key '%s' clashes with table [%s] on line %d", key, d->tables[clash].name,
+                     d->tables[clash].line);
+                keep = false;
+            }
+        }
     }
-    const char *tname = d->tables[ps->table].name;
-    char *full = *tname ? sp_strfmt("%s.%s", tname, key) : sp_strdup(key);
-    int clash = find_table(d, full);
-    free(full);
-    if (clash >= 0) {
-        perr(ps, "key '%s' clashes with table [%s] on line %d", key, d->tables[clash].name, d->tables[clash].line);
-        free(key);
-        return -1;
-    }
-    sp_toml_value v;
     if (at_newline(ps) || peek(ps) < 0 || peek(ps) == '#') {
         perr(ps, "missing value for key '%s'", key);
         free(key);
         return -1;
     }
+    sp_toml_value v;
+    free(ps->guess);
+    ps->guess = NULL;
     if (parse_value(ps, &v, 0)) {
         sp_toml_value_free(&v);
-        free(key);
+        if (keep && ps->guess && ps->open == 0) {
+            /* An unquoted word: kept as the string it was meant to be, marked invalid, so that a
+             * consumer does not report the key as missing as well. */
+            v.type = SP_TOML_STRING;
+            v.line = line;
+            v.s = ps->guess;
+            ps->guess = NULL;
+            add_entry(d, (sp_toml_entry){ps->table, key, line, v, true});
+            hs_add(ps, ps->table, key, d->n - 1);
+        } else {
+            free(key);
+        }
         return -1;
     }
-    if (d->n == d->cap) {
-        d->cap = d->cap ? 2 * d->cap : 16;
-        d->entries = sp_realloc(d->entries, (size_t)d->cap * sizeof *d->entries);
+    if (!keep) {
+        sp_toml_value_free(&v);
+        free(key);
+        return expect_eol(ps, "value");
     }
-    d->entries[d->n++] = (sp_toml_entry){ps->table, key, line, v};
+    add_entry(d, (sp_toml_entry){ps->table, key, line, v, false});
+    hs_add(ps, ps->table, key, d->n - 1);
     return expect_eol(ps, "value");
 }
 
-int sp_toml_parse(const char *text, size_t len, const char *name, sp_toml_doc *doc) {
+/* Scans the rest of the line (not its newline) for the brackets that close open arrays,
+ * skipping strings and comments. */
+static void skip_line_brackets(parser *ps, int *depth) {
+    while (ps->p < ps->end && !at_newline(ps)) {
+        char ch = *ps->p;
+        if (ch == '#') {
+            skip_comment(ps);
+            return;
+        }
+        if (ch == '"' || ch == '\'') {
+            const char *q = ps->p;
+            if (skip_quoted(&q, ps->end)) ps->p = q;
+            else ps->p++;
+            continue;
+        }
+        if (*depth > 0 && ch == '[') ++*depth;
+        if (*depth > 0 && ch == ']') --*depth;
+        ps->p++;
+    }
+}
+
+/* After an error: on to the next statement. The rest of the line is skipped, and when the
+ * error was inside an array, the lines that continue it (up to its ']' or the next line that
+ * starts a statement). */
+static void recover(parser *ps) {
+    if (ps->resume) {
+        ps->p = ps->resume;
+        ps->line = ps->resume_line;
+        ps->resume = NULL;
+        return;
+    }
+    int depth = ps->err_open;
+    skip_line_brackets(ps, &depth);
+    while (depth > 0 && ps->p < ps->end) {
+        eat_newline(ps);
+        skip_ws(ps);
+        if (looks_like_statement(ps, true)) return;
+        skip_line_brackets(ps, &depth);
+    }
+}
+
+/* Stable counting sort of the entries by table: a table's keys are contiguous in file order,
+ * also when a duplicate [table] header added more of them later. */
+static void group_entries(sp_toml_doc *d) {
+    int *start = SP_NEW(int, d->ntables + 1);
+    for (int k = 0; k < d->n; k++) start[d->entries[k].table + 1]++;
+    for (int t = 0; t < d->ntables; t++) start[t + 1] += start[t];
+    sp_toml_entry *out = SP_NEW(sp_toml_entry, d->cap ? d->cap : 1);
+    for (int k = 0; k < d->n; k++) out[start[d->entries[k].table]++] = d->entries[k];
+    free(d->entries);
+    d->entries = out;
+    free(start);
+}
+
+int sp_toml_parse_all(const char *text, size_t len, const char *name, sp_toml_doc *doc, sp_problems *problems) {
     memset(doc, 0, sizeof *doc);
     doc->tables = SP_NEW(sp_toml_table, 1);
     doc->tables[0] = (sp_toml_table){sp_strdup(""), 0};
     doc->ntables = 1;
-    parser ps = {text, text + len, name ? name : "(text)", 1, doc, 0};
-    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) ps.p += 3;
-    int rc = check_text(&ps);
+    parser ps = {0};
+    ps.p = text;
+    ps.end = text + len;
+    ps.name = name ? name : "(text)";
     ps.line = 1;
-    while (rc == 0) {
-        skip_ws(&ps);
-        if (ps.p >= ps.end) break;
-        int c = peek(&ps);
-        if (c == '#') skip_comment(&ps);
-        else if (at_newline(&ps)) eat_newline(&ps);
-        else if (c == '[') rc = parse_header(&ps);
-        else rc = parse_keyval(&ps);
+    ps.doc = doc;
+    ps.problems = problems;
+    ps.tcap = 1;
+    hs_add(&ps, -1, "", 0);
+    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) ps.p += 3;
+    if (check_text(&ps) == 0) {
+        ps.line = 1;
+        while (ps.p < ps.end) {
+            skip_ws(&ps);
+            if (ps.p >= ps.end) break;
+            int c = peek(&ps);
+            if (c == '#') {
+                skip_comment(&ps);
+            } else if (at_newline(&ps)) {
+                eat_newline(&ps);
+            } else {
+                ps.open = 0;
+                if (c == '[' ? parse_header(&ps) : parse_keyval(&ps)) recover(&ps);
+            }
+        }
+        group_entries(doc);
     }
-    if (rc) sp_toml_free(doc);
+    free(ps.hs);
+    free(ps.guess);
+    return ps.nerr ? -1 : 0;
+}
+
+int sp_toml_parse(const char *text, size_t len, const char *name, sp_toml_doc *doc) {
+    sp_problems pr = {0};
+    int rc = sp_toml_parse_all(text, len, name, doc, &pr);
+    if (rc) {
+        sp_error("%s", pr.n ? pr.items[0] : "invalid TOML");
+        sp_toml_free(doc);
+    }
+    sp_problems_free(&pr);
+    return rc;
+}
+
+int sp_toml_load_all(const char *path, sp_toml_doc *doc, sp_problems *problems) {
+    char *text;
+    size_t n;
+    memset(doc, 0, sizeof *doc);
+    if (sp_read_file(path, &text, &n)) {
+        sp_problems_add(problems, "%s", sp_last_error());
+        return -1;
+    }
+    int rc = sp_toml_parse_all(text, n, path, doc, problems);
+    free(text);
     return rc;
 }
 
@@ -575,11 +855,16 @@ const sp_toml_value *sp_toml_get(const sp_toml_doc *doc, const char *table, cons
 int sp_toml_parse_value(const char *text, sp_toml_value *v) {
     memset(v, 0, sizeof *v);
     size_t len = strlen(text);
-    parser ps = {text, text + len, NULL, 1, NULL, 0};
+    parser ps = {0};
+    ps.p = text;
+    ps.end = text + len;
+    ps.line = 1;
     if (check_text(&ps)) return -1;
     skip_ws(&ps);
     if (ps.p >= ps.end) return perr(&ps, "missing value");
-    if (parse_value(&ps, v, 0)) {
+    int rc = parse_value(&ps, v, 0);
+    free(ps.guess);
+    if (rc) {
         sp_toml_value_free(v);
         return -1;
     }

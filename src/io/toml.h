@@ -7,7 +7,9 @@
  * (spanning lines, trailing comma allowed). Everything else (dotted keys, inline tables, arrays
  * of tables, multi-line strings, dates) is rejected with a message. Duplicate keys and tables
  * are errors. Errors name the file and line: "run.toml:7: expected '=' after key 'max_steps'".
- * Every key keeps its line so later validation can point at it.
+ * Parsing goes on after an error, so every problem of a file is reported in one pass; the time
+ * taken is linear in the size of the text (duplicates are found with a hash set). Every key
+ * keeps its line so later validation can point at it.
  *
  * Writer: appends TOML text to a growable buffer, then saves it atomically. Floats are printed
  * in the shortest form that reads back to the same double, always with a '.' or an exponent. */
@@ -17,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/core.h"
 
 typedef enum { SP_TOML_STRING, SP_TOML_INT, SP_TOML_FLOAT, SP_TOML_BOOL, SP_TOML_ARRAY } sp_toml_type;
 
@@ -41,6 +45,9 @@ typedef struct {
     char *key;
     int line;  /* line of the key */
     sp_toml_value value;
+    /* true: the value had a syntax error (already reported) and holds the unquoted word as a
+     * string, e.g. path = ../x; consumers skip it but need not report the key as missing. */
+    bool invalid;
 } sp_toml_entry;
 
 /* A parsed document. tables[0] is the root table; tables and entries are in file order, and
@@ -53,9 +60,13 @@ typedef struct {
 } sp_toml_doc;
 
 /* Parses len bytes of text; `name` (a path) prefixes error messages as "name:LINE: ...".
- * On error returns -1 with sp_error set and doc empty. */
+ * On error returns -1 with sp_error set (the first problem) and doc empty. */
 int sp_toml_parse(const char *text, size_t len, const char *name, sp_toml_doc *doc);
 int sp_toml_load(const char *path, sp_toml_doc *doc);
+/* Like sp_toml_parse, but adds every problem of the text to `problems` and keeps in doc every
+ * entry that parsed (free it with sp_toml_free in all cases). Returns -1 if there was any. */
+int sp_toml_parse_all(const char *text, size_t len, const char *name, sp_toml_doc *doc, sp_problems *problems);
+int sp_toml_load_all(const char *path, sp_toml_doc *doc, sp_problems *problems);
 void sp_toml_free(sp_toml_doc *doc);
 /* The value of table.key, or NULL. table "" is the root table. */
 const sp_toml_value *sp_toml_get(const sp_toml_doc *doc, const char *table, const char *key);

@@ -1,6 +1,7 @@
 /* checkpoint.c — binary checkpoint: magic, version, step, stores, curves. Little-endian hosts. */
 #include "train/checkpoint.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,11 @@ void sp_series_free(sp_series *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void put(FILE *f, const void *p, size_t n) { fwrite(p, 1, n, f); }
+/* fwrite of n bytes; nothing to write (an empty store or curve, whose pointer may be NULL) is
+ * not a call at all. */
+static void put(FILE *f, const void *p, size_t n) {
+    if (n) fwrite(p, 1, n, f);
+}
 
 static void put_store(FILE *f, const sp_gaussians *g) {
     size_t n = (size_t)g->n;
@@ -38,6 +43,9 @@ static void put_store(FILE *f, const sp_gaussians *g) {
 }
 
 int sp_checkpoint_write(const char *path, const sp_checkpoint *c) {
+    if (c->step < 0 || c->g.n < 0 || c->g.sh_degree < 0 || c->g.sh_degree > 3)
+        return sp_error("%s: cannot write a checkpoint of step %d with %d Gaussians of SH degree %d", path, c->step,
+                        c->g.n, c->g.sh_degree);
     sp_afile af;
     if (sp_afile_open(&af, path)) return -1;
     uint32_t hdr[5] = {CK_VERSION, (uint32_t)c->step, (uint32_t)c->g.n, (uint32_t)c->g.sh_degree, SP_CURVES};
@@ -62,10 +70,13 @@ typedef struct {
 
 static int take(reader *r, void *dst, size_t n) {
     if ((size_t)(r->end - r->p) < n) return -1;
-    memcpy(dst, r->p, n);
+    if (n) memcpy(dst, r->p, n);
     r->p += n;
     return 0;
 }
+
+/* Bytes one Gaussian takes in one store: means, scales, quaternion, opacity, K SH colours. */
+static size_t store_bytes(int deg) { return (size_t)(3 + 3 + 4 + 1 + 3 * sp_sh_coeffs(deg)) * sizeof(float); }
 
 static int take_store(reader *r, sp_gaussians *g, int n, int deg) {
     sp_gaussians_init(g, n, deg);
@@ -94,12 +105,33 @@ int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
         rc = sp_error("%s: truncated checkpoint header", path);
         goto done;
     }
+    /* Every header field is checked, and every count against the bytes the file has left,
+     * before anything is allocated. */
     if (hdr[0] != CK_VERSION) {
         rc = sp_error("%s: checkpoint version %u, this splat reads version %u", path, hdr[0], CK_VERSION);
         goto done;
     }
-    if (hdr[3] > 3 || hdr[2] > 100000000u || hdr[4] != SP_CURVES) {
-        rc = sp_error("%s: corrupt checkpoint header", path);
+    if (hdr[1] > SP_CHECKPOINT_MAX_STEP) {
+        rc = sp_error("%s: corrupt checkpoint: step %u is out of range (0 to %d)", path, hdr[1],
+                      SP_CHECKPOINT_MAX_STEP);
+        goto done;
+    }
+    if (hdr[3] > 3) {
+        rc = sp_error("%s: corrupt checkpoint: SH degree %u (0 to 3)", path, hdr[3]);
+        goto done;
+    }
+    if (hdr[4] != SP_CURVES) {
+        rc = sp_error("%s: corrupt checkpoint: %u curves, expected %d", path, hdr[4], SP_CURVES);
+        goto done;
+    }
+    if (!(c->train_seconds >= 0 && c->train_seconds < 1e9)) {
+        rc = sp_error("%s: corrupt checkpoint: training time %g s", path, c->train_seconds);
+        goto done;
+    }
+    size_t left = (size_t)(r.end - r.p), per = 3 * store_bytes((int)hdr[3]);
+    if (hdr[2] > left / per || hdr[2] > (uint32_t)INT_MAX / 2) {
+        rc = sp_error("%s: truncated or corrupt checkpoint: it claims %u Gaussians, the %zu bytes left hold at most %zu",
+                      path, hdr[2], left, left / per);
         goto done;
     }
     c->step = (int)hdr[1];
@@ -110,17 +142,20 @@ int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
     }
     for (int k = 0; k < SP_CURVES; k++) {
         uint32_t cn;
-        if (take(&r, &cn, sizeof cn) || cn > 100000000u || (size_t)(r.end - r.p) < (size_t)cn * 16) {
+        if (take(&r, &cn, sizeof cn) || (size_t)(r.end - r.p) / 16 < (size_t)cn) {
             rc = sp_error("%s: truncated checkpoint curves", path);
             goto done;
         }
-        for (uint32_t i = 0; i < cn; i++) {
-            double x = 0;
-            take(&r, &x, 8);
-            sp_series_push(&c->curves[k], x, 0);
+        sp_series *s = &c->curves[k];
+        if (cn) {
+            s->cap = s->n = (int)cn;
+            s->x = sp_malloc((size_t)cn * sizeof(double));
+            s->y = sp_malloc((size_t)cn * sizeof(double));
+            take(&r, s->x, (size_t)cn * 8);
+            take(&r, s->y, (size_t)cn * 8);
         }
-        for (uint32_t i = 0; i < cn; i++) take(&r, &c->curves[k].y[i], 8);
     }
+    if (r.p != r.end) rc = sp_error("%s: corrupt checkpoint: %zu unexpected bytes at the end", path, (size_t)(r.end - r.p));
 done:
     free(data);
     if (rc) sp_checkpoint_free(c);

@@ -24,7 +24,13 @@ typedef struct {
     sp_series curves[SP_CURVES];
 } sp_checkpoint;
 
+/* Largest step a checkpoint may hold (training runs are bounded far below it). */
+#define SP_CHECKPOINT_MAX_STEP 1000000000
+
 int sp_checkpoint_write(const char *path, const sp_checkpoint *c);
+/* Reads and checks a checkpoint: every header field (version, step in 0..SP_CHECKPOINT_MAX_STEP,
+ * SH degree, curve count) and every count against the bytes the file holds, before anything is
+ * allocated, so no allocation exceeds what the file can hold. Errors name the file. */
 int sp_checkpoint_read(const char *path, sp_checkpoint *c);
 void sp_checkpoint_free(sp_checkpoint *c);
 

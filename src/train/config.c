@@ -347,13 +347,12 @@ static void key_hint(const char *section, const char *key, char *out, size_t n) 
 
 /* ---- loading ---- */
 int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems) {
-    sp_toml_doc d;
-    if (sp_toml_load(path, &d)) {
-        sp_problems_add(problems, "%s", sp_last_error());
-        return -1;
-    }
+    /* Syntax problems are reported with the rest: whatever parsed is still checked and applied. */
     int before = problems->n;
+    sp_toml_doc d;
+    sp_toml_load_all(path, &d, problems);
     char hint[1024], why[512];
+    int k = 0; /* the entries of a table are contiguous, tables in order: one pass over both */
     for (int t = 0; t < d.ntables; t++) {
         const sp_toml_table *tab = &d.tables[t];
         bool known = t == 0 || section_known(tab->name);
@@ -361,9 +360,9 @@ int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems) 
             section_hint(tab->name, hint, sizeof hint);
             sp_problems_add(problems, "%s:%d: unknown section [%s]%s", path, tab->line, tab->name, hint);
         }
-        for (int k = 0; known && k < d.n; k++) {
+        for (; k < d.n && d.entries[k].table == t; k++) {
             const sp_toml_entry *e = &d.entries[k];
-            if (e->table != t) continue;
+            if (!known) continue;
             if (t == 0) {
                 const char *home = NULL;
                 for (int j = 0; j < sp_config_schema_len && !home; j++)
@@ -379,6 +378,10 @@ int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems) 
             if (!f) {
                 key_hint(tab->name, e->key, hint, sizeof hint);
                 sp_problems_add(problems, "%s:%d: unknown key %s.%s%s", path, e->line, tab->name, e->key, hint);
+                continue;
+            }
+            if (e->invalid) { /* reported by the parser; an unquoted string still counts as set */
+                if (f->type == SP_CFG_STRING) apply_value(c, f, &e->value, why, sizeof why);
                 continue;
             }
             if (apply_value(c, f, &e->value, why, sizeof why))

@@ -27,6 +27,7 @@ int sp_refine_stats_reserve(sp_refine_stats *s, int cap) {
 
 int sp_refine_stats_reset(sp_refine_stats *s, int n) {
     if (sp_refine_stats_reserve(s, n)) return -1;
+    if (n <= 0) return 0; /* an empty model: nothing to clear (and no buffers yet) */
     memset(s->grad_accum, 0, (size_t)n * sizeof(float));
     memset(s->grad_count, 0, (size_t)n * sizeof(int32_t));
     memset(s->max_radius, 0, (size_t)n * sizeof(float));

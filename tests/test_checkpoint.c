@@ -1,0 +1,159 @@
+/* test_checkpoint.c — checkpoint round trip (including empty curves and stores) and the reader's
+ * checks on hostile files: every header field, counts larger than the file can hold, truncation,
+ * trailing bytes; each error names the file. */
+#include "testutil.h"
+
+#include <time.h>
+
+#include <math.h>
+
+#include "train/checkpoint.h"
+
+static char *g_dir;
+
+static int setup(void **state) {
+    g_dir = tu_tmpdir();
+    return g_dir ? 0 : -1;
+}
+static int teardown(void **state) {
+    tu_rm_rf(g_dir);
+    return 0;
+}
+
+static void fill_store(sp_gaussians *g, int n, int deg, float base) {
+    sp_gaussians_init(g, n, deg);
+    g->n = n;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++) g->means[3 * i + k] = base + i + 0.1f * k;
+        for (int k = 0; k < 3; k++) g->log_scales[3 * i + k] = -base - i;
+        for (int k = 0; k < 4; k++) g->quats[4 * i + k] = (float)k;
+        g->opacity_logits[i] = 0.5f * i;
+        for (int k = 0; k < 3 * g->K; k++) g->sh[(size_t)i * 3 * g->K + k] = base * k;
+    }
+}
+
+static void write_sample(const char *path, int n, int deg, int curve_points) {
+    sp_checkpoint c = {.step = 1234, .train_seconds = 5.5};
+    fill_store(&c.g, n, deg, 1.0f);
+    fill_store(&c.m, n, deg, 2.0f);
+    fill_store(&c.v, n, deg, 3.0f);
+    for (int i = 0; i < curve_points; i++) sp_series_push(&c.curves[SP_CURVE_LOSS], i * 10, 0.5 / (i + 1));
+    assert_int_equal(sp_checkpoint_write(path, &c), 0);
+    sp_checkpoint_free(&c);
+}
+
+static void test_round_trip(void **state) {
+    char *path = sp_path_join(g_dir, "ck.bin");
+    write_sample(path, 7, 2, 5);
+    sp_checkpoint c;
+    assert_int_equal(sp_checkpoint_read(path, &c), 0);
+    assert_int_equal(c.step, 1234);
+    assert_true(c.train_seconds == 5.5);
+    assert_int_equal(c.g.n, 7);
+    assert_int_equal(c.g.sh_degree, 2);
+    assert_true(c.g.means[3 * 6 + 2] == 1.0f + 6 + 0.2f);
+    assert_true(c.v.sh[5] == 3.0f * 5);
+    assert_int_equal(c.curves[SP_CURVE_LOSS].n, 5);
+    assert_true(c.curves[SP_CURVE_LOSS].x[4] == 40);
+    assert_true(c.curves[SP_CURVE_LOSS].y[4] == 0.1);
+    assert_int_equal(c.curves[SP_CURVE_PSNR].n, 0);
+    sp_series_push(&c.curves[SP_CURVE_PSNR], 1, 2); /* a read series keeps growing */
+    sp_series_push(&c.curves[SP_CURVE_LOSS], 50, 0.01);
+    assert_int_equal(c.curves[SP_CURVE_LOSS].n, 6);
+    sp_checkpoint_free(&c);
+
+    /* No Gaussians and no curve points (the writer must not pass NULL to fwrite/memcpy). */
+    sp_checkpoint e = {.step = 0};
+    sp_gaussians_init(&e.g, 0, 0);
+    sp_gaussians_init(&e.m, 0, 0);
+    sp_gaussians_init(&e.v, 0, 0);
+    assert_int_equal(sp_checkpoint_write(path, &e), 0);
+    sp_checkpoint_free(&e);
+    assert_int_equal(sp_checkpoint_read(path, &e), 0);
+    assert_int_equal(e.g.n, 0);
+    assert_int_equal(e.curves[0].n, 0);
+    sp_checkpoint_free(&e);
+    free(path);
+}
+
+/* Header offsets: magic 0..8, version 8, step 12, count 16, degree 20, curves 24, seconds 28. */
+static void patch_u32(char *data, size_t off, uint32_t v) { memcpy(data + off, &v, 4); }
+
+static void expect_error(const char *path, const char *data, size_t n, const char *msg) {
+    assert_int_equal(sp_write_file_atomic(path, data, n), 0);
+    sp_checkpoint c;
+    sp_clear_error();
+    clock_t t0 = clock();
+    if (sp_checkpoint_read(path, &c) == 0) fail_msg("read a bad checkpoint (%s)", msg);
+    double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    if (cpu > 2.0) fail_msg("rejecting took %.1f s of CPU time (%s)", cpu, msg);
+    char *want = sp_strfmt("%s: ", path);
+    if (strncmp(sp_last_error(), want, strlen(want))) fail_msg("error does not name the file: %s", sp_last_error());
+    tu_assert_contains(sp_last_error(), msg);
+    free(want);
+    assert_int_equal(c.g.n, 0);
+    assert_null(c.g.means);
+}
+
+static void test_hostile_files(void **state) {
+    char *path = sp_path_join(g_dir, "ck.bin"), *bad = sp_path_join(g_dir, "bad.bin");
+    write_sample(path, 3, 1, 4);
+    char *good;
+    size_t n;
+    assert_int_equal(sp_read_file(path, &good, &n), 0);
+    char *d = sp_malloc(n + 16);
+#define FRESH() memcpy(d, good, n)
+
+    FRESH(), patch_u32(d, 12, 0xFFFFFFF0u); /* step -16 once cast to int */
+    expect_error(bad, d, n, "corrupt checkpoint: step 4294967280 is out of range (0 to 1000000000)");
+    FRESH(), patch_u32(d, 12, 0x80000000u);
+    expect_error(bad, d, n, "step 2147483648 is out of range");
+    FRESH(), patch_u32(d, 16, 100000000u); /* 1e8 Gaussians in a file of a few hundred bytes */
+    expect_error(bad, d, n, "truncated or corrupt checkpoint: it claims 100000000 Gaussians");
+    FRESH(), patch_u32(d, 16, 0xFFFFFFFFu);
+    expect_error(bad, d, n, "it claims 4294967295 Gaussians");
+    FRESH(), patch_u32(d, 16, 4); /* one more than stored */
+    expect_error(bad, d, n, "it claims 4 Gaussians");
+    FRESH(), patch_u32(d, 20, 7);
+    expect_error(bad, d, n, "corrupt checkpoint: SH degree 7 (0 to 3)");
+    FRESH(), patch_u32(d, 24, 1000);
+    expect_error(bad, d, n, "corrupt checkpoint: 1000 curves, expected 4");
+    FRESH(), patch_u32(d, 8, 2);
+    expect_error(bad, d, n, "checkpoint version 2, this splat reads version 1");
+    FRESH(), memcpy(d, "NOTACKPT", 8);
+    expect_error(bad, d, n, "not a splat checkpoint");
+    double nan_seconds = NAN;
+    FRESH(), memcpy(d + 28, &nan_seconds, 8);
+    expect_error(bad, d, n, "corrupt checkpoint: training time nan s");
+    /* the first curve's count (right after the three stores) claims more than is left */
+    size_t curve0 = 36 + 3 * (size_t)3 * sp_gaussian_floats(sp_sh_coeffs(1)) * 4;
+    FRESH(), patch_u32(d, curve0, 0xFFFFFFFFu);
+    expect_error(bad, d, n, "truncated checkpoint curves");
+    FRESH();
+    expect_error(bad, d, 30, "truncated checkpoint header");
+    expect_error(bad, d, 5, "not a splat checkpoint");
+    expect_error(bad, d, n - 1, "truncated checkpoint curves");
+    expect_error(bad, d, 100, "it claims 3 Gaussians");
+    memcpy(d + n, "extra", 5);
+    expect_error(bad, d, n + 5, "corrupt checkpoint: 5 unexpected bytes at the end");
+    /* every truncation of a valid file is an error that names it, never a crash */
+    for (size_t len = 0; len < n; len++) {
+        assert_int_equal(sp_write_file_atomic(bad, good, len), 0);
+        sp_checkpoint c;
+        assert_int_equal(sp_checkpoint_read(bad, &c), -1);
+        tu_assert_contains(sp_last_error(), bad);
+    }
+#undef FRESH
+    free(d);
+    free(good);
+    free(path);
+    free(bad);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_hostile_files),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
