@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "core/core.h"
 #include "eval/eval.h"
+#include "io/export.h"
 #include "io/image.h"
 #include "io/loader.h"
 #include "io/ply.h"
@@ -82,7 +83,7 @@ static int open_session(const eval_args *a, session *s) {
     }
     for (int i = 0; i < probs.n; i++) fprintf(stderr, "error: %s\n", probs.items[i]);
     if (probs.n) goto done;
-    if (sp_ply_read(ply, &s->g)) {
+    if (sp_model_read(ply, &s->g)) { /* .ply, .splat or .spz */
         fprintf(stderr, "error: %s\n", sp_last_error());
         goto done;
     }

@@ -14,6 +14,8 @@
 #include "core/core.h"
 #include "eval/eval.h"
 #include "eval/plot.h"
+#include "io/cameras_json.h"
+#include "io/export.h"
 #include "io/loader.h"
 #include "io/ply.h"
 #include "scene/init.h"
@@ -101,6 +103,10 @@ static int save_model(run *r) {
         rc = sp_ply_write(p, &g);
         free(p);
     }
+    /* snapshots in the original 3DGS layout, every save_every steps and at the end */
+    int every = r->cfg->trainer.save_every;
+    if (rc == 0 && every > 0 && (r->step % every == 0 || r->step == r->cfg->trainer.max_steps))
+        rc = sp_snapshot_write(r->dir, r->step, &g);
     if (rc == 0) {
         sp_checkpoint ck = {.step = r->step, .train_seconds = r->train_seconds, .g = g, .m = m, .v = v};
         memcpy(ck.curves, r->curves, sizeof ck.curves);
@@ -323,6 +329,10 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
         SP_INFO("loaded %s (%s): %d train, %d val, %d test views of %dx%d in %.1f s; scene extent %.3f", cfg->data.path,
                 r->data.format, r->data.train.n, r->data.val.n, r->data.test.n, r->data.train.views[0].cam.width,
                 r->data.train.views[0].cam.height, sp_now() - t0, r->data.extent);
+        char *cj = run_path(r, "cameras.json"); /* what viewers of the original layout read */
+        int cj_rc = sp_cameras_json_write(cj, &r->data);
+        free(cj);
+        if (cj_rc) goto fail;
     }
 
     /* backend */
