@@ -14,6 +14,10 @@ int cmd_export(int argc, char **argv);
 /* progress.c: the live progress line (terminal) or periodic plain lines (pipes, logs). */
 void sp_cli_progress(const sp_progress *p, void *user);
 
+/* video.c: DIR/PATTERN (a printf pattern such as frame_%04d.png) to OUT (.mp4) through ffmpeg.
+ * 1 written, 0 ffmpeg is not on PATH, -1 it failed (error set). */
+int cli_encode_video(const char *dir, const char *pattern, int fps, const char *out);
+
 /* Small argument helpers: "--name value" or "--name=value". */
 int cli_flag(const char *arg, const char *name);
 const char *cli_value(int argc, char **argv, int *i, const char *name); /* NULL if arg i is not --name */
