@@ -391,11 +391,82 @@ static void test_snapshot(void **state) {
     tu_rm_rf(d);
 }
 
+/* A version-2 file written here by hand (first-three quaternion, w >= 0): one Gaussian. */
+static void test_spz_version2(void **state) {
+    (void)state;
+    char *d = tu_tmpdir();
+    char *p = sp_path_join(d, "v2.spz");
+    uint8_t raw[16 + 9 + 1 + 3 + 3 + 3] = {0x4e, 0x47, 0x53, 0x50, 2, 0, 0, 0, 1, 0, 0, 0, 0, 12, 0, 0};
+    uint8_t *b = raw + 16;
+    int32_t fx[3] = {4096, -2048, 1024}; /* 1, -0.5, 0.25 in RUB */
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 3; j++) b[3 * k + j] = (uint8_t)((uint32_t)fx[k] >> (8 * j));
+    b[9] = 191;                                   /* alpha 0.749 */
+    b[10] = 128, b[11] = 166, b[12] = 89;        /* colours */
+    b[13] = 160, b[14] = 144, b[15] = 128;       /* log scales 0, -1, -2 */
+    b[16] = 128, b[17] = 128, b[18] = 218;       /* quaternion x, y, z (RUB) = 0.0039, 0.0039, 0.71 */
+    gzFile f = gzopen(p, "wb");
+    gzwrite(f, raw, sizeof raw);
+    gzclose(f);
+    sp_gaussians g;
+    assert_int_equal(sp_spz_read(p, &g), 0);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.sh_degree, 0);
+    assert_true(fabsf(g.means[0] - 1) < 1e-6f && fabsf(g.means[1] - 0.5f) < 1e-6f && fabsf(g.means[2] + 0.25f) < 1e-6f);
+    assert_true(fabsf(g.log_scales[0]) < 1e-6f && fabsf(g.log_scales[1] + 1) < 1e-6f && fabsf(g.log_scales[2] + 2) < 1e-6f);
+    assert_true(fabsf(sigmoid(g.opacity_logits[0]) - 191 / 255.0f) < 1e-5f);
+    assert_true(fabsf(g.sh[1] - (166 / 255.0f - 0.5f) / 0.15f) < 1e-5f);
+    float z = 218 / 127.5f - 1, xy = 128 / 127.5f - 1, w = sqrtf(1 - z * z - 2 * xy * xy);
+    /* back to RDF: (w, x, -y, -z) */
+    assert_true(fabsf(g.quats[0] - w) < 1e-5f && fabsf(g.quats[1] - xy) < 1e-5f && fabsf(g.quats[2] + xy) < 1e-5f &&
+                fabsf(g.quats[3] + z) < 1e-5f);
+    sp_gaussians_free(&g);
+    free(p);
+    tu_rm_rf(d);
+}
+
+/* Any bytes in the streams decode to finite parameters (no crash, no NaN), and a .splat with a
+ * NaN is refused with the Gaussian named. */
+static void test_corrupt_streams(void **state) {
+    (void)state;
+    char *d = tu_tmpdir();
+    char *p = sp_path_join(d, "c.spz"), *q = sp_path_join(d, "c.splat");
+    sp_gaussians g, h;
+    random_gaussians(&g, 40, 3, 4, 0.5f);
+    assert_int_equal(sp_spz_write(p, &g), 0);
+    size_t n;
+    uint8_t *raw = gunzip_all(p, &n);
+    sp_rng r;
+    sp_rng_seed(&r, 8, 8);
+    for (size_t i = 16; i < n; i++) raw[i] = (uint8_t)sp_rng_u32(&r);
+    gzFile f = gzopen(p, "wb");
+    gzwrite(f, raw, (unsigned)n);
+    gzclose(f);
+    free(raw);
+    assert_int_equal(sp_spz_read(p, &h), 0);
+    assert_true(sp_gaussians_finite(&h));
+    sp_gaussians_free(&h);
+
+    assert_int_equal(sp_splat_write(q, &g), 0);
+    char *data;
+    assert_int_equal(sp_read_file(q, &data, &n), 0);
+    float nan = NAN;
+    memcpy(data + 32 * 5 + 4, &nan, 4);
+    assert_int_equal(sp_write_file_atomic(q, data, n), 0);
+    free(data);
+    assert_int_equal(sp_splat_read(q, &h), -1);
+    tu_assert_contains(sp_last_error(), "c.splat: Gaussian 5");
+    sp_gaussians_free(&g);
+    free(p), free(q);
+    tu_rm_rf(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_splat_fields),     cmocka_unit_test(test_spz_fields),
         cmocka_unit_test(test_spz_sh_flip),      cmocka_unit_test(test_render_round_trip),
         cmocka_unit_test(test_bad_files),        cmocka_unit_test(test_snapshot),
+        cmocka_unit_test(test_spz_version2),     cmocka_unit_test(test_corrupt_streams),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
