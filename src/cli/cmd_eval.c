@@ -210,16 +210,19 @@ static int render_path(const eval_args *a, session *s) {
 
 int cmd_render(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat render --ply FILE --data DIR [--split test] --out DIR [--background white|black]\n"
-               "       splat render --ply FILE --data DIR --path orbit|spiral|interp [--frames N] --out DIR\n"
+        /* the --path usage comes first: frames along a camera path (render_path) */
+        printf("usage: splat render --ply FILE --data DIR --path orbit|spiral|interp [--frames N] --out DIR\n"
                "\n"
-               "Renders every view of a split with the model and writes OUT/<name>.png. With --path, renders\n"
-               "N frames (default 120) along a camera path derived from the training cameras instead:\n"
+               "Renders N frames (default 120) along a camera path derived from the training cameras:\n"
                "  orbit   a circle around the point the cameras look at, at their mean distance and height\n"
                "  spiral  a spiral around the mean pose (forward-facing captures) or the first camera\n"
                "  interp  a smooth path through up to 8 training poses\n"
                "as OUT/frame_0000.png ..., and OUT/<path>.mp4 when ffmpeg is on PATH. FILE may be .ply,\n"
-               ".splat or .spz.\n");
+               ".splat or .spz (docs/formats.md).\n"
+               "\n"
+               "usage: splat render --ply FILE --data DIR [--split test] --out DIR [--background white|black]\n"
+               "\n"
+               "Renders every view of a split with the model and writes OUT/<name>.png.\n");
         return 0;
     }
     eval_args a;
