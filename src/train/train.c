@@ -329,10 +329,6 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
         SP_INFO("loaded %s (%s): %d train, %d val, %d test views of %dx%d in %.1f s; scene extent %.3f", cfg->data.path,
                 r->data.format, r->data.train.n, r->data.val.n, r->data.test.n, r->data.train.views[0].cam.width,
                 r->data.train.views[0].cam.height, sp_now() - t0, r->data.extent);
-        char *cj = run_path(r, "cameras.json"); /* what viewers of the original layout read */
-        int cj_rc = sp_cameras_json_write(cj, &r->data);
-        free(cj);
-        if (cj_rc) goto fail;
     }
 
     /* backend */
@@ -347,6 +343,13 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
     }
     if (o->resume_dir ? resume(r, o->resume_dir) : init_gaussians(r)) goto fail;
 
+    /* cameras.json: what viewers of the original 3DGS layout read beside point_cloud/ */
+    {
+        char *cj = run_path(r, "cameras.json");
+        int cj_rc = sp_cameras_json_write(cj, &r->data);
+        free(cj);
+        if (cj_rc) goto fail;
+    }
     int max_steps = cfg->trainer.max_steps, nviews = r->data.train.n;
     int *perm = SP_NEW(int, nviews), perm_epoch = -1;
     float extent = r->data.extent;
