@@ -6,12 +6,17 @@
 
 int cmd_train(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 
 /* progress.c: the live progress line (terminal) or periodic plain lines (pipes, logs). */
 void sp_cli_progress(const sp_progress *p, void *user);
+
+/* video.c: DIR/PATTERN (a printf pattern such as frame_%04d.png) to OUT (.mp4) through ffmpeg.
+ * 1 written, 0 ffmpeg is not on PATH, -1 it failed (error set). */
+int cli_encode_video(const char *dir, const char *pattern, int fps, const char *out);
 
 /* Small argument helpers: "--name value" or "--name=value". */
 int cli_flag(const char *arg, const char *name);

@@ -8,14 +8,18 @@
 #include "cli/cli.h"
 #include "core/core.h"
 #include "eval/eval.h"
+#include "io/export.h"
 #include "io/image.h"
 #include "io/loader.h"
 #include "io/ply.h"
+#include "scene/campath.h"
 #include "train/report.h"
 
 typedef struct {
     const char *run, *ply, *data, *split, *out, *background, *backend;
     int downscale;
+    const char *path; /* render --path orbit|spiral|interp */
+    int frames;
 } eval_args;
 
 static int parse(int argc, char **argv, eval_args *a) {
@@ -31,6 +35,8 @@ static int parse(int argc, char **argv, eval_args *a) {
         else if ((v = cli_value(argc, argv, &i, "--background"))) a->background = v;
         else if ((v = cli_value(argc, argv, &i, "--backend"))) a->backend = v;
         else if ((v = cli_value(argc, argv, &i, "--downscale"))) a->downscale = atoi(v);
+        else if ((v = cli_value(argc, argv, &i, "--path"))) a->path = v;
+        else if ((v = cli_value(argc, argv, &i, "--frames"))) a->frames = atoi(v);
         else {
             fprintf(stderr, "splat: unknown option '%s' (see --help)\n", argv[i]);
             return -1;
@@ -42,6 +48,15 @@ static int parse(int argc, char **argv, eval_args *a) {
     }
     if (a->downscale < 1) {
         fprintf(stderr, "splat: --downscale must be >= 1\n");
+        return -1;
+    }
+    sp_path_kind kind;
+    if (a->path && sp_path_kind_parse(a->path, &kind)) {
+        fprintf(stderr, "splat: --path: %s\n", sp_last_error());
+        return -1;
+    }
+    if (a->frames < 0 || a->frames > 100000 || (a->frames && !a->path)) {
+        fprintf(stderr, "splat: --frames must be between 1 and 100000, with --path\n");
         return -1;
     }
     return 0;
@@ -82,7 +97,7 @@ static int open_session(const eval_args *a, session *s) {
     }
     for (int i = 0; i < probs.n; i++) fprintf(stderr, "error: %s\n", probs.items[i]);
     if (probs.n) goto done;
-    if (sp_ply_read(ply, &s->g)) {
+    if (sp_model_read(ply, &s->g)) { /* .ply, .splat or .spz */
         fprintf(stderr, "error: %s\n", sp_last_error());
         goto done;
     }
@@ -155,9 +170,57 @@ int cmd_eval(int argc, char **argv) {
     return rc ? 1 : 0;
 }
 
+/* `render --path`: frames along a camera path derived from the training cameras (scene/campath.h)
+ * as OUT/frame_0000.png ..., then OUT/<path>.mp4 when ffmpeg is on PATH. */
+static int render_path(const eval_args *a, session *s) {
+    sp_path_kind kind;
+    sp_path_kind_parse(a->path, &kind); /* validated by parse() */
+    int frames = a->frames > 0 ? a->frames : 120;
+    sp_camera *cams = SP_NEW(sp_camera, frames);
+    int rc = sp_campath_make(&s->data, kind, frames, cams);
+    if (rc == 0) rc = sp_mkdir_p(a->out);
+    int w = rc == 0 ? cams[0].width : 1, h = rc == 0 ? cams[0].height : 1;
+    float *rgb = sp_malloc((size_t)w * h * 3 * sizeof(float));
+    sp_image img = {w, h, 3, sp_malloc((size_t)w * h * 3)};
+    for (int j = 0; rc == 0 && j < frames; j++) {
+        rc = s->b->ops->render(s->b, &cams[j], s->g.sh_degree, s->bg, rgb);
+        if (rc) break;
+        sp_image_quantize(rgb, w, h, img.pixels);
+        char *p = sp_strfmt("%s/frame_%04d.png", a->out, j);
+        rc = sp_image_save_png(p, &img);
+        free(p);
+    }
+    free(rgb);
+    free(img.pixels);
+    free(cams);
+    if (rc) {
+        fprintf(stderr, "error: %s\n", sp_last_error());
+        return 1;
+    }
+    printf("wrote %d frames (%s path, %dx%d) to %s\n", frames, a->path, w, h, a->out);
+    char *name = sp_strfmt("%s.mp4", a->path), *mp4 = sp_path_join(a->out, name);
+    int v = cli_encode_video(a->out, "frame_%04d.png", 30, mp4);
+    if (v > 0) printf("wrote %s\n", mp4);
+    else if (v == 0) printf("ffmpeg is not on PATH: no video (the PNG frames are complete)\n");
+    else fprintf(stderr, "warning: %s; the PNG frames are complete\n", sp_last_error());
+    free(name);
+    free(mp4);
+    return 0;
+}
+
 int cmd_render(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat render --ply FILE --data DIR [--split test] --out DIR [--background white|black]\n"
+        /* the --path usage comes first: frames along a camera path (render_path) */
+        printf("usage: splat render --ply FILE --data DIR --path orbit|spiral|interp [--frames N] --out DIR\n"
+               "\n"
+               "Renders N frames (default 120) along a camera path derived from the training cameras:\n"
+               "  orbit   a circle around the point the cameras look at, at their mean distance and height\n"
+               "  spiral  a spiral around the mean pose (forward-facing captures) or the first camera\n"
+               "  interp  a smooth path through up to 8 training poses\n"
+               "as OUT/frame_0000.png ..., and OUT/<path>.mp4 when ffmpeg is on PATH. FILE may be .ply,\n"
+               ".splat or .spz (docs/formats.md).\n"
+               "\n"
+               "usage: splat render --ply FILE --data DIR [--split test] --out DIR [--background white|black]\n"
                "\n"
                "Renders every view of a split with the model and writes OUT/<name>.png.\n");
         return 0;
@@ -172,6 +235,11 @@ int cmd_render(int argc, char **argv) {
     if (open_session(&a, &s)) {
         close_session(&s);
         return 1;
+    }
+    if (a.path) {
+        int prc = render_path(&a, &s);
+        close_session(&s);
+        return prc;
     }
     const char *split = a.split ? a.split : "test";
     sp_split *sp = sp_dataset_split(&s.data, split);

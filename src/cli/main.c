@@ -18,6 +18,7 @@ static void usage(FILE *f) {
             "  check   --config FILE [--set section.key=value ...]   validate config and dataset\n"
             "  eval    --run DIR | --ply FILE --data DIR [--split val|test]\n"
             "  render  --ply FILE --data DIR [--split test] --out DIR\n"
+            "  export  --ply FILE | --run DIR [--format ply|splat|spz] --out FILE\n"
             "  synth   --out DIR [--size N] [--views TRAIN,VAL,TEST] [--seed N]\n"
             "  version\n"
             "\n"
@@ -46,6 +47,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export")) return cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "synth")) return cmd_synth(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

@@ -71,7 +71,7 @@ const sp_config_field sp_config_schema[] = {
 
     INT(trainer, max_steps, GE(1), 30000, "Training steps (one view per step)."),
     INT(trainer, eval_every, GE(0), 0, "Evaluate every N steps; 0 = only at the end."),
-    INT(trainer, save_every, GE(0), 0, "Save a .ply every N steps; 0 = only at the end."),
+    INT(trainer, save_every, GE(0), 0, "Save the model every N steps, plus point_cloud/iteration_N/point_cloud.ply (also at the end); 0 = only at the end."),
     INT(trainer, log_every, GE(1), 100, "Log loss and speed every N steps."),
     INT(trainer, sh_degree, IN(0, 3), 3, "Final spherical-harmonics degree."),
     INT(trainer, sh_interval, GE(1), 1000, "Raise the SH degree by one every N steps, up to sh_degree."),

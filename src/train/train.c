@@ -18,6 +18,8 @@
 #include "core/core.h"
 #include "eval/eval.h"
 #include "eval/plot.h"
+#include "io/cameras_json.h"
+#include "io/export.h"
 #include "io/loader.h"
 #include "io/ply.h"
 #include "scene/init.h"
@@ -159,6 +161,10 @@ static int save_model(run *r) {
         rc = sp_ply_write(p, &g);
         free(p);
     }
+    /* snapshots in the original 3DGS layout, every save_every steps and at the end */
+    int every = r->cfg->trainer.save_every;
+    if (rc == 0 && every > 0 && (r->step % every == 0 || r->step == r->cfg->trainer.max_steps))
+        rc = sp_snapshot_write(r->dir, r->step, &g);
     if (rc == 0) {
         sp_checkpoint ck = {.step = r->step, .train_seconds = r->train_seconds, .g = g, .m = m, .v = v};
         memcpy(ck.curves, r->curves, sizeof ck.curves);
@@ -489,6 +495,13 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     early = NULL;
     if (crc) goto fail;
 
+    /* cameras.json: what viewers of the original 3DGS layout read beside point_cloud/ */
+    {
+        char *cj = run_path(r, "cameras.json");
+        int cj_rc = sp_cameras_json_write(cj, &r->data);
+        free(cj);
+        if (cj_rc) goto fail;
+    }
     int max_steps = cfg->trainer.max_steps, nviews = r->data.train.n;
     int *perm = SP_NEW(int, nviews), perm_epoch = -1;
     float extent = r->data.extent;

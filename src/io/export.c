@@ -1,0 +1,62 @@
+/* export.c — model formats by name and extension, the format-dispatching read/write used by
+ * `splat export` and every --ply option, and snapshots in the original 3DGS run layout. */
+#include "io/export.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/core.h"
+#include "io/ply.h"
+
+sp_model_format sp_model_format_from_name(const char *name) {
+    if (!name) return SP_MODEL_UNKNOWN;
+    if (!strcasecmp(name, "ply")) return SP_MODEL_PLY;
+    if (!strcasecmp(name, "splat")) return SP_MODEL_SPLAT;
+    if (!strcasecmp(name, "spz")) return SP_MODEL_SPZ;
+    return SP_MODEL_UNKNOWN;
+}
+
+sp_model_format sp_model_format_from_path(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash + 1 : path, '.');
+    return dot ? sp_model_format_from_name(dot + 1) : SP_MODEL_UNKNOWN;
+}
+
+const char *sp_model_format_name(sp_model_format f) {
+    switch (f) {
+    case SP_MODEL_PLY: return "ply";
+    case SP_MODEL_SPLAT: return "splat";
+    case SP_MODEL_SPZ: return "spz";
+    default: return "unknown";
+    }
+}
+
+int sp_model_write(const char *path, sp_model_format f, const sp_gaussians *g) {
+    switch (f) {
+    case SP_MODEL_PLY: return sp_ply_write(path, g);
+    case SP_MODEL_SPLAT: return sp_splat_write(path, g);
+    case SP_MODEL_SPZ: return sp_spz_write(path, g);
+    default: return sp_error("%s: unknown model format (use ply, splat or spz)", path);
+    }
+}
+
+int sp_model_read(const char *path, sp_gaussians *g) {
+    switch (sp_model_format_from_path(path)) {
+    case SP_MODEL_SPLAT: return sp_splat_read(path, g);
+    case SP_MODEL_SPZ: return sp_spz_read(path, g);
+    default: return sp_ply_read(path, g);
+    }
+}
+
+int sp_snapshot_write(const char *run_dir, int step, const sp_gaussians *g) {
+    char *dir = sp_strfmt("%s/point_cloud/iteration_%d", run_dir, step);
+    int rc = sp_mkdir_p(dir);
+    if (rc == 0) {
+        char *p = sp_path_join(dir, "point_cloud.ply");
+        rc = sp_ply_write(p, g);
+        free(p);
+    }
+    free(dir);
+    return rc;
+}
