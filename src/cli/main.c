@@ -36,6 +36,10 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "synth")) return cmd_synth(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        if (cli_help_requested(argc - 1, argv + 1)) {
+            printf("usage: splat version\n\nPrints the version and the commit splat was built from.\n");
+            return 0;
+        }
         printf("splat %s (commit %s)\n", sp_version(), sp_commit());
         return 0;
     }

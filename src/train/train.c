@@ -82,6 +82,8 @@ typedef struct {
     sp_backend *b;
     sp_alpha_mode alpha;
     sp_series curves[SP_CURVES];
+    sp_series eval_seconds; /* training seconds at each PSNR curve point (NaN before a resume) */
+    int target_step;        /* first step at or above trainer.target_psnr; 0 = not yet */
     double train_seconds; /* includes previous sessions of a resumed run */
     double started;
     int step; /* last completed step */
@@ -162,6 +164,7 @@ static int write_result(run *r, const char *status) {
         .test = r->have_test ? &r->test : NULL,
         .val = r->have_val ? &r->val : NULL,
         .curves = r->curves,
+        .eval_seconds = &r->eval_seconds,
         .profile = &prof,
     };
     char *p = run_path(r, "result.toml");
@@ -227,6 +230,11 @@ static int resume(run *r, const char *dir) {
         r->curves[k] = ck.curves[k];
         memset(&ck.curves[k], 0, sizeof ck.curves[k]);
     }
+    for (int i = 0; i < r->curves[SP_CURVE_PSNR].n; i++)
+        sp_series_push(&r->eval_seconds, r->curves[SP_CURVE_PSNR].x[i], NAN);
+    double s_unused;
+    if (!sp_report_target(&r->curves[SP_CURVE_PSNR], NULL, r->cfg->trainer.target_psnr, &r->target_step, &s_unused))
+        r->target_step = 0;
     SP_INFO("resuming %s at step %d with %d Gaussians", dir, ck.step, ck.g.n);
     sp_checkpoint_free(&ck);
     return rc;
@@ -308,10 +316,25 @@ static void report_progress(run *r, const sp_train_opts *o, double loss, int fin
     o->progress(&p, o->user);
 }
 
+/* A point of the PSNR/SSIM curves, with the training time; logs when the target is first reached. */
+static void push_eval(run *r, double psnr, double ssim) {
+    double secs = train_seconds_now(r);
+    sp_series_push(&r->curves[SP_CURVE_PSNR], r->step, psnr);
+    sp_series_push(&r->curves[SP_CURVE_SSIM], r->step, ssim);
+    sp_series_push(&r->eval_seconds, r->step, secs);
+    double target = r->cfg->trainer.target_psnr;
+    if (target > 0 && !r->target_step && psnr >= target) {
+        r->target_step = r->step;
+        SP_INFO("reached the target PSNR %.2f dB at step %d after %.1f s of training (eval PSNR %.2f dB)", target,
+                r->step, secs, psnr);
+    }
+}
+
 static void free_run(run *r) {
     if (r->b) r->b->ops->destroy(r->b);
     sp_dataset_free(&r->data);
     for (int k = 0; k < SP_CURVES; k++) sp_series_free(&r->curves[k]);
+    sp_series_free(&r->eval_seconds);
     sp_eval_result_free(&r->test);
     sp_eval_result_free(&r->val);
     free(r->dir);
@@ -462,11 +485,12 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
                 float bg[3];
                 eval_background(cfg, bg);
                 sp_eval_result er;
+                double t0 = sp_now(); /* evaluation time is not training time */
                 if (sp_eval_views(r->b, es, r->alpha, a.sh_degree, bg, NULL, &er)) goto fail_loop;
-                sp_series_push(&r->curves[SP_CURVE_PSNR], step, er.mean_psnr);
-                sp_series_push(&r->curves[SP_CURVE_SSIM], step, er.mean_ssim);
+                r->paused_s += sp_now() - t0;
                 SP_INFO("step %d: eval PSNR %.3f dB, SSIM %.4f (%d Gaussians)", step, er.mean_psnr, er.mean_ssim,
                         r->b->ops->num_gaussians(r->b));
+                push_eval(r, er.mean_psnr, er.mean_ssim);
                 sp_eval_result_free(&er);
                 r->prog_skip = 1; /* not a training speed */
             }
@@ -479,7 +503,7 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
             r->paused_s += sp_now() - t0;
             r->prog_skip = 1;
         }
-        if (log_now || step % LOSS_EVERY == 0) report_progress(r, o, last_loss, 0);
+        if ((log_now || step % LOSS_EVERY == 0) && step != max_steps) report_progress(r, o, last_loss, 0);
     }
     r->train_seconds = train_seconds_now(r);
     r->in_loop = 0;
@@ -499,8 +523,7 @@ int sp_train(const sp_config *cfg, const sp_train_opts *o) {
         if (final_eval(r)) goto fail;
         if (r->have_test || r->have_val) {
             sp_eval_result *e = r->have_test ? &r->test : &r->val;
-            sp_series_push(&r->curves[SP_CURVE_PSNR], r->step, e->mean_psnr);
-            sp_series_push(&r->curves[SP_CURVE_SSIM], r->step, e->mean_ssim);
+            push_eval(r, e->mean_psnr, e->mean_ssim);
         }
         if (save_model(r, 1)) goto fail; /* checkpoint now holds the final curves too */
     }
