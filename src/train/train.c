@@ -135,11 +135,19 @@ static int save_model(run *r, int announce) {
 }
 
 static int write_curves_png(run *r) {
+    const sp_series *ps = &r->curves[SP_CURVE_PSNR];
+    char note[160];
+    if (ps->n == 1)
+        snprintf(note, sizeof note, "one evaluation only: %.2f dB at step %.0f (trainer.eval_every gives a curve)",
+                 ps->y[0], ps->x[0]);
+    else
+        snprintf(note, sizeof note, "no evaluation (no held-out views, or the run stopped early)");
     sp_plot_series panels[3] = {
-        {"loss", r->curves[SP_CURVE_LOSS].x, r->curves[SP_CURVE_LOSS].y, r->curves[SP_CURVE_LOSS].n, 1},
-        {"eval PSNR (dB)", r->curves[SP_CURVE_PSNR].x, r->curves[SP_CURVE_PSNR].y, r->curves[SP_CURVE_PSNR].n, 0},
-        {"Gaussians", r->curves[SP_CURVE_GAUSSIANS].x, r->curves[SP_CURVE_GAUSSIANS].y,
-         r->curves[SP_CURVE_GAUSSIANS].n, 0},
+        {.title = "loss (log scale)", .x = r->curves[SP_CURVE_LOSS].x, .y = r->curves[SP_CURVE_LOSS].y,
+         .n = r->curves[SP_CURVE_LOSS].n, .log_y = 1},
+        {.title = "eval PSNR (dB)", .x = ps->x, .y = ps->y, .n = ps->n, .note = note},
+        {.title = "Gaussians", .x = r->curves[SP_CURVE_GAUSSIANS].x, .y = r->curves[SP_CURVE_GAUSSIANS].y,
+         .n = r->curves[SP_CURVE_GAUSSIANS].n, .x_label = "step"},
     };
     char *p = run_path(r, "curves.png");
     int rc = sp_plot_write_png(p, panels, 3, 800, 900);
