@@ -222,6 +222,13 @@ static void linear_ticks(axis *ax, double lo, double hi, int target, int to_log)
     }
 }
 
+/* The nearest value of the form {1, 2, 5} x 10^k below (up = 0) or above (up = 1) v > 0. */
+static double snap_125(double v, int up) {
+    double e = pow(10.0, floor(log10(v))), m = v / e;
+    if (up) return (m <= 1.0000001 ? 1 : m <= 2.0000001 ? 2 : m <= 5.0000001 ? 5 : 10) * e;
+    return (m >= 4.9999999 ? 5 : m >= 1.9999999 ? 2 : 1) * e;
+}
+
 /* Range [lo, hi] of finite values in plot space, widened when degenerate, padded by `pad`. */
 static void make_axis(axis *ax, double lo, double hi, int log, double pad, int target) {
     ax->log = log;
@@ -237,6 +244,10 @@ static void make_axis(axis *ax, double lo, double hi, int log, double pad, int t
     double p = (hi - lo) * pad;
     ax->lo = lo - p;
     ax->hi = hi + p;
+    if (log && ax->hi - ax->lo >= 0.7) { /* end on labelled 1-2-5 values */
+        ax->lo = log10(snap_125(pow(10.0, ax->lo), 0));
+        ax->hi = log10(snap_125(pow(10.0, ax->hi), 1));
+    }
     if (log && ax->hi - ax->lo >= 0.7) {
         /* Decades (every k-th when there are many); with few decades also 2 and 5 times them. */
         static const double mult[3] = {1, 2, 5};
@@ -421,6 +432,7 @@ int sp_plot_render(const sp_plot_series *panels, int num_panels, int width, int 
         xhi = fmax(xhi, pa[p].xhi);
     }
     /* one x range for every panel, so that a step lines up across them */
+    if (xlo > 0 && xlo < 0.1 * (xhi - xlo)) xlo = 0; /* steps: start the axis at 0 */
     axis ax;
     make_axis(&ax, xlo, xhi, 0, 0.0, 5);
     for (int p = 0; p < num_panels; p++) pa[p].ax = ax;
