@@ -89,7 +89,8 @@ typedef struct {
     int step; /* last completed step */
     sp_eval_result test, val;
     int have_test, have_val;
-    /* progress: this session's loop start, time spent saving, and the smoothed recent speed */
+    /* progress: this session's loop start, time spent saving and evaluating (not training), and
+     * the smoothed recent speed */
     double loop_t0, paused_s;
     double prog_t, prog_sps;
     int prog_step0, prog_step, prog_skip;

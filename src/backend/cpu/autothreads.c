@@ -18,6 +18,7 @@ void sp_autothreads_init(sp_autothreads *a, int max, int fixed) {
     a->state = WAITING;
     a->left = WARMUP;
     a->interval = FIRST_GAP;
+    a->window = WINDOW;
 }
 
 int sp_autothreads_next(const sp_autothreads *a) { return a->state == TIMING_TRIAL ? a->trial : a->cur; }
@@ -42,14 +43,14 @@ int sp_autothreads_done(sp_autothreads *a, double seconds) {
     case WAITING:
         a->state = TIMING_CUR;
         a->base_s = 0;
-        a->left = WINDOW;
+        a->left = a->window;
         break;
     case TIMING_CUR:
         a->base_s += seconds;
         a->trial = pick_trial(a);
         a->state = TIMING_TRIAL;
         a->trial_s = 0;
-        a->left = WINDOW;
+        a->left = a->window;
         break;
     case TIMING_TRIAL:
         a->trial_s += seconds;
@@ -58,8 +59,9 @@ int sp_autothreads_done(sp_autothreads *a, double seconds) {
             a->interval = FIRST_GAP;
             a->switches++;
             changed = 1;
-        } else if (a->interval < MAX_GAP) {
-            a->interval *= 2;
+        } else {
+            if (a->interval < MAX_GAP) a->interval *= 2;
+            changed = 2;
         }
         a->state = WAITING;
         a->left = a->interval;

@@ -15,6 +15,7 @@ typedef struct {
     int state;    /* waiting, timing cur, timing trial */
     int left;     /* steps left in the state */
     int interval; /* steps between trials; doubles after each trial that loses */
+    int window;   /* steps timed on each side of a trial */
     int up;       /* next trial goes up (else down) */
     double base_s, trial_s;
     int switches;
@@ -23,7 +24,8 @@ typedef struct {
 void sp_autothreads_init(sp_autothreads *a, int max, int fixed);
 /* The count for the next step. */
 int sp_autothreads_next(const sp_autothreads *a);
-/* Reports that step's wall time; returns 1 when the count in use changed. */
+/* Reports that step's wall time. Returns 0, or after a trial 1 when its count was kept (cur
+ * changed) and 2 when it was not; base_s and trial_s then hold the two windows' times. */
 int sp_autothreads_done(sp_autothreads *a, double seconds);
 
 #endif

@@ -168,8 +168,11 @@ static int cpu_train_step(sp_backend *base, const sp_step_args *a) {
     int n = sp_autothreads_next(&b->threads), old = sp_omp_threads_set(n);
     double t0 = sp_now();
     int rc = train_step(b, a);
-    if (sp_autothreads_done(&b->threads, sp_now() - t0))
-        sp_log_to_file("cpu backend: %d threads from step %ld", b->threads.cur, b->steps + 1);
+    const sp_autothreads *at = &b->threads;
+    int trial = at->trial, was = at->cur, verdict = sp_autothreads_done(&b->threads, sp_now() - t0);
+    if (verdict) /* in the log file only: which count the machine gives best */
+        sp_log_to_file("cpu backend: %d steps took %.3f s with %d threads, %.3f s with %d: %d threads from step %ld",
+                       at->window, at->base_s, was, at->trial_s, trial, at->cur, b->steps + 1);
     sp_omp_threads_set(old);
     return rc;
 }
