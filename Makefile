@@ -2,8 +2,9 @@
 # Every src/**/*.c goes into libsplat.a, every tests/test_*.c becomes one test binary.
 BUILD   ?= build
 .DEFAULT_GOAL := all
-# Parallel by default: one job per core unless -j was given.
-ifeq (,$(filter -j%,$(MAKEFLAGS)))
+# Parallel by default: one job per core (a -j on the command line still wins); sub-makes share
+# the top-level jobserver.
+ifeq ($(MAKELEVEL),0)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
 CC      ?= cc
