@@ -68,7 +68,7 @@ static int load_config(const train_args *t, sp_config *cfg, sp_problems *probs) 
     return probs->n ? -1 : 0;
 }
 
-static int interrupted(void *user) {
+int sp_cli_interrupted(void *user) {
     (void)user;
     return sp_interrupted();
 }
@@ -120,7 +120,7 @@ int cmd_train(int argc, char **argv) {
     sp_problems_free(&probs);
     sp_install_interrupt_handler();
     sp_train_opts o = {.resume_dir = t.resume, .force = t.force, .progress = sp_cli_progress,
-                       .cancel = interrupted, .user = NULL};
+                       .cancel = sp_cli_interrupted, .user = NULL};
     int rc = sp_train(cfg, &o);
     free(cfg);
     return rc;
