@@ -20,7 +20,7 @@ static int pt_failures;
 
 /* One line per comparison: PASS/FAIL, the target (backend and variant), stage, what, the measured
  * error and its tolerance. Returns ok. */
-static int pt_report(int ok, const char *target, const char *stage, const char *what, const char *metric, double err,
+static inline int pt_report(int ok, const char *target, const char *stage, const char *what, const char *metric, double err,
                      double tol) {
     printf("%s %s %s %s: %s %.3g (tol %.3g)\n", ok ? "PASS" : "FAIL", target, stage, what, metric, err, tol);
     fflush(stdout);
@@ -28,7 +28,7 @@ static int pt_report(int ok, const char *target, const char *stage, const char *
     return ok;
 }
 
-static sp_rng pt_rng(uint64_t stream) {
+static inline sp_rng pt_rng(uint64_t stream) {
     sp_rng r;
     sp_rng_seed(&r, pt_seed, stream);
     return r;
@@ -37,7 +37,7 @@ static sp_rng pt_rng(uint64_t stream) {
 /* ---- measures of error (NaN anywhere counts as infinite error) ---- */
 
 /* Max over i of |a-b| / max(|b|, floor), floor = floor_frac * max|b|; only where mask (if any). */
-static double pt_max_rel(const float *a, const float *b, size_t n, int stride, const uint8_t *mask,
+static inline double pt_max_rel(const float *a, const float *b, size_t n, int stride, const uint8_t *mask,
                          double floor_frac) {
     double mx = 0.0, err = 0.0;
     for (size_t i = 0; i < n * stride; i++)
@@ -53,7 +53,7 @@ static double pt_max_rel(const float *a, const float *b, size_t n, int stride, c
 
 /* Relative error of the quadratic form d^T C d (conic C = (a, b, c) = [[a, b], [b, c]]):
  * sqrt|tr((C^-1 dC)^2)| with dC = x - ref, the largest over Gaussians in mask. */
-static double pt_conic_form_err(const float *x, const float *ref, int n, const uint8_t *mask) {
+static inline double pt_conic_form_err(const float *x, const float *ref, int n, const uint8_t *mask) {
     double worst = 0.0;
     for (int i = 0; i < n; i++) {
         if (mask && !mask[i]) continue;
@@ -74,7 +74,7 @@ static double pt_conic_form_err(const float *x, const float *ref, int n, const u
 }
 
 /* ||a - b|| / ||b|| (0 when both are zero, infinite when only b is). */
-static double pt_rel_l2(const float *a, const float *b, size_t n) {
+static inline double pt_rel_l2(const float *a, const float *b, size_t n) {
     double num = 0.0, den = 0.0;
     for (size_t i = 0; i < n; i++) {
         double d = (double)a[i] - (double)b[i];
@@ -86,7 +86,7 @@ static double pt_rel_l2(const float *a, const float *b, size_t n) {
     return sqrt(num / den);
 }
 
-static double pt_max_abs(const float *a, const float *b, size_t n) {
+static inline double pt_max_abs(const float *a, const float *b, size_t n) {
     double e = 0.0;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)a[i] - (double)b[i]);
@@ -96,7 +96,7 @@ static double pt_max_abs(const float *a, const float *b, size_t n) {
 }
 
 /* Number of NaN or infinite values. */
-static size_t pt_nonfinite(const float *x, size_t n) {
+static inline size_t pt_nonfinite(const float *x, size_t n) {
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) bad += !isfinite(x[i]);
     return bad;
@@ -110,7 +110,7 @@ typedef struct {
     sp_params p;
 } pt_scene;
 
-static void pt_mat_from_quat(const float q[4], float R[9]) {
+static inline void pt_mat_from_quat(const float q[4], float R[9]) {
     float w = q[0], x = q[1], y = q[2], z = q[3];
     R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z), R[2] = 2 * (x * z + w * y);
     R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z - w * x);
@@ -119,7 +119,7 @@ static void pt_mat_from_quat(const float q[4], float R[9]) {
 
 /* n Gaussians at depths 1..6 in (and a little beyond) a w x h view, every 97th behind the near
  * plane; opacities from 0.02 to 0.98, SH of degree deg. */
-static void pt_scene_make(pt_scene *s, sp_rng *r, int n, int w, int h, int deg) {
+static inline void pt_scene_make(pt_scene *s, sp_rng *r, int n, int w, int h, int deg) {
     memset(s, 0, sizeof *s);
     s->n = n;
     s->deg = deg;
@@ -157,7 +157,7 @@ static void pt_scene_make(pt_scene *s, sp_rng *r, int n, int w, int h, int deg) 
     s->p.opacity_logits = s->logits, s->p.sh = s->sh;
 }
 
-static void pt_scene_free(pt_scene *s) {
+static inline void pt_scene_free(pt_scene *s) {
     free(s->means);
     free(s->log_scales);
     free(s->quats);
@@ -166,7 +166,7 @@ static void pt_scene_free(pt_scene *s) {
 }
 
 /* A parameter store holding the scene's Gaussians. */
-static void pt_scene_store(const pt_scene *s, sp_gaussians *g) {
+static inline void pt_scene_store(const pt_scene *s, sp_gaussians *g) {
     sp_gaussians_init(g, s->n > 0 ? s->n : 1, s->deg);
     g->n = s->n;
     size_t n = (size_t)s->n;
@@ -176,7 +176,7 @@ static void pt_scene_store(const pt_scene *s, sp_gaussians *g) {
 }
 
 /* Random Gaussians in a cube of half-size spread around the origin. */
-static void pt_random_gaussians(sp_gaussians *g, sp_rng *r, int n, int deg, float spread) {
+static inline void pt_random_gaussians(sp_gaussians *g, sp_rng *r, int n, int deg, float spread) {
     sp_gaussians_init(g, n > 0 ? n : 1, deg);
     g->n = n;
     for (int i = 0; i < n; i++) {
@@ -189,7 +189,7 @@ static void pt_random_gaussians(sp_gaussians *g, sp_rng *r, int n, int deg, floa
 }
 
 /* Camera at distance d around the origin, looking at it (OpenCV axes, world up = +z). */
-static void pt_look_at(sp_camera *c, int w, int h, float az, float el, float d) {
+static inline void pt_look_at(sp_camera *c, int w, int h, float az, float el, float d) {
     memset(c, 0, sizeof *c);
     c->width = w, c->height = h;
     c->fx = c->fy = 1.1f * w;
@@ -204,7 +204,7 @@ static void pt_look_at(sp_camera *c, int w, int h, float az, float el, float d) 
     for (int k = 0; k < 3; k++) c->t[k] = -(c->R[3 * k] * C[0] + c->R[3 * k + 1] * C[1] + c->R[3 * k + 2] * C[2]);
 }
 
-static int pt_stores_equal(const sp_gaussians *a, const sp_gaussians *b) {
+static inline int pt_stores_equal(const sp_gaussians *a, const sp_gaussians *b) {
     if (a->n != b->n || a->K != b->K) return 0;
     size_t n = (size_t)a->n;
     return !memcmp(a->means, b->means, n * 12) && !memcmp(a->log_scales, b->log_scales, n * 12) &&
@@ -212,7 +212,7 @@ static int pt_stores_equal(const sp_gaussians *a, const sp_gaussians *b) {
            !memcmp(a->sh, b->sh, n * 12 * (size_t)a->K);
 }
 
-static size_t pt_store_nonfinite(const sp_gaussians *g) {
+static inline size_t pt_store_nonfinite(const sp_gaussians *g) {
     size_t n = (size_t)g->n;
     return pt_nonfinite(g->means, n * 3) + pt_nonfinite(g->log_scales, n * 3) + pt_nonfinite(g->quats, n * 4) +
            pt_nonfinite(g->opacity_logits, n) + pt_nonfinite(g->sh, n * 3 * (size_t)g->K);

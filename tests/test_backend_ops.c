@@ -30,7 +30,8 @@
  *                  gradients (read back through Adam's first moment) relative L2 < 1e-3
  *
  * Usage: test_backend_ops [--backend KIND]          the parity tests (make test runs them)
- *        test_backend_ops --list                    kinds compiled in and whether each has a device
+ *        test_backend_ops --list                    one line per kind compiled in: name, device|no-device,
+ *                                                   gpu|cpu, the variants it honours (comma-separated)
  *        test_backend_ops --perf [--backend KIND] [--size N] [--steps S]   ms per stage
  * SPLAT_TEST_SEED=<n> repeats a run's random inputs. */
 #include "testutil.h"
@@ -736,8 +737,15 @@ static int variant_configs(const sp_backend_kind *k, sp_backend_config *out, cha
 static int list_kinds(void) {
     int nk;
     const sp_backend_kind *kinds = sp_backend_kinds(&nk);
-    for (int i = 0; i < nk; i++)
-        printf("%s %s %s\n", kinds[i].name, kinds[i].available() ? "device" : "no-device", kinds[i].gpu ? "gpu" : "cpu");
+    for (int i = 0; i < nk; i++) {
+        unsigned v = kinds[i].variants;
+        char vars[64] = "";
+        if (v & SP_VARIANT_DETERMINISTIC) strcat(vars, ",deterministic");
+        if (v & SP_VARIANT_BACKWARD_SPLAT) strcat(vars, ",backward_splat");
+        if (v & SP_VARIANT_CAS_ATOMICS) strcat(vars, ",cas_atomics");
+        printf("%s %s %s %s\n", kinds[i].name, kinds[i].available() ? "device" : "no-device",
+               kinds[i].gpu ? "gpu" : "cpu", v ? vars + 1 : "-");
+    }
     return 0;
 }
 
