@@ -171,7 +171,7 @@ static int check_project(const tcase *c, sp_backend *b, const sp_stage_ops *ops,
 static int bins_equal(const sp_bins *a, const sp_bins *b) {
     if (a->tiles_x != b->tiles_x || a->tiles_y != b->tiles_y || a->num_pairs != b->num_pairs) return 0;
     if (memcmp(a->range, b->range, (size_t)a->tiles_x * a->tiles_y * 8)) return 0;
-    return memcmp(a->ids, b->ids, (size_t)a->num_pairs * 4) == 0;
+    return a->num_pairs == 0 || memcmp(a->ids, b->ids, (size_t)a->num_pairs * 4) == 0;
 }
 
 /* Lists that index past n or ranges out of order are as bad as NaN. */

@@ -16,13 +16,15 @@ int sp_backend_cuda_available(void) {
 #endif
 }
 
-/* GPU kinds first, in the order auto prefers them; cpu last. */
+/* GPU kinds first, in the order auto prefers them; cpu last. A new backend adds its row here (under
+ * its build switch) and is then picked by auto, listed by `test_backend_ops --list`, and run through
+ * the parity harness and tests/e2e_backends.sh. */
 static const sp_backend_kind k_kinds[] = {
 #ifdef SPLAT_HAVE_CUDA
-    {"cuda", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_BACKWARD_SPLAT, sp_backend_cuda_available,
+    {"cuda", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_BACKWARD_SPLAT, sp_backend_cuda_available, NULL,
      sp_cuda_backend_create},
 #endif
-    {"cpu", 0, 0, always, sp_cpu_backend_create},
+    {"cpu", 0, 0, always, NULL, sp_cpu_backend_create},
 };
 
 const sp_backend_kind *sp_backend_kinds(int *count) {
@@ -39,7 +41,8 @@ const sp_backend_kind *sp_backend_find_kind(const char *name) {
 sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
     if (!strcmp(kind, "auto")) {
         for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds; i++)
-            if (k_kinds[i].available()) return k_kinds[i].create(cfg);
+            if (k_kinds[i].auto_pick ? k_kinds[i].auto_pick() : k_kinds[i].available())
+                return k_kinds[i].create(cfg);
         kind = "cpu";
     }
     const sp_backend_kind *k = sp_backend_find_kind(kind);

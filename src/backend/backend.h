@@ -116,10 +116,11 @@ enum {
     SP_VARIANT_CAS_ATOMICS = 4,     /* cfg.cas_atomics forces the compare-and-swap float atomics */
 };
 typedef struct {
-    const char *name;                                  /* backend.kind value */
-    int gpu;                                           /* tested against the cpu reference */
-    unsigned variants;                                 /* SP_VARIANT_* switches this kind honours */
-    int (*available)(void);                            /* 1 if a usable device is present */
+    const char *name;       /* backend.kind value */
+    int gpu;                /* tested against the cpu reference */
+    unsigned variants;      /* SP_VARIANT_* switches this kind honours */
+    int (*available)(void); /* 1 if a usable device is present (a software device counts: it is tested) */
+    int (*auto_pick)(void); /* 1 if `auto` should choose this kind here (NULL: when available) */
     sp_backend *(*create)(const sp_backend_config *cfg);
 } sp_backend_kind;
 

@@ -300,6 +300,7 @@ static int st_refine(sp_backend *b, sp_gaussians *g, sp_gaussians *m, sp_gaussia
                      const int32_t *grad_count, const float *max_radius, const sp_refine_args *a,
                      sp_refine_result *r) {
     sp_refine_stats st = {0};
+    sp_refine_stats_reserve(&st, g->n > 0 ? g->n : 1);
     sp_refine_stats_reset(&st, g->n);
     size_t n = (size_t)g->n;
     if (n) {

@@ -169,8 +169,8 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     bins->tiles_y = tiles_y;
     bins->num_pairs = np;
     bins->cap = np;
-    bins->ids = (uint32_t *)malloc(P * 4);
-    bins->range = (uint32_t *)malloc((size_t)(tiles ? tiles : 1) * 8);
+    bins->ids = (uint32_t *)realloc(bins->ids, P * 4); /* bins start zeroed, as for cpu_bin */
+    bins->range = (uint32_t *)realloc(bins->range, (size_t)(tiles ? tiles : 1) * 8);
     if (!A.failed) {
         cuda_emit_pairs(&d, n, tiles_x, det, keys, vals, pair_gid, 0);
         if (np) cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, 0, end_bit);
