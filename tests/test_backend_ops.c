@@ -724,6 +724,41 @@ static void run_case(void **state) {
     assert_true(ok);
 }
 
+/* The kind table itself: unique names, cpu last and always there, each kind with a device creates
+ * a backend of its name with a stage table, auto picks the first kind that wants it, and an
+ * unknown kind is an error that names it. */
+static void test_kind_table(void **state) {
+    (void)state;
+    int nk;
+    const sp_backend_kind *kinds = sp_backend_kinds(&nk);
+    assert_true(nk >= 1);
+    assert_string_equal(kinds[nk - 1].name, "cpu");
+    assert_true(kinds[nk - 1].available());
+    sp_backend_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    const char *auto_kind = NULL;
+    for (int i = 0; i < nk; i++) {
+        for (int j = 0; j < i; j++) assert_true(strcmp(kinds[i].name, kinds[j].name) != 0);
+        assert_ptr_equal(sp_backend_find_kind(kinds[i].name), &kinds[i]);
+        int want = kinds[i].auto_pick ? kinds[i].auto_pick() : kinds[i].available();
+        if (!auto_kind && want) auto_kind = kinds[i].name;
+        if (!kinds[i].available()) continue;
+        sp_backend *b = sp_backend_create(kinds[i].name, &cfg);
+        if (!b) fail_msg("%s: %s", kinds[i].name, sp_last_error());
+        assert_string_equal(b->ops->name, kinds[i].name);
+        assert_non_null(b->ops->stages);
+        b->ops->destroy(b);
+    }
+    sp_backend *b = sp_backend_create("auto", &cfg);
+    assert_non_null(b);
+    printf("PASS kinds: %d compiled in, auto picks %s\n", nk, b->ops->name);
+    assert_string_equal(b->ops->name, auto_kind);
+    b->ops->destroy(b);
+    assert_null(sp_backend_create("no-such-kind", &cfg));
+    tu_assert_contains(sp_last_error(), "unknown backend kind \"no-such-kind\"");
+    assert_null(sp_backend_find_kind("no-such-kind"));
+}
+
 /* Every subset of the variant switches a kind honours, as configs. A kind that does not switch
  * deterministic mode on and off is deterministic if it is the CPU reference. */
 static int variant_configs(const sp_backend_kind *k, sp_backend_config *out, char labels[][96]) {
@@ -785,10 +820,12 @@ int main(int argc, char **argv) {
 
     int nk;
     const sp_backend_kind *kinds = sp_backend_kinds(&nk);
-    tcase *cases = sp_calloc((size_t)(nk + 1) * 8 * NUM_CHECKS, sizeof *cases);
-    struct CMUnitTest *tests = sp_calloc((size_t)(nk + 1) * 8 * NUM_CHECKS, sizeof *tests);
-    char **names = sp_calloc((size_t)(nk + 1) * 8 * NUM_CHECKS, sizeof *names);
+    size_t max_tests = (size_t)(nk + 1) * 8 * NUM_CHECKS + 1;
+    tcase *cases = sp_calloc(max_tests, sizeof *cases);
+    struct CMUnitTest *tests = sp_calloc(max_tests, sizeof *tests);
+    char **names = sp_calloc(max_tests, sizeof *names);
     int nt = 0;
+    tests[nt++] = (struct CMUnitTest){"backend kind table", test_kind_table, NULL, NULL, NULL};
     for (int k = 0; k < nk; k++) {
         if (only && strcmp(only, kinds[k].name)) continue;
         if (!kinds[k].available()) { /* one skipped test says so */
