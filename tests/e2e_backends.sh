@@ -7,7 +7,8 @@
 # it says so and passes (the parity harness reports the same kinds as skipped).
 . "$(dirname "$0")/lib_e2e.sh"
 HARNESS=${SPLAT_HARNESS:-$(dirname "$BIN")/tests/test_backend_ops}
-STEPS=${E2E_STEPS:-300}
+STEPS=${E2E_STEPS:-300}   # the same for every backend; E2E_INIT sets the initial Gaussian count
+INIT=${E2E_INIT:-30000}
 lego="$DATA/nerf_synthetic/lego"
 [ -x "$HARNESS" ] || { echo "no parity harness at $HARNESS (make tests builds it)"; exit 1; }
 [ -f "$lego/transforms_train.json" ] || { echo "no lego scene at $lego"; exit 1; }
@@ -22,7 +23,7 @@ done < <("$HARNESS" --list)
 [ ${#kinds[@]} -gt 0 ] || { echo "no GPU backend with a device: skipped"; finish; exit 0; }
 
 common=(--config configs/lego.toml --set data.path="$lego" --set trainer.max_steps="$STEPS"
-        --set init.count=30000 --set refine.start=100 --set output.save_renders=false --set data.eval_split=test)
+        --set init.count="$INIT" --set refine.start=100 --set output.save_renders=false --set data.eval_split=test)
 # run NAME ARGS...: trains into $TMP/NAME; prints its test PSNR (empty on failure).
 run() {
   local name=$1; shift
@@ -36,7 +37,7 @@ within() { python3 -c "import sys; sys.exit(0 if abs(float('$1') - float('$2')) 
 
 t0=$(date +%s)
 pc=$(run cpu --set backend.kind=cpu)
-echo "lego $STEPS steps: cpu test PSNR $pc dB ($(( $(date +%s) - t0 )) s)"
+echo "lego $STEPS steps, $INIT initial Gaussians: cpu test PSNR $pc dB ($(( $(date +%s) - t0 )) s)"
 for i in "${!kinds[@]}"; do
   k=${kinds[$i]}; tol=$(tolerance "$k")
   backwards=(pixel); [[ ",${variants[$i]}," == *,backward_splat,* ]] && backwards+=(splat)
