@@ -14,6 +14,8 @@ for t in "${bins[@]}"; do
   name=$(basename "$t")
   echo "== $name"
   out=$("$t" 2>&1); rc=$?
+  # SPLAT_TEST_LOGS=DIR keeps each binary's whole output (the harness's PASS lines carry the errors)
+  [ -n "${SPLAT_TEST_LOGS:-}" ] && mkdir -p "$SPLAT_TEST_LOGS" && printf '%s\n' "$out" >"$SPLAT_TEST_LOGS/$name.log"
   echo "$out" | grep -E '^\[ +(OK|FAILED|ERROR|SKIPPED) +\]|^\[==========\]' | grep -v ' OK ' || true
   p=$(echo "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
   f=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
