@@ -14,7 +14,8 @@
  *   project        1e-5 relative per value (floor: 1e-3 of the array's largest magnitude); for the
  *                  conic, 1e-5 relative error of its quadratic form; visibility may differ for
  *                  0.1 % of Gaussians, the rect (float rounding) for 0.5 % (at least 1), clamp flags never
- *   bin            (emit_pairs + sort + tile_ranges) exact lists from the same projection; from the
+ *   bin            (emit_pairs + sort + tile_ranges) identical per-tile lists from the same
+ *                  projection (where an empty tile's range starts is not compared); from the
  *                  backend's own projection, lists match once Gaussians whose rect or culled tile
  *                  set differs by float rounding are removed
  *   rasterize      max abs 1e-4 on rgb and final_T; threshold flips on 0.1 % of pixels (at least 1)
