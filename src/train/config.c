@@ -113,7 +113,8 @@ const sp_config_field sp_config_schema[] = {
     FLT(adam, beta2, IN_CO(0, 1), 0.999, "Adam second-moment decay."),
     FLT(adam, eps, GT(0), 1e-15, "Adam epsilon."),
 
-    STR(backend, kind, "auto|cpu|cuda", "auto", "Compute backend; auto = cuda when a usable GPU is present, else cpu."),
+    STR(backend, kind, "auto|cpu|cuda|vulkan", "auto",
+        "Compute backend; auto = cuda when a CUDA GPU is present, else vulkan on a hardware Vulkan GPU, else cpu."),
     INT(backend, threads, GE(0), 0, "CPU threads; 0 = all cores."),
     BOOL(backend, profile, 0, "Time every stage and report the shares."),
     BOOL(backend, deterministic, 0, "Fixed-order reductions: identical results for identical seeds (slower on GPU)."),
