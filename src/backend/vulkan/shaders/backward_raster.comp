@@ -9,10 +9,12 @@
 // Args: bg r, g, b, deterministic.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_vote : require
 #ifndef CAS_ATOMICS
 #extension GL_EXT_shader_atomic_float : require
 #endif
 #include "common.glsl"
+#include "splatbox.glsl"
 
 layout(std430, binding = 0) readonly buffer B0 { uint range[]; };
 layout(std430, binding = 1) readonly buffer B1 { uint sorted_gid[]; };
@@ -30,11 +32,12 @@ layout(std430, binding = 10) buffer B10 { uint out_u[]; };
 layout(std430, binding = 10) buffer B10 { float out_f[]; };
 #endif
 
-#define MAX_SG 64 /* subgroups per workgroup: WG / smallest subgroup size (4) */
+#define PART 4096 /* floats of subgroup partial sums: sub-batches of PART / (9 subgroups) splats */
 shared vec4 s_xyab[WG];
 shared vec4 s_cop[WG];
 shared vec3 s_col[WG];
-shared float s_part[2][9][MAX_SG];
+shared vec2 s_box[WG]; // splat_half_box
+shared float s_part[PART];
 shared int s_maxc;
 
 void emit(uint k, uint o, float v) {
@@ -72,7 +75,7 @@ void main() {
     barrier();
     int maxc = s_maxc;
     uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
-    int it = 0;
+    int sub = min(32, int(PART / (9u * nsg))); // splats per sub-batch: two barriers each
     for (int b1 = maxc; b1 > 0; b1 -= WG) { // batch of list positions [b0, b1)
         int b0 = max(b1 - WG, 0);
         barrier();
@@ -81,53 +84,73 @@ void main() {
             uint id = sorted_gid[start + k];
             float op = opac[id];
             s_xyab[t] = vec4(mean2d[2 * id], mean2d[2 * id + 1], conic[3 * id], conic[3 * id + 1]);
-            s_cop[t] = vec4(conic[3 * id + 2], op, op > 0.0 ? -log(255.0 * op) - 1e-3 : -1e30, 0.0);
+            float pmin = op > 0.0 ? -log(255.0 * op) - 1e-3 : -1e30;
+            s_cop[t] = vec4(conic[3 * id + 2], op, pmin, 0.0);
+            s_box[t] = splat_half_box(conic[3 * id], conic[3 * id + 1], conic[3 * id + 2], pmin);
             s_col[t] = vec3(color[3 * id], color[3 * id + 1], color[3 * id + 2]);
         }
         barrier();
-        for (int j = b1 - 1; j >= b0; j--) {
-            int lj = j - b0;
-            float d[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-            if (j < nc) {
-                vec4 g = s_xyab[lj], h = s_cop[lj];
-                vec3 col = s_col[lj];
+        for (int jb = b1 - 1; jb >= b0; jb -= sub) { // sub-batch jb, jb - 1, .., jb - cnt + 1
+            int cnt = min(sub, jb - b0 + 1);
+            for (int q = 0; q < cnt; q++) {
+                int j = jb - q, lj = j - b0;
+                float d[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+                bool hit = false;
+                vec4 g = s_xyab[lj];
                 float dx = g.x - fx, dy = g.y - fy;
-                float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
-                if (!(power < h.z || power > 0.0)) {
-                    float e = exp(power);
-                    float al = min(h.y * e, 0.99);
-                    if (al >= 1.0 / 255.0) {
-                        float inv = 1.0 / (1.0 - al);
-                        float Tj = T * inv;
-                        float w = al * Tj;
-                        d[6] = w * G.x; d[7] = w * G.y; d[8] = w * G.z;
-                        float dal = G.x * (col.x * Tj - B.x * inv) + G.y * (col.y * Tj - B.y * inv) +
-                                    G.z * (col.z * Tj - B.z * inv);
-                        B += col * w;
-                        T = Tj;
-                        d[5] = dal * e;
-                        float dpow = dal * h.y * e;
-                        d[2] = dpow * -0.5 * dx * dx;
-                        d[3] = dpow * -(dx * dy);
-                        d[4] = dpow * -0.5 * dy * dy;
-                        d[0] = dpow * -(g.z * dx + g.w * dy);
-                        d[1] = dpow * -(g.w * dx + h.x * dy);
+                vec2 hb = s_box[lj];
+                uint at = uint(q * 9) * nsg + sg;
+                if (!subgroupAny(j < nc && abs(dx) <= hb.x && abs(dy) <= hb.y)) {
+                    if (subgroupElect())
+                        for (int c = 0; c < 9; c++) s_part[at + uint(c) * nsg] = 0.0;
+                    continue;
+                }
+                if (j < nc) {
+                    vec4 h = s_cop[lj];
+                    vec3 col = s_col[lj];
+                    float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
+                    if (!(power < h.z || power > 0.0)) {
+                        float e = exp(power);
+                        float al = min(h.y * e, 0.99);
+                        if (al >= 1.0 / 255.0) {
+                            hit = true;
+                            float inv = 1.0 / (1.0 - al);
+                            float Tj = T * inv;
+                            float w = al * Tj;
+                            d[6] = w * G.x; d[7] = w * G.y; d[8] = w * G.z;
+                            float dal = G.x * (col.x * Tj - B.x * inv) + G.y * (col.y * Tj - B.y * inv) +
+                                        G.z * (col.z * Tj - B.z * inv);
+                            B += col * w;
+                            T = Tj;
+                            d[5] = dal * e;
+                            float dpow = dal * h.y * e;
+                            d[2] = dpow * -0.5 * dx * dx;
+                            d[3] = dpow * -(dx * dy);
+                            d[4] = dpow * -0.5 * dy * dy;
+                            d[0] = dpow * -(g.z * dx + g.w * dy);
+                            d[1] = dpow * -(g.w * dx + h.x * dy);
+                        }
                     }
                 }
-            }
-            int buf = it & 1;
-            it++;
-            for (int c = 0; c < 9; c++) {
-                float s = subgroupAdd(d[c]);
-                if (subgroupElect()) s_part[buf][c][sg] = s;
+                if (subgroupAny(hit)) {
+                    for (int c = 0; c < 9; c++) {
+                        float s = subgroupAdd(d[c]);
+                        if (subgroupElect()) s_part[at + uint(c) * nsg] = s;
+                    }
+                } else if (subgroupElect()) {
+                    for (int c = 0; c < 9; c++) s_part[at + uint(c) * nsg] = 0.0;
+                }
             }
             barrier();
-            if (t < 9u) {
-                float s = s_part[buf][t][0];
-                for (uint q = 1; q < nsg; q++) s += s_part[buf][t][q];
-                if (det) emit(t, (sorted_val[start + uint(j)]) * 9u + t, s);
-                else emit(t, sorted_gid[start + uint(j)] * 9u + t, s);
+            if (t < uint(cnt * 9)) { // splat jb - t / 9, component t % 9: subgroups in order
+                uint q = t / 9u, c = t % 9u, at = (q * 9u + c) * nsg;
+                float s = s_part[at];
+                for (uint i = 1; i < nsg; i++) s += s_part[at + i];
+                uint pos = start + uint(jb) - q;
+                if (det) emit(c, sorted_val[pos] * 9u + c, s);
+                else emit(c, sorted_gid[pos] * 9u + c, s);
             }
+            barrier();
         }
     }
 }

@@ -4,7 +4,9 @@
 // to back (docs/math.md; sp_m_raster_pixel), with early stop at T < 1e-4. Writes rgb (background
 // included), final T and n_contrib (1 + list position of the last blended splat).
 // Args: bg r, g, b.
+#extension GL_KHR_shader_subgroup_vote : require
 #include "common.glsl"
+#include "splatbox.glsl"
 
 layout(std430, binding = 0) readonly buffer B0 { uint range[]; };
 layout(std430, binding = 1) readonly buffer B1 { uint sorted_gid[]; };
@@ -19,6 +21,7 @@ layout(std430, binding = 8) writeonly buffer B8 { int n_contrib[]; };
 shared vec4 s_xyab[WG];  // x, y, a, b
 shared vec4 s_cop[WG];   // c, opacity, pmin, -
 shared vec3 s_col[WG];
+shared vec2 s_box[WG]; // splat_half_box
 shared uint s_done;
 
 void main() {
@@ -43,7 +46,9 @@ void main() {
             uint id = sorted_gid[k];
             float op = opac[id];
             s_xyab[t] = vec4(mean2d[2 * id], mean2d[2 * id + 1], conic[3 * id], conic[3 * id + 1]);
-            s_cop[t] = vec4(conic[3 * id + 2], op, op > 0.0 ? -log(255.0 * op) - 1e-3 : -1e30, 0.0);
+            float pmin = op > 0.0 ? -log(255.0 * op) - 1e-3 : -1e30;
+            s_cop[t] = vec4(conic[3 * id + 2], op, pmin, 0.0);
+            s_box[t] = splat_half_box(conic[3 * id], conic[3 * id + 1], conic[3 * id + 2], pmin);
             s_col[t] = vec3(color[3 * id], color[3 * id + 1], color[3 * id + 2]);
         }
         barrier();
@@ -51,6 +56,8 @@ void main() {
         for (uint j = 0; j < cnt && !done; j++) {
             vec4 g = s_xyab[j], h = s_cop[j];
             float dx = g.x - fx, dy = g.y - fy;
+            vec2 hb = s_box[j];
+            if (!subgroupAny(abs(dx) <= hb.x && abs(dy) <= hb.y)) continue;
             float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
             if (power < h.z || power > 0.0) continue;
             float al = min(h.y * exp(power), 0.99);
