@@ -107,6 +107,9 @@ $(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libsplat.a $(LDLIBS) -lcmocka
 
+# The parity harness's helpers (tests/parity.h, tests/backend_ops_*.h).
+$(BUILD)/tests/test_backend_ops: $(wildcard tests/parity.h tests/backend_ops_*.h)
+
 $(BUILD)/tests/gpu_test_%: tests/gpu/gpu_test_%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libsplat.a $(LDLIBS) -lcmocka

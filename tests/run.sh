@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test binary in DIR whose name starts with PREFIX (default test_) and every
-# end-to-end script, then prints one summary line.
+# end-to-end script, then prints one summary line. PREFIX gpu_test_ is the GPU set (make gpu-test):
+# the CUDA-only tests, the parity harness (test_backend_ops) and the backends' end-to-end script.
 dir=${1:-build/tests}
 prefix=${2:-test_}
 export SPLAT_BIN=${SPLAT_BIN:-$(cd "$dir/.." && pwd)/splat}
 passed=0; failed=0; failed_names=()
-for t in "$dir"/"$prefix"*; do
+bins=("$dir"/"$prefix"*)
+[ "$prefix" = gpu_test_ ] && bins+=("$dir/test_backend_ops")
+for t in "${bins[@]}"; do
   [ -x "$t" ] || continue
   [[ "$t" == *.d ]] && continue
   name=$(basename "$t")
@@ -19,8 +22,8 @@ for t in "$dir"/"$prefix"*; do
   [ "$f" -gt 0 ] && { failed_names+=("$name"); echo "$out" | grep -E 'FAIL|error|Error' | head -20; }
   passed=$((passed + p)); failed=$((failed + f))
 done
-# End-to-end scripts: tests/e2e_*.sh with the unit tests, tests/gpu/e2e_*.sh with the GPU tests.
-if [ "$prefix" = "test_" ]; then scripts=(tests/e2e_*.sh); else scripts=(tests/gpu/e2e_*.sh); fi
+# End-to-end scripts: tests/e2e_*.sh with the unit tests, the backends' one with the GPU set.
+if [ "$prefix" = "test_" ]; then scripts=(tests/e2e_*.sh); else scripts=(tests/e2e_backends.sh); fi
 for s in "${scripts[@]}"; do
   [ -f "$s" ] || continue
   name=$(basename "$s")

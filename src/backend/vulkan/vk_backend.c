@@ -199,7 +199,7 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
 
     vk_fill(k, &b->range, 0, (VkDeviceSize)tiles * 8, 0);
     uint32_t tw[32] = {0};
-    tw[20] = (uint32_t)np;
+    tw[20] = (uint32_t)np, tw[21] = (uint32_t)tiles;
     vk_buf *tb[] = {&b->key_hi[cur], &b->val[cur], &b->pair_gid, &b->range, &b->sorted_gid};
     if (vk_dispatch(c, k, VP_TILE_RANGES, tb, 5, tw, vk_groups(np, VK_WG))) return -1;
     vk_stamp(c, k, VS_TILE_RANGES);

@@ -138,6 +138,16 @@ static int list_devices(VkInstance inst, dev_info **all) {
     return m;
 }
 
+int vk_available(void) {
+    VkInstance inst;
+    if (create_instance(&inst)) return 0;
+    dev_info *d;
+    int n = list_devices(inst, &d);
+    free(d);
+    vkDestroyInstance(inst, NULL);
+    return n > 0;
+}
+
 int vk_hardware_available(void) {
     VkInstance inst;
     if (create_instance(&inst)) return 0;
@@ -518,4 +528,5 @@ void vk_copy(vk_cmd *k, vk_buf *src, VkDeviceSize soff, vk_buf *dst, VkDeviceSiz
 
 /* The backend.h entry points. */
 int sp_vulkan_hardware_available(void) { return vk_hardware_available(); }
+int sp_vulkan_available(void) { return vk_available(); }
 int sp_vulkan_describe(int device, int cas_atomics, char *out, size_t n) { return vk_describe(device, cas_atomics, out, n); }

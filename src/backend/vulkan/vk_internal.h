@@ -109,6 +109,8 @@ void vk_stamp(vk_ctx *c, vk_cmd *k, int stage);
 int vk_describe(int device, int cas_atomics, char *out, size_t n);
 /* 1 when a hardware (not software) Vulkan device is usable: what `auto` asks. */
 int vk_hardware_available(void);
+/* 1 when any usable Vulkan device (software included) answers: what the parity harness asks. */
+int vk_available(void);
 
 static inline uint32_t vk_f2u(float f) {
     union { float f; uint32_t u; } x = {f};
