@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "cli/cli.h"
 #include "core/core.h"
 #include "io/loader.h"
@@ -138,6 +139,9 @@ int cmd_check(int argc, char **argv) {
     } else if (cfg->data.path[0]) {
         sp_problems_add(&probs, "data.path: %s: no such directory", cfg->data.path);
     }
+    char dev[512]; /* the device backend.kind resolves to, and its limits */
+    sp_backend_config bc = {.threads = cfg->backend.threads};
+    printf("\n# backend\n  %s%s\n", sp_backend_describe(cfg->backend.kind, &bc, dev, sizeof dev) ? "unavailable: " : "", dev);
     int rc = 0;
     if (probs.n) {
         printf("\n# %d problem%s\n", probs.n, probs.n == 1 ? "" : "s");
