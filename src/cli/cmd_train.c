@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "cli/cli.h"
 #include "core/core.h"
 #include "io/loader.h"
@@ -167,6 +168,12 @@ int cmd_check(int argc, char **argv) {
     } else if (cfg->data.path[0]) {
         sp_problems_add(&probs, "data.path: %s: no such directory", cfg->data.path);
     }
+    char dev[512]; /* the device backend.kind resolves to, and its limits */
+    {
+        sp_backend_config bc = {.threads = cfg->backend.threads, .cas_atomics = cfg->backend.cas_atomics};
+        if (sp_backend_describe(cfg->backend.kind, &bc, dev, sizeof dev))
+            sp_problems_add(&probs, "backend.kind = \"%s\": %s", cfg->backend.kind, dev);
+    }
     /* The verdict first, then the details. */
     if (probs.n) {
         printf("%d problem%s:\n", probs.n, probs.n == 1 ? "" : "s");
@@ -186,6 +193,7 @@ int cmd_check(int argc, char **argv) {
                d.init_max[1], d.init_max[2]);
         printf("  loaded in %.1f s\n", load_s);
     }
+    printf("\n# backend\n  %s\n", dev);
     if (t.print_config) {
         printf("\n# resolved configuration\n");
         sp_config_print(cfg, stdout);
