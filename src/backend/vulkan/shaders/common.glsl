@@ -20,3 +20,12 @@ int pi(int k) { return int(pc.u[k]); }
 #define ARG(k) (20 + (k))
 
 uint gid() { return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * WG; }
+
+// a / b rounded as IEEE division is (drivers may divide through an approximate reciprocal):
+// one correction step from the exact residual of the first quotient.
+float fdiv(float a, float b) {
+    precise float q = a / b;
+    precise float r = fma(-q, b, a);
+    precise float res = q + r / b;
+    return res;
+}
