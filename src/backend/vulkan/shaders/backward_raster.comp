@@ -1,11 +1,11 @@
 #version 450
 // backward_raster.comp — stage `backward_raster`: one workgroup per tile, one invocation per pixel,
 // splats back to front from the tile's largest n_contrib (docs/math.md; sp_m_raster_pixel_back).
-// Each splat's gradient (mean2d 2, conic 3, opacity, colour 3) is summed over the tile's pixels
-// per subgroup. With `deterministic` the subgroups' partial sums are added in subgroup order and
-// the tile's sum goes to the pair's own slot (slots[pair][9], summed per Gaussian in a fixed order
-// by grad_gather.comp); otherwise each subgroup adds its sum to the Gaussian's gradient with a
-// float atomic (native, or a compare-and-swap loop when built with CAS_ATOMICS).
+// Each splat's gradient (mean2d 2, conic 3, opacity, colour 3) is summed over the tile's pixels:
+// subgroup sums, then the subgroups' partial sums in subgroup order, so the sum is the same every
+// run. With `deterministic` the tile's sum goes to the pair's own slot (slots[pair][9], summed
+// per Gaussian in a fixed order by grad_gather.comp); otherwise it is added to the Gaussian's
+// gradient with a float atomic (native, or a compare-and-swap loop when built with CAS_ATOMICS).
 // Args: bg r, g, b, deterministic.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -103,7 +103,7 @@ void main() {
                 vec2 hb = s_box[lj];
                 uint at = uint(q * 9) * nsg + sg;
                 if (!subgroupAny(j < nc && abs(dx) <= hb.x && abs(dy) <= hb.y)) {
-                    if (det && subgroupElect())
+                    if (subgroupElect())
                         for (int c = 0; c < 9; c++) s_part[at + uint(c) * nsg] = 0.0;
                     continue;
                 }
@@ -137,22 +137,20 @@ void main() {
                 if (subgroupAny(hit)) {
                     for (int c = 0; c < 9; c++) {
                         float s = subgroupAdd(d[c]);
-                        if (!subgroupElect()) continue;
-                        if (det) s_part[at + uint(c) * nsg] = s;
-                        else emit(uint(c), sorted_gid[start + uint(j)] * 9u + uint(c), s);
+                        if (subgroupElect()) s_part[at + uint(c) * nsg] = s;
                     }
-                } else if (det && subgroupElect()) {
+                } else if (subgroupElect()) {
                     for (int c = 0; c < 9; c++) s_part[at + uint(c) * nsg] = 0.0;
                 }
             }
-            if (!det) continue; // atomics: each subgroup has added its own sums
             barrier();
             if (t < uint(cnt * 9)) { // splat jb - t / 9, component t % 9: subgroups in order
                 uint q = t / 9u, c = t % 9u, at = (q * 9u + c) * nsg;
                 float s = s_part[at];
                 for (uint i = 1; i < nsg; i++) s += s_part[at + i];
                 uint pos = start + uint(jb) - q;
-                emit(c, sorted_val[pos] * 9u + c, s);
+                if (det) emit(c, sorted_val[pos] * 9u + c, s);
+                else emit(c, sorted_gid[pos] * 9u + c, s);
             }
             barrier();
         }
