@@ -812,7 +812,20 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: no backend kind \"%s\" in this build (--list shows them)\n", argv[0], only);
         return 2;
     }
-    if (perf) return perf_main(only, size, steps);
+    /* One Vulkan backend lives for the whole run: the Vulkan loader unloads the driver when its last
+     * instance goes, and NVIDIA's driver takes glibc static TLS that is never given back, so some
+     * forty loads in one process fail with "cannot allocate memory in static TLS block". */
+    sp_backend *keep = NULL;
+    const sp_backend_kind *vk = sp_backend_find_kind("vulkan");
+    if (vk && (!only || !strcmp(only, "vulkan")) && vk->available()) {
+        sp_backend_config kcfg = {0};
+        keep = vk->create(&kcfg);
+    }
+    if (perf) {
+        int prc = perf_main(only, size, steps);
+        if (keep) keep->ops->destroy(keep);
+        return prc;
+    }
 
     const char *e = getenv("SPLAT_TEST_SEED");
     pt_seed = (e && *e) ? strtoull(e, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
@@ -873,5 +886,6 @@ int main(int argc, char **argv) {
     printf("parity seed %llu: %d comparison(s) failed\n", (unsigned long long)pt_seed, pt_failures);
     for (int i = 0; i < nt; i++) free(names[i]);
     free(names), free(tests), free(cases);
+    if (keep) keep->ops->destroy(keep);
     return rc;
 }

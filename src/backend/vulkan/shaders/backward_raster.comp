@@ -75,7 +75,9 @@ void main() {
     barrier();
     int maxc = s_maxc;
     uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
-    int sub = min(32, int(PART / (9u * nsg))); // splats per sub-batch: two barriers each
+    // splats per sub-batch (two barriers each): at most WG / 9, so that one invocation per
+    // (splat, component) emits every sum, and the partial sums fit in s_part
+    int sub = min(WG / 9, int(PART / (9u * nsg)));
     for (int b1 = maxc; b1 > 0; b1 -= WG) { // batch of list positions [b0, b1)
         int b0 = max(b1 - WG, 0);
         barrier();

@@ -20,3 +20,17 @@ int pi(int k) { return int(pc.u[k]); }
 #define ARG(k) (20 + (k))
 
 uint gid() { return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * WG; }
+
+// a / b rounded as IEEE division is (drivers may divide through an approximate reciprocal):
+// one correction step from the exact residual a - q * b of the first quotient q. The residual is
+// found with Dekker's split product rather than fma(), which some drivers do not fuse.
+float fdiv(float a, float b) {
+    precise float q = a / b;
+    precise float cq = 4097.0 * q, qh = cq - (cq - q), ql = q - qh;
+    precise float cb = 4097.0 * b, bh = cb - (cb - b), bl = b - bh;
+    precise float p = q * b;
+    precise float e = ((qh * bh - p) + qh * bl + ql * bh) + ql * bl; // q * b == p + e exactly
+    precise float r = (a - p) - e;
+    precise float res = q + r / b;
+    return res;
+}

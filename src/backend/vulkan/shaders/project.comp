@@ -37,7 +37,8 @@ void main() {
     if (!geometry(m, ls, q, g)) return;
     float fx = pf(12), fy = pf(13), cx = pf(14), cy = pf(15);
     float z = g.p[2];
-    float mx = fx * g.p[0] / z + cx, my = fy * g.p[1] / z + cy;
+    precise float mx = fdiv(fx * g.p[0], z) + cx; // rounded as the CPU's fx * p / z + c
+    precise float my = fdiv(fy * g.p[1], z) + cy;
     float sig = 1.0 / (1.0 + exp(-logit));
     if (!(sig >= 1.0 / 255.0)) return;
     float tau = 2.0 * log(255.0 * sig);

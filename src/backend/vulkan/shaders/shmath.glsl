@@ -57,7 +57,10 @@ bool geometry(vec3 m, vec3 ls, vec4 q, out Geo g) {
     float R[9] = float[9](pf(0), pf(1), pf(2), pf(3), pf(4), pf(5), pf(6), pf(7), pf(8));
     float fx = pf(12), fy = pf(13), cx = pf(14), cy = pf(15);
     float w = float(CAM_W), h = float(CAM_H);
-    for (int i = 0; i < 3; i++) g.p[i] = R[i * 3 + 0] * m[0] + R[i * 3 + 1] * m[1] + R[i * 3 + 2] * m[2] + pf(9 + i);
+    for (int i = 0; i < 3; i++) { // precise: no fused multiply-add, rounded as the CPU rounds
+        precise float pw = R[i * 3 + 0] * m[0] + R[i * 3 + 1] * m[1] + R[i * 3 + 2] * m[2] + pf(9 + i);
+        g.p[i] = pw;
+    }
     float z = g.p[2];
     if (!(z >= 0.2)) return false;
     float qq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
