@@ -2,7 +2,7 @@
 # Installs the Debian packages splat builds against, only when one is missing.
 # Called by `make demo`, `make test` and .ci/run.
 set -euo pipefail
-pkgs=(build-essential libpng-dev libjpeg62-turbo-dev libcjson-dev libcmocka-dev zlib1g-dev python3)
+pkgs=(build-essential libpng-dev libjpeg62-turbo-dev libcjson-dev libcmocka-dev zlib1g-dev python3 pkg-config)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

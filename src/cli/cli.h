@@ -23,4 +23,9 @@ int cli_flag(const char *arg, const char *name);
 const char *cli_value(int argc, char **argv, int *i, const char *name); /* NULL if arg i is not --name */
 int cli_help_requested(int argc, char **argv);
 
+/* interrupt.c: SIGINT/SIGTERM set a flag (the train command's cancel callback reads it). */
+void sp_install_interrupt_handler(void);
+bool sp_interrupted(void);
+void sp_set_interrupted(bool v);
+
 #endif
