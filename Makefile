@@ -1,6 +1,12 @@
 # splat build: C11 library + CLI + tests; CUDA backend when nvcc is found.
 # Every src/**/*.c goes into libsplat.a, every tests/test_*.c becomes one test binary.
 BUILD   ?= build
+.DEFAULT_GOAL := all
+# Parallel by default: one job per core (a -j on the command line still wins); sub-makes share
+# the top-level jobserver.
+ifeq ($(MAKELEVEL),0)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 CC      ?= cc
 OPT     ?= -O3 -g
 CFLAGS  += $(OPT) -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-sign-compare \
@@ -48,6 +54,14 @@ ifeq ($(CUDA),1)
 CFLAGS  += -DSPLAT_HAVE_CUDA=1
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
+
+# Every object depends on the build settings: changing CUDA (the demo builds without it when no GPU
+# is visible, `make test` with it) rebuilds what it must instead of mixing objects.
+BUILD_FLAGS := CUDA=$(CUDA) $(CC) $(CFLAGS)
+$(BUILD)/flags.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
+$(LIB_OBJ) $(CLI_OBJ): $(BUILD)/flags.stamp
 
 GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # Only version.o carries the commit; it is rebuilt whenever the commit changes.
@@ -161,8 +175,12 @@ gpu-test: setup
 	@$(MAKE) --no-print-directory all $(GPU_TEST_BIN)
 	@bash tests/run.sh $(BUILD)/tests gpu_test_
 
+# The demo trains on the CPU: without a visible GPU it skips compiling the CUDA backend (minutes of
+# nvcc) unless CUDA=1 is given; `make test` still compiles it.
+GPU_VISIBLE := $(shell nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+DEMO_CUDA := $(if $(filter command line,$(origin CUDA)),$(CUDA),$(if $(filter-out 0,$(GPU_VISIBLE)),$(CUDA),0))
 demo: setup
-	@$(MAKE) --no-print-directory splat
+	@$(MAKE) --no-print-directory CUDA=$(DEMO_CUDA) splat
 	@bash scripts/demo.sh
 
 clean:

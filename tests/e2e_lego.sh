@@ -11,6 +11,6 @@ MIN_PSNR=${MIN_PSNR:-26.0}
   --set output.run_dir="$TMP/lego" >"$TMP/lego.log" 2>&1 || { bad "lego run"; tail -20 "$TMP/lego.log"; }
 psnr=$(sed -n 's/^test_psnr = //p' "$TMP/lego/result.toml")
 secs=$(sed -n 's/^train_seconds = //p' "$TMP/lego/result.toml")
-echo "lego 1500 steps (CPU): test PSNR $psnr dB in $secs s"
+printf 'lego 1500 steps (CPU): test PSNR %.2f dB in %.1f s\n' "$psnr" "$secs"
 python3 -c "import sys; sys.exit(0 if float('$psnr') >= $MIN_PSNR else 1)" && ok "lego test PSNR >= $MIN_PSNR" || bad "lego PSNR $psnr < $MIN_PSNR"
 finish

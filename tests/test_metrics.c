@@ -153,9 +153,9 @@ static void test_plot_panels(void **state) {
     (void)state;
     make_curves();
     sp_plot_series p[3] = {
-        {"loss", xs, loss, NPTS, 1},
-        {"PSNR (dB)", xs, psnr, NPTS, 0},
-        {"Gaussians", xs, count, NPTS, 0},
+        {.title = "loss", .x = xs, .y = loss, .n = NPTS, .log_y = 1},
+        {.title = "PSNR (dB)", .x = xs, .y = psnr, .n = NPTS, .log_y = 0},
+        {.title = "Gaussians", .x = xs, .y = count, .n = NPTS, .log_y = 0},
     };
     int w = 640, h = 720;
     uint8_t *rgb = sp_malloc((size_t)w * h * 3);
@@ -176,11 +176,11 @@ static void test_plot_edge_cases(void **state) {
     double yneg[3] = {-1, 0, NAN};
     double xbig[3] = {-1e300, 0, 1e300}, ybig[3] = {1e-300, 1, 1e300};
     sp_plot_series cases[][2] = {
-        {{"empty", NULL, NULL, 0, 0}, {NULL, xs, loss, 0, 1}},
-        {{"one point", x1, y1, 1, 0}, {"one point log", x1, y1, 1, 1}},
-        {{"constant", xc, yc, 4, 0}, {"constant log", xc, yc, 4, 1}},
-        {{"nan and inf", xn, yn, 6, 0}, {"log of non-positive", xc, yneg, 3, 1}},
-        {{"huge range", xbig, ybig, 3, 0}, {"huge range log", xbig, ybig, 3, 1}},
+        {{.title = "empty", .x = NULL, .y = NULL, .n = 0, .log_y = 0}, {.title = NULL, .x = xs, .y = loss, .n = 0, .log_y = 1}},
+        {{.title = "one point", .x = x1, .y = y1, .n = 1, .log_y = 0}, {.title = "one point log", .x = x1, .y = y1, .n = 1, .log_y = 1}},
+        {{.title = "constant", .x = xc, .y = yc, .n = 4, .log_y = 0}, {.title = "constant log", .x = xc, .y = yc, .n = 4, .log_y = 1}},
+        {{.title = "nan and inf", .x = xn, .y = yn, .n = 6, .log_y = 0}, {.title = "log of non-positive", .x = xc, .y = yneg, .n = 3, .log_y = 1}},
+        {{.title = "huge range", .x = xbig, .y = ybig, .n = 3, .log_y = 0}, {.title = "huge range log", .x = xbig, .y = ybig, .n = 3, .log_y = 1}},
     };
     int w = 300, h = 240;
     uint8_t *rgb = sp_malloc((size_t)w * h * 3);
@@ -190,7 +190,7 @@ static void test_plot_edge_cases(void **state) {
         assert_true(non_white_in_rows(rgb, w, h / 2, h) > 100);
     }
     /* The lone point is drawn. */
-    sp_plot_series one = {"one point", x1, y1, 1, 0};
+    sp_plot_series one = {.title = "one point", .x = x1, .y = y1, .n = 1, .log_y = 0};
     assert_int_equal(sp_plot_render(&one, 1, w, h, rgb), 0);
     assert_true(colored_in_rows(rgb, w, 0, h) >= 9);
     free(rgb);
@@ -199,8 +199,8 @@ static void test_plot_edge_cases(void **state) {
 static void test_plot_errors(void **state) {
     (void)state;
     make_curves();
-    sp_plot_series p[5] = {{"a", xs, loss, NPTS, 0}, {"b", xs, loss, NPTS, 0}, {"c", xs, loss, NPTS, 0},
-                           {"d", xs, loss, NPTS, 0}, {"e", xs, loss, NPTS, 0}};
+    sp_plot_series p[5] = {{.title = "a", .x = xs, .y = loss, .n = NPTS, .log_y = 0}, {.title = "b", .x = xs, .y = loss, .n = NPTS, .log_y = 0}, {.title = "c", .x = xs, .y = loss, .n = NPTS, .log_y = 0},
+                           {.title = "d", .x = xs, .y = loss, .n = NPTS, .log_y = 0}, {.title = "e", .x = xs, .y = loss, .n = NPTS, .log_y = 0}};
     uint8_t *rgb = sp_malloc(800 * 800 * 3);
     assert_int_equal(sp_plot_render(p, 0, 400, 300, rgb), -1);
     tu_assert_contains(sp_last_error(), "0 panels");
@@ -220,13 +220,88 @@ static void test_plot_errors(void **state) {
     assert_false(sp_file_exists("y.png"));
 }
 
+/* Leftmost and rightmost columns with line colour in rows [y0, y1). */
+static void colored_span(const uint8_t *rgb, int w, int y0, int y1, int *lo, int *hi) {
+    *lo = w;
+    *hi = -1;
+    for (int y = y0; y < y1; y++)
+        for (int x = 0; x < w; x++) {
+            const uint8_t *p = rgb + ((size_t)y * w + x) * 3;
+            int mx = p[0] > p[1] ? (p[0] > p[2] ? p[0] : p[2]) : (p[1] > p[2] ? p[1] : p[2]);
+            int mn = p[0] < p[1] ? (p[0] < p[2] ? p[0] : p[2]) : (p[1] < p[2] ? p[1] : p[2]);
+            if (mx - mn > 60) {
+                if (x < *lo) *lo = x;
+                if (x > *hi) *hi = x;
+            }
+        }
+}
+
+/* Panels share one x range; a panel with a note and one point shows the note, not a dot. */
+static void test_plot_shared_x_and_note(void **state) {
+    (void)state;
+    make_curves();
+    double x2[2] = {xs[NPTS / 2], xs[NPTS - 1]}, y2[2] = {20, 25}, x1[1] = {xs[NPTS - 1]}, y1[1] = {28};
+    sp_plot_series p[3] = {
+        {.title = "loss (log scale)", .x = xs, .y = loss, .n = NPTS, .log_y = 1},
+        {.title = "half", .x = x2, .y = y2, .n = 2},
+        {.title = "PSNR", .x = x1, .y = y1, .n = 1, .note = "one evaluation only", .x_label = "step"},
+    };
+    int w = 640, h = 720;
+    uint8_t *rgb = sp_malloc((size_t)w * h * 3);
+    assert_int_equal(sp_plot_render(p, 3, w, h, rgb), 0);
+    int lo0, hi0, lo1, hi1, lo2, hi2;
+    colored_span(rgb, w, 0, h / 3, &lo0, &hi0);
+    colored_span(rgb, w, h / 3, 2 * h / 3, &lo1, &hi1);
+    colored_span(rgb, w, 2 * h / 3, h, &lo2, &hi2);
+    assert_true(hi0 > lo0 + 300);
+    assert_true(abs(hi1 - hi0) <= 3);                  /* same last step, same column */
+    assert_true(abs(lo1 - (lo0 + hi0) / 2) <= 4);      /* half way along the shared range */
+    assert_int_equal(hi2, -1);                         /* no dot: the note instead */
+    assert_true(non_white_in_rows(rgb, w, 2 * h / 3 + 60, h - 60) > 200);
+    free(rgb);
+}
+
+/* Extra lines get their own colours and a legend. */
+static void test_plot_lines_legend(void **state) {
+    (void)state;
+    make_curves();
+    sp_plot_series lines[2] = {{.title = "lego", .x = xs, .y = psnr, .n = NPTS},
+                               {.title = "mic", .x = xs, .y = count, .n = NPTS}};
+    sp_plot_series p = {.title = "test PSNR", .lines = lines, .num_lines = 2, .x_label = "step"};
+    int w = 400, h = 300;
+    uint8_t *rgb = sp_malloc((size_t)w * h * 3);
+    assert_int_equal(sp_plot_render(&p, 1, w, h, rgb), 0);
+    int red = 0, green = 0;
+    for (int i = 0; i < w * h; i++) {
+        const uint8_t *q = rgb + 3 * (size_t)i;
+        red += q[0] == 200 && q[1] == 60 && q[2] == 40;
+        green += q[0] == 40 && q[1] == 150 && q[2] == 70;
+    }
+    assert_true(red > 100);
+    assert_true(green > 100);
+    free(rgb);
+}
+
+/* sp_plot_label puts the text on a box. */
+static void test_plot_label(void **state) {
+    (void)state;
+    int w = 80, h = 20;
+    uint8_t *rgb = calloc((size_t)w * h * 3, 1);
+    const uint8_t ink[3] = {0, 0, 0}, box[3] = {255, 255, 255};
+    sp_plot_label(rgb, w, h, 4, 4, 1, "ground truth", ink, box);
+    assert_int_equal(rgb[(3 * w + 3) * 3], 255);                 /* box corner */
+    assert_int_equal(rgb[(4 * w + 4 + sp_plot_text_width("ground truth", 1)) * 3], 255);
+    assert_int_equal(rgb[(15 * w + 40) * 3], 0);                 /* below the box: untouched */
+    free(rgb);
+}
+
 static void test_plot_png_round_trip(void **state) {
     (void)state;
     make_curves();
     sp_plot_series p[3] = {
-        {"loss", xs, loss, NPTS, 1},
-        {"PSNR (dB)", xs, psnr, NPTS, 0},
-        {"Gaussians", xs, count, NPTS, 0},
+        {.title = "loss", .x = xs, .y = loss, .n = NPTS, .log_y = 1},
+        {.title = "PSNR (dB)", .x = xs, .y = psnr, .n = NPTS, .log_y = 0},
+        {.title = "Gaussians", .x = xs, .y = count, .n = NPTS, .log_y = 0},
     };
     char *dir = tu_tmpdir();
     assert_non_null(dir);
@@ -281,6 +356,9 @@ int main(void) {
         cmocka_unit_test(test_plot_edge_cases),
         cmocka_unit_test(test_plot_errors),
         cmocka_unit_test(test_plot_png_round_trip),
+        cmocka_unit_test(test_plot_shared_x_and_note),
+        cmocka_unit_test(test_plot_lines_legend),
+        cmocka_unit_test(test_plot_label),
         cmocka_unit_test(test_font),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@ int cmd_export(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* progress.c: the live progress line (terminal) or periodic plain lines (pipes, logs). */
 void sp_cli_progress(const sp_progress *p, void *user);

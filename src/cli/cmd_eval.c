@@ -222,7 +222,8 @@ int cmd_render(int argc, char **argv) {
                "\n"
                "usage: splat render --ply FILE --data DIR [--split test] --out DIR [--background white|black]\n"
                "\n"
-               "Renders every view of a split with the model and writes OUT/<name>.png.\n");
+               "Renders every view of a split with the model and writes OUT/<split>/<name>.png, so the\n"
+               "renders of different splits never overwrite each other.\n");
         return 0;
     }
     eval_args a;
@@ -245,7 +246,8 @@ int cmd_render(int argc, char **argv) {
     sp_split *sp = sp_dataset_split(&s.data, split);
     int rc = 0;
     if (!sp || !sp->n) rc = sp_error("%s: the dataset has no %s views", s.cfg.data.path, split);
-    else if (sp_mkdir_p(a.out)) rc = -1;
+    char *outdir = sp_path_join(a.out, split); /* per split: train and val views may share names */
+    if (rc == 0 && sp_mkdir_p(outdir)) rc = -1;
     for (int i = 0; rc == 0 && i < sp->n; i++) {
         const sp_camera *c = &sp->views[i].cam;
         float *rgb = sp_malloc((size_t)c->width * c->height * 3 * sizeof(float));
@@ -254,7 +256,7 @@ int cmd_render(int argc, char **argv) {
         if (rc == 0) {
             sp_image_quantize(rgb, c->width, c->height, img.pixels);
             const char *base = strrchr(sp->views[i].name, '/');
-            char *p = sp_strfmt("%s/%s.png", a.out, base ? base + 1 : sp->views[i].name);
+            char *p = sp_strfmt("%s/%s.png", outdir, base ? base + 1 : sp->views[i].name);
             rc = sp_image_save_png(p, &img);
             free(p);
         }
@@ -262,7 +264,8 @@ int cmd_render(int argc, char **argv) {
         free(img.pixels);
     }
     if (rc) fprintf(stderr, "error: %s\n", sp_last_error());
-    else printf("wrote %d renders to %s\n", sp->n, a.out);
+    else printf("wrote %d renders to %s\n", sp->n, outdir);
+    free(outdir);
     close_session(&s);
     return rc ? 1 : 0;
 }

@@ -1,5 +1,6 @@
-/* cmd_train.c — `splat train` and `splat check`: configuration from a file plus --set
- * overrides, then training, or a report of every problem found without training. */
+/* cmd_train.c — `splat train` and `splat check`: configuration from defaults, a file, a dataset
+ * folder given as an argument and --set overrides, then training, or a report of every problem
+ * found without training. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,11 @@
 typedef struct {
     const char *config;
     const char *resume;
+    const char *data; /* positional DATASET_DIR: sets data.path */
     const char *sets[256];
     int nsets;
     int force;
+    int print_config; /* check: print the resolved configuration */
 } train_args;
 
 static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
@@ -29,6 +32,8 @@ static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
             t->sets[t->nsets++] = v;
         } else if (allow_resume && (v = cli_value(argc, argv, &i, "--resume"))) t->resume = v;
         else if (allow_resume && cli_flag(argv[i], "--force")) t->force = 1;
+        else if (!allow_resume && cli_flag(argv[i], "--print-config")) t->print_config = 1;
+        else if (argv[i][0] != '-' && !t->data) t->data = argv[i];
         else {
             fprintf(stderr, "splat: unknown option '%s' (see --help)\n", argv[i]);
             return -1;
@@ -37,12 +42,26 @@ static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
     return 0;
 }
 
+/* The last component of a folder path ("../data/lego/" -> "lego"). */
+static void dataset_name(const char *dir, char *out, size_t size) {
+    size_t end = strlen(dir);
+    while (end > 1 && dir[end - 1] == '/') end--;
+    size_t start = end;
+    while (start > 0 && dir[start - 1] != '/') start--;
+    if (end > start && !(end - start <= 2 && dir[start] == '.')) snprintf(out, size, "%.*s", (int)(end - start), dir + start);
+}
+
 /* Config from --config (or RUN_DIR/config.toml when resuming) and --set; prints problems. */
 static int load_config(const train_args *t, sp_config *cfg, sp_problems *probs) {
     sp_config_defaults(cfg);
-    char *path = t->resume && !t->config ? sp_path_join(t->resume, "config.toml") : sp_strdup(t->config);
-    sp_config_load(path, cfg, probs);
+    char *path = t->config ? sp_strdup(t->config) : t->resume ? sp_path_join(t->resume, "config.toml") : NULL;
+    if (path) sp_config_load(path, cfg, probs);
     free(path);
+    if (t->data) {
+        snprintf(cfg->data.path, sizeof cfg->data.path, "%s", t->data);
+        /* no config file: the run is named after the dataset folder (runs/lego) */
+        if (!t->config && !t->resume) dataset_name(t->data, cfg->experiment.name, sizeof cfg->experiment.name);
+    }
     for (int i = 0; i < t->nsets; i++) sp_config_set(cfg, t->sets[i], probs);
     if (t->resume) snprintf(cfg->output.run_dir, sizeof cfg->output.run_dir, "%s", t->resume);
     sp_config_validate_for_training(cfg, probs);
@@ -60,12 +79,15 @@ static void print_problems(const sp_problems *p) {
 
 int cmd_train(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat train --config FILE [--set section.key=value ...] [--force]\n"
+        printf("usage: splat train DATASET_DIR [--set section.key=value ...] [--force]\n"
+               "       splat train [DATASET_DIR] --config FILE [--set section.key=value ...] [--force]\n"
                "       splat train --resume RUN_DIR [--set section.key=value ...]\n"
                "\n"
-               "Trains on the dataset named by [data] path and writes a run folder (default runs/<name>):\n"
+               "Trains on a dataset folder (NeRF-synthetic, COLMAP or transforms.json, detected) and writes a\n"
+               "run folder (default runs/<name>; without --config the name is the dataset folder's):\n"
                "config.toml, log.txt, point_cloud.ply, checkpoint.bin, renders/, curves.png, result.toml.\n"
-               "  --config FILE       TOML configuration (docs/config.md lists every key)\n"
+               "  DATASET_DIR         the dataset (sets data.path; overrides the config file's)\n"
+               "  --config FILE       TOML configuration (docs/config.md lists every key; defaults without it)\n"
                "  --set KEY=VALUE     override one key, e.g. --set trainer.max_steps=7000 (repeatable)\n"
                "  --resume RUN_DIR    continue an interrupted run from RUN_DIR/checkpoint.bin, with\n"
                "                      RUN_DIR/config.toml (plus --set overrides)\n"
@@ -77,8 +99,8 @@ int cmd_train(int argc, char **argv) {
     }
     train_args t;
     if (parse_args(argc, argv, &t, 1)) return 2;
-    if (!t.config && !t.resume) {
-        fprintf(stderr, "splat train: --config FILE is required (or --resume RUN_DIR)\n");
+    if (!t.config && !t.resume && !t.data) {
+        fprintf(stderr, "splat train: give a dataset folder (splat train DIR), --config FILE or --resume RUN_DIR\n");
         return 2;
     }
     if (t.force && t.resume) {
@@ -116,53 +138,65 @@ static void summarize_split(const char *name, const sp_split *s) {
 
 int cmd_check(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat check --config FILE [--set section.key=value ...]\n"
+        printf("usage: splat check DATASET_DIR [--set section.key=value ...] [--print-config]\n"
+               "       splat check [DATASET_DIR] --config FILE [--set section.key=value ...] [--print-config]\n"
                "\n"
-               "Validates the configuration and the dataset without training: prints the resolved\n"
-               "configuration and a dataset summary, and lists every problem found (exit status 1 if any).\n");
+               "Validates the configuration and the dataset without training. Prints the verdict first (OK, or\n"
+               "every problem with its file and line; exit status 1 if any), then a dataset summary.\n"
+               "  --print-config      also print the resolved configuration (every key, defaults included)\n");
         return 0;
     }
     train_args t;
     if (parse_args(argc, argv, &t, 0)) return 2;
-    if (!t.config) {
-        fprintf(stderr, "splat check: --config FILE is required\n");
+    if (!t.config && !t.data) {
+        fprintf(stderr, "splat check: give a dataset folder (splat check DIR) or --config FILE\n");
         return 2;
     }
     sp_config *cfg = SP_NEW(sp_config, 1);
     sp_problems probs = {0};
     load_config(&t, cfg, &probs);
-    printf("# resolved configuration\n");
-    sp_config_print(cfg, stdout);
+    sp_dataset d;
+    memset(&d, 0, sizeof d);
+    double load_s = 0;
     if (cfg->data.path[0] && sp_dir_exists(cfg->data.path)) {
         sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads, .load_pixels = 1,
                            .images = cfg->data.images, .holdout_every = cfg->data.holdout_every};
-        sp_dataset d;
         double t0 = sp_now();
         sp_dataset_load(cfg->data.path, cfg->data.format, &lo, &d, &probs);
-        printf("\n# dataset %s\n", cfg->data.path);
-        if (d.format) {
-            printf("  format: %s, alpha: %s, scene extent %.3f, centre (%.3f, %.3f, %.3f)\n", d.format,
-                   d.has_alpha ? "yes" : "no", d.extent, d.center[0], d.center[1], d.center[2]);
-            summarize_split("train", &d.train);
-            summarize_split("val", &d.val);
-            summarize_split("test", &d.test);
-            printf("  sparse points: %d; %s box [%.2f %.2f %.2f] - [%.2f %.2f %.2f]\n", d.num_points,
-                   d.num_points ? "their" : "random-init", d.init_min[0], d.init_min[1], d.init_min[2], d.init_max[0],
-                   d.init_max[1], d.init_max[2]);
-            printf("  loaded in %.1f s\n", sp_now() - t0);
-        }
-        sp_dataset_free(&d);
+        load_s = sp_now() - t0;
     } else if (cfg->data.path[0]) {
         sp_problems_add(&probs, "data.path: %s: no such directory", cfg->data.path);
     }
-    int rc = 0;
+    /* The verdict first, then the details. */
     if (probs.n) {
-        printf("\n# %d problem%s\n", probs.n, probs.n == 1 ? "" : "s");
+        printf("%d problem%s:\n", probs.n, probs.n == 1 ? "" : "s");
         for (int i = 0; i < probs.n; i++) printf("error: %s\n", probs.items[i]);
-        rc = 1;
     } else {
-        printf("\n# no problems found\n");
+        printf("OK: no problems found\n");
     }
+    if (d.format) {
+        printf("\n# dataset %s\n", cfg->data.path);
+        printf("  format: %s, alpha: %s, scene extent %.3f, centre (%.3f, %.3f, %.3f)\n", d.format,
+               d.has_alpha ? "yes" : "no", d.extent, d.center[0], d.center[1], d.center[2]);
+        summarize_split("train", &d.train);
+        summarize_split("val", &d.val);
+        summarize_split("test", &d.test);
+        printf("  sparse points: %d; %s box [%.2f %.2f %.2f] - [%.2f %.2f %.2f]\n", d.num_points,
+               d.num_points ? "their" : "random-init", d.init_min[0], d.init_min[1], d.init_min[2], d.init_max[0],
+               d.init_max[1], d.init_max[2]);
+        printf("  loaded in %.1f s\n", load_s);
+    }
+    if (t.print_config) {
+        printf("\n# resolved configuration\n");
+        sp_config_print(cfg, stdout);
+    } else if (!probs.n) {
+        char *dir = sp_train_run_dir(cfg);
+        printf("  training would write %s (%d steps, backend %s); --print-config shows every setting\n", dir,
+               cfg->trainer.max_steps, cfg->backend.kind);
+        free(dir);
+    }
+    int rc = probs.n ? 1 : 0;
+    sp_dataset_free(&d);
     sp_problems_free(&probs);
     free(cfg);
     return rc;

@@ -14,12 +14,13 @@ static void usage(FILE *f) {
             "usage: splat <command> [options]\n"
             "\n"
             "commands:\n"
-            "  train   --config FILE [--set section.key=value ...] [--resume RUN_DIR]\n"
-            "  check   --config FILE [--set section.key=value ...]   validate config and dataset\n"
+            "  train   DATASET_DIR [--config FILE] [--set section.key=value ...] | --resume RUN_DIR\n"
+            "  check   DATASET_DIR [--config FILE] [--set ...] [--print-config]   validate, train nothing\n"
             "  eval    --run DIR | --ply FILE --data DIR [--split val|test]\n"
             "  render  --ply FILE --data DIR [--split test] --out DIR\n"
             "  export  --ply FILE | --run DIR [--format ply|splat|spz] --out FILE\n"
             "  synth   --out DIR [--size N] [--views TRAIN,VAL,TEST] [--seed N]\n"
+            "  bench   CHAIN.toml [--set section.key=value ...] [--out DIR]   train several scenes\n"
             "  version\n"
             "\n"
             "`splat <command> --help` describes each command. Config reference: docs/config.md.\n",
@@ -50,7 +51,12 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "export")) return cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "synth")) return cmd_synth(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        if (cli_help_requested(argc - 1, argv + 1)) {
+            printf("usage: splat version\n\nPrints the version and the commit splat was built from.\n");
+            return 0;
+        }
         printf("splat %s (commit %s)\n", sp_version(), sp_commit());
         return 0;
     }

@@ -7,6 +7,7 @@
 
 #include "core/core.h"
 #include "eval/metrics.h"
+#include "eval/plot.h"
 #include "io/image.h"
 
 #define EVAL_BATCH 32
@@ -18,6 +19,16 @@ static char *base_name(const char *name) {
     char *dot = strrchr(b, '.');
     if (dot && dot != b) *dot = 0;
     return b;
+}
+
+/* Labels the halves of a [prediction | ground truth] picture (after scoring; skipped on views too
+ * small for the text). */
+static void label_halves(uint8_t *rgb, int w, int h) {
+    static const uint8_t ink[3] = {0, 0, 0}, box[3] = {255, 255, 255};
+    int scale = w >= 600 ? 2 : 1;
+    if (w < sp_plot_text_width("ground truth", scale) + 8 || h < 16) return;
+    sp_plot_label(rgb, 2 * w, h, 3 * scale, 3 * scale, scale, "prediction", ink, box);
+    sp_plot_label(rgb, 2 * w, h, w + 3 * scale, 3 * scale, scale, "ground truth", ink, box);
 }
 
 /* Scores one rendered view and writes [prediction | ground truth] when renders_dir is set. */
@@ -47,6 +58,7 @@ static int score_view(const sp_view *v, int index, const float *pred, sp_alpha_m
             memcpy(side.pixels + (size_t)y * 6 * w, p8 + (size_t)y * 3 * w, (size_t)3 * w);
             memcpy(side.pixels + (size_t)y * 6 * w + 3 * w, g8 + (size_t)y * 3 * w, (size_t)3 * w);
         }
+        label_halves(side.pixels, w, h);
         char *base = base_name(v->name);
         char *file = sp_strfmt("%s/%03d_%s.png", renders_dir, index, base);
         if (rc == 0) rc = sp_image_save_png(file, &side);

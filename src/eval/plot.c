@@ -1,5 +1,7 @@
-/* plot.c — renders training curves to an RGB image (and a PNG): stacked panels with axes,
- * grid lines at "nice" tick values, numeric tick labels and a title, in a built-in 5×7 font.
+/* plot.c — renders training curves to an RGB image (and a PNG): stacked panels sharing one x
+ * range, with axes, grid lines at "nice" tick values, numeric tick labels, a title, an x-axis
+ * label, several lines with a legend, or a note when a panel has too few points; text in a
+ * built-in 5×7 font.
  * Lines are plain Bresenham segments; points that are not finite or beyond ±1e300 (or ≤ 0 on a
  * log axis) are skipped and break the line; a lone valid point is drawn as a small square. */
 #include "eval/plot.h"
@@ -164,6 +166,14 @@ int sp_plot_text(uint8_t *rgb, int width, int height, int x, int y, int scale, c
     return sp_plot_text_width(text, scale);
 }
 
+void sp_plot_label(uint8_t *rgb, int width, int height, int x, int y, int scale, const char *text,
+                   const uint8_t color[3], const uint8_t box[3]) {
+    canvas cv = {rgb, width, height};
+    int m = scale;
+    fill_rect(&cv, x - m, y - m, x + sp_plot_text_width(text, scale) + m, y + 7 * scale + m, box);
+    sp_plot_text(rgb, width, height, x, y, scale, text, color);
+}
+
 /* ---- axes ---- */
 
 #define MAX_TICKS 16
@@ -212,6 +222,13 @@ static void linear_ticks(axis *ax, double lo, double hi, int target, int to_log)
     }
 }
 
+/* The nearest value of the form {1, 2, 5} x 10^k below (up = 0) or above (up = 1) v > 0. */
+static double snap_125(double v, int up) {
+    double e = pow(10.0, floor(log10(v))), m = v / e;
+    if (up) return (m <= 1.0000001 ? 1 : m <= 2.0000001 ? 2 : m <= 5.0000001 ? 5 : 10) * e;
+    return (m >= 4.9999999 ? 5 : m >= 1.9999999 ? 2 : 1) * e;
+}
+
 /* Range [lo, hi] of finite values in plot space, widened when degenerate, padded by `pad`. */
 static void make_axis(axis *ax, double lo, double hi, int log, double pad, int target) {
     ax->log = log;
@@ -227,6 +244,10 @@ static void make_axis(axis *ax, double lo, double hi, int log, double pad, int t
     double p = (hi - lo) * pad;
     ax->lo = lo - p;
     ax->hi = hi + p;
+    if (log && ax->hi - ax->lo >= 0.7) { /* end on labelled 1-2-5 values */
+        ax->lo = log10(snap_125(pow(10.0, ax->lo), 0));
+        ax->hi = log10(snap_125(pow(10.0, ax->hi), 1));
+    }
     if (log && ax->hi - ax->lo >= 0.7) {
         /* Decades (every k-th when there are many); with few decades also 2 and 5 times them. */
         static const double mult[3] = {1, 2, 5};
@@ -249,33 +270,48 @@ static void make_axis(axis *ax, double lo, double hi, int log, double pad, int t
 }
 
 /* Points beyond ±1e300 are skipped too, so that ranges and their paddings stay finite. */
-static int valid_point(const sp_plot_series *s, int i) {
-    double x = s->x[i], y = s->y[i];
-    return fabs(x) <= 1e300 && fabs(y) <= 1e300 && (!s->log_y || y > 0);
+static int valid_xy(double x, double y, int log_y) { return fabs(x) <= 1e300 && fabs(y) <= 1e300 && (!log_y || y > 0); }
+static int valid_point(const sp_plot_series *s, int i, int log_y) { return valid_xy(s->x[i], s->y[i], log_y); }
+
+/* The lines of a panel: the series itself, then its extra lines. */
+static int panel_lines(const sp_plot_series *s, const sp_plot_series **out) {
+    int k = 0;
+    out[k++] = s;
+    for (int i = 0; s->lines && i < s->num_lines && k < SP_PLOT_MAX_LINES; i++) out[k++] = &s->lines[i];
+    return k;
 }
 
 static const uint8_t WHITE[3] = {255, 255, 255}, BLACK[3] = {0, 0, 0}, GRID[3] = {225, 225, 225},
                      GREY[3] = {90, 90, 90};
-static const uint8_t LINE_COLORS[SP_PLOT_MAX_PANELS][3] = {{31, 90, 180}, {200, 60, 40}, {40, 150, 70}, {140, 70, 170}};
+static const uint8_t LINE_COLORS[SP_PLOT_MAX_LINES][3] = {{31, 90, 180}, {200, 60, 40},  {40, 150, 70},
+                                                          {140, 70, 170}, {230, 140, 20}, {20, 150, 160},
+                                                          {130, 90, 50},  {210, 80, 150}};
 
 typedef struct {
     axis ax, ay;
-    int valid; /* number of points drawn */
+    int valid;         /* number of points drawn */
+    double xlo, xhi;   /* range of the valid x values */
 } panel_axes;
 
 static void panel_axes_make(const sp_plot_series *s, panel_axes *pa) {
-    int n = (s->x && s->y) ? s->n : 0;
+    const sp_plot_series *ls[SP_PLOT_MAX_LINES];
+    int nl = panel_lines(s, ls);
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     pa->valid = 0;
-    for (int i = 0; i < n; i++) {
-        if (!valid_point(s, i)) continue;
-        double y = s->log_y ? log10(s->y[i]) : s->y[i];
-        xlo = fmin(xlo, s->x[i]);
-        xhi = fmax(xhi, s->x[i]);
-        ylo = fmin(ylo, y);
-        yhi = fmax(yhi, y);
-        pa->valid++;
+    for (int l = 0; l < nl; l++) {
+        int n = (ls[l]->x && ls[l]->y) ? ls[l]->n : 0;
+        for (int i = 0; i < n; i++) {
+            if (!valid_point(ls[l], i, s->log_y)) continue;
+            double y = s->log_y ? log10(ls[l]->y[i]) : ls[l]->y[i];
+            xlo = fmin(xlo, ls[l]->x[i]);
+            xhi = fmax(xhi, ls[l]->x[i]);
+            ylo = fmin(ylo, y);
+            yhi = fmax(yhi, y);
+            pa->valid++;
+        }
     }
+    pa->xlo = xlo;
+    pa->xhi = xhi;
     make_axis(&pa->ax, xlo, xhi, 0, 0.0, 5);
     make_axis(&pa->ay, ylo, yhi, s->log_y, 0.05, 4);
 }
@@ -290,14 +326,15 @@ static int y_label_width(const panel_axes *pa, int scale) {
  * the plot areas line up. */
 static void draw_panel(const canvas *cv, const sp_plot_series *s, const panel_axes *pa, int index, int top,
                        int bottom, int scale, int label_w) {
-    int n = (s->x && s->y) ? s->n : 0, valid = pa->valid;
+    int valid = pa->valid;
     const axis ax = pa->ax, ay = pa->ay;
     int ch = 8 * scale; /* text line height */
     int tick = 3 * scale;
     int left = label_w + tick + 4 * scale;
     int right = cv->w - 1 - sp_maxi(6 * scale, sp_plot_text_width(ax.n ? ax.label[ax.n - 1] : "", scale) / 2 + 2);
     int ptop = top + ch + 6 * scale;
-    int pbottom = bottom - ch - tick - 12 * scale;
+    int pbottom = bottom - ch - tick - 12 * scale - (s->x_label ? ch + 2 * scale : 0);
+    int sparse = valid < 2 && s->note; /* the note replaces the curve and the y axis */
     if (right <= left + 2) right = left + 2;
     if (pbottom <= ptop + 2) pbottom = ptop + 2;
 
@@ -319,7 +356,12 @@ static void draw_panel(const canvas *cv, const sp_plot_series *s, const panel_ax
         int lx = sp_maxi(0, sp_mini(cv->w - lw, x - lw / 2));
         sp_plot_text(cv->rgb, cv->w, cv->h, lx, pbottom + tick + 2 * scale, scale, ax.label[i], GREY);
     }
-    for (int i = 0; i < ay.n; i++) {
+    if (s->x_label) {
+        int xw = sp_plot_text_width(s->x_label, scale);
+        sp_plot_text(cv->rgb, cv->w, cv->h, (left + right - xw) / 2, pbottom + tick + ch + 4 * scale, scale,
+                     s->x_label, BLACK);
+    }
+    for (int i = 0; i < ay.n && !sparse; i++) {
         int y = PY(ay.pos[i]);
         line(cv, left, y, right, y, 1, GRID);
         line(cv, left - tick, y, left, y, 1, BLACK);
@@ -329,30 +371,42 @@ static void draw_panel(const canvas *cv, const sp_plot_series *s, const panel_ax
     line(cv, left, ptop, left, pbottom, 1, BLACK);
     line(cv, left, pbottom, right, pbottom, 1, BLACK);
 
-    if (!valid) {
-        const char *msg = "no data";
+    if (!valid || sparse) {
+        const char *msg = sparse ? s->note : "no data";
         int mw = sp_plot_text_width(msg, scale);
-        sp_plot_text(cv->rgb, cv->w, cv->h, (left + right - mw) / 2, (ptop + pbottom) / 2 - 3 * scale, scale, msg,
-                     GREY);
+        sp_plot_text(cv->rgb, cv->w, cv->h, sp_maxi(left + 2, (left + right - mw) / 2), (ptop + pbottom) / 2 - 3 * scale,
+                     scale, msg, GREY);
         return;
     }
 
-    /* The curve: segments between consecutive valid points; a lone point gets a square. */
-    const uint8_t *col = LINE_COLORS[index % SP_PLOT_MAX_PANELS];
-    int pen = scale > 1 ? 2 : 1;
-    int have_prev = 0, px0 = 0, py0 = 0;
-    for (int i = 0; i < n; i++) {
-        if (!valid_point(s, i)) {
-            have_prev = 0;
-            continue;
+    /* The curves: segments between consecutive valid points; a lone point gets a square. */
+    const sp_plot_series *ls[SP_PLOT_MAX_LINES];
+    int nl = panel_lines(s, ls), pen = scale > 1 ? 2 : 1;
+    for (int l = 0; l < nl; l++) {
+        const sp_plot_series *c = ls[l];
+        int n = (c->x && c->y) ? c->n : 0;
+        const uint8_t *col = LINE_COLORS[(nl > 1 ? l : index) % SP_PLOT_MAX_LINES];
+        int have_prev = 0, px0 = 0, py0 = 0;
+        for (int i = 0; i < n; i++) {
+            if (!valid_point(c, i, s->log_y)) {
+                have_prev = 0;
+                continue;
+            }
+            int x = PX(c->x[i]), y = PY(s->log_y ? log10(c->y[i]) : c->y[i]);
+            int next_valid = i + 1 < n && valid_point(c, i + 1, s->log_y);
+            if (have_prev) line(cv, px0, py0, x, y, pen, col);
+            else if (!next_valid) fill_rect(cv, x - 2 * pen, y - 2 * pen, x + 2 * pen + 1, y + 2 * pen + 1, col);
+            px0 = x;
+            py0 = y;
+            have_prev = 1;
         }
-        int x = PX(s->x[i]), y = PY(s->log_y ? log10(s->y[i]) : s->y[i]);
-        int next_valid = i + 1 < n && valid_point(s, i + 1);
-        if (have_prev) line(cv, px0, py0, x, y, pen, col);
-        else if (!next_valid) fill_rect(cv, x - 2 * pen, y - 2 * pen, x + 2 * pen + 1, y + 2 * pen + 1, col);
-        px0 = x;
-        py0 = y;
-        have_prev = 1;
+        /* legend of the extra lines, top right inside the plot */
+        if (l > 0 && c->title) {
+            int ly = ptop + 4 * scale + (l - 1) * (ch + 2 * scale);
+            int lx = right - sp_plot_text_width(c->title, scale) - 20 * scale;
+            sp_plot_label(cv->rgb, cv->w, cv->h, lx, ly, scale, c->title, BLACK, WHITE);
+            fill_rect(cv, lx - 14 * scale, ly + 3 * scale, lx - 4 * scale, ly + 3 * scale + pen, col);
+        }
     }
 #undef PX
 #undef PY
@@ -370,10 +424,18 @@ int sp_plot_render(const sp_plot_series *panels, int num_panels, int width, int 
     int scale = sp_maxi(1, sp_mini(width / 640, panel_h / 240));
     panel_axes pa[SP_PLOT_MAX_PANELS];
     int label_w = 0;
+    double xlo = INFINITY, xhi = -INFINITY;
     for (int p = 0; p < num_panels; p++) {
         panel_axes_make(&panels[p], &pa[p]);
         label_w = sp_maxi(label_w, y_label_width(&pa[p], scale));
+        xlo = fmin(xlo, pa[p].xlo);
+        xhi = fmax(xhi, pa[p].xhi);
     }
+    /* one x range for every panel, so that a step lines up across them */
+    if (xlo > 0 && xlo < 0.1 * (xhi - xlo)) xlo = 0; /* steps: start the axis at 0 */
+    axis ax;
+    make_axis(&ax, xlo, xhi, 0, 0.0, 5);
+    for (int p = 0; p < num_panels; p++) pa[p].ax = ax;
     for (int p = 0; p < num_panels; p++)
         draw_panel(&cv, &panels[p], &pa[p], p, p * panel_h, p == num_panels - 1 ? height : (p + 1) * panel_h, scale,
                    label_w);

@@ -457,7 +457,11 @@ static char *list_image_folders(const char *path) {
     while ((e = readdir(d))) {
         if (strncmp(e->d_name, "images", 6) || !strcmp(e->d_name, "images")) continue;
         size_t l = strlen(buf);
-        snprintf(buf + l, sizeof buf - l, "%s%s/", l ? ", " : "", e->d_name);
+        int f = 0, len = 0; /* images_<N>/ is what data.downscale=N picks */
+        if (sscanf(e->d_name, "images_%d%n", &f, &len) == 1 && !e->d_name[len] && f > 1)
+            snprintf(buf + l, sizeof buf - l, "%sdata.downscale=%d (%.100s/)", l ? ", " : "", f, e->d_name);
+        else
+            snprintf(buf + l, sizeof buf - l, "%sdata.images=\"%.100s\" (%.100s/)", l ? ", " : "", e->d_name, e->d_name);
     }
     closedir(d);
     return sp_strdup(buf);
@@ -578,7 +582,7 @@ static int load_colmap(const char *path, const sp_load_opts *opts, sp_dataset *o
     if (!sp_dir_exists(folder)) {
         char *alts = list_image_folders(path);
         if (*alts)
-            sp_problems_add(problems, "%s: no such image folder (found %s: choose it with a downscale or an image folder setting)",
+            sp_problems_add(problems, "%s: no such image folder; this scene has %s",
                             folder, alts);
         else
             sp_problems_add(problems, "%s: no such image folder", folder);

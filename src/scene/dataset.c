@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/threads.h"
+
 sp_split *sp_dataset_split(sp_dataset *d, const char *name) {
     if (!strcmp(name, "train")) return &d->train;
     if (!strcmp(name, "val")) return &d->val;
@@ -87,7 +89,7 @@ int sp_dataset_focus(const sp_dataset *d, float focus[3], float *mean_dist) {
 
 void sp_view_composite(const sp_view *v, sp_alpha_mode alpha, const float bg[3], float *t) {
     int px = v->cam.width * v->cam.height, c = v->channels;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
     for (int i = 0; i < px; i++) {
         const uint8_t *p = v->pixels + (size_t)i * c;
         float a = c == 4 ? p[3] * (1.0f / 255.0f) : 1.0f;

@@ -76,6 +76,9 @@ const sp_config_field sp_config_schema[] = {
     INT(trainer, sh_degree, IN(0, 3), 3, "Final spherical-harmonics degree."),
     INT(trainer, sh_interval, GE(1), 1000, "Raise the SH degree by one every N steps, up to sh_degree."),
     INT(trainer, checkpoint_every, GE(0), 0, "Write a resumable checkpoint every N steps; 0 = none."),
+    FLT(trainer, target_psnr, GE(0), 0.0,
+        "Time to quality: log and record in result.toml the first evaluation at or above this PSNR (dB); 0 = off. "
+        "Set eval_every too, or only the final evaluation counts."),
 
     FLT(loss, ssim_weight, IN(0, 1), 0.2, "Loss = (1 - w) * L1 + w * (1 - SSIM)."),
 
@@ -115,7 +118,8 @@ const sp_config_field sp_config_schema[] = {
     FLT(adam, eps, GT(0), 1e-15, "Adam epsilon."),
 
     STR(backend, kind, "auto|cpu|cuda", "auto", "Compute backend; auto = cuda when a usable GPU is present, else cpu."),
-    INT(backend, threads, GE(0), 0, "CPU threads; 0 = all cores."),
+    INT(backend, threads, IN(0, 1024), 0,
+        "CPU threads; 0 = automatic (the cores, fewer when the machine is busy). At most 1024."),
     BOOL(backend, profile, 0, "Time every stage and report the shares."),
     BOOL(backend, deterministic, 0, "Fixed-order reductions: identical results for identical seeds (slower on GPU)."),
     STR(backend, backward, "pixel|splat", "pixel",

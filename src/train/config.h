@@ -41,6 +41,7 @@ typedef struct {
     } output;
     struct {
         int max_steps, eval_every, save_every, log_every, sh_degree, sh_interval, checkpoint_every;
+        double target_psnr; /* 0 = off */
     } trainer;
     struct {
         double ssim_weight;

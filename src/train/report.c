@@ -1,4 +1,6 @@
-/* report.c — writes result.toml and prints the per-stage profile table. */
+/* report.c — writes result.toml and prints the per-stage profile table. Numbers are written as a
+ * person would read them: steps and counts as integers, PSNR to 0.001 dB, SSIM to 4 decimals,
+ * seconds to 0.01, losses to 5 significant digits (every value still a TOML integer or float). */
 #include "train/report.h"
 
 #include <math.h>
@@ -9,22 +11,66 @@
 #include "core/core.h"
 #include "io/toml.h"
 
+/* v rounded to `decimals` places (or, with decimals < 0, to -decimals significant digits), so that
+ * the TOML writer's shortest round-trip form is the short decimal text. */
+static double rounded(double v, int decimals) {
+    if (!isfinite(v)) return v;
+    char b[64];
+    if (decimals >= 0) snprintf(b, sizeof b, "%.*f", decimals, v);
+    else snprintf(b, sizeof b, "%.*g", -decimals, v);
+    return strtod(b, NULL);
+}
+
+static void put_float(sp_toml_writer *w, const char *key, double v, int decimals) {
+    sp_tomlw_float(w, key, rounded(v, decimals));
+}
+
+static void put_floats(sp_toml_writer *w, const char *key, const double *v, int n, int decimals) {
+    double *t = SP_NEW(double, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) t[i] = rounded(v[i], decimals);
+    sp_tomlw_float_array(w, key, t, n);
+    free(t);
+}
+
+static void put_ints(sp_toml_writer *w, const char *key, const double *v, int n) {
+    int64_t *t = SP_NEW(int64_t, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) t[i] = isfinite(v[i]) ? (int64_t)llround(v[i]) : 0;
+    sp_tomlw_int_array(w, key, t, n);
+    free(t);
+}
+
+enum { PSNR_DEC = 3, SSIM_DEC = 4, SEC_DEC = 2, LOSS_SIG = -5 };
+
 static void eval_tables(sp_toml_writer *w, const char *split, const sp_eval_result *e) {
     char name[64];
     snprintf(name, sizeof name, "eval.%s", split);
     sp_tomlw_table(w, name);
     sp_tomlw_int(w, "views", e->n);
-    sp_tomlw_float(w, "psnr", e->mean_psnr);
-    sp_tomlw_float(w, "ssim", e->mean_ssim);
-    sp_tomlw_float(w, "seconds", e->seconds);
+    put_float(w, "psnr", e->mean_psnr, PSNR_DEC);
+    put_float(w, "ssim", e->mean_ssim, SSIM_DEC);
+    put_float(w, "seconds", e->seconds, SEC_DEC);
     sp_tomlw_string_array(w, "view_names", (const char *const *)e->names, e->n);
-    sp_tomlw_float_array(w, "view_psnr", e->psnr, e->n);
-    sp_tomlw_float_array(w, "view_ssim", e->ssim, e->n);
+    put_floats(w, "view_psnr", e->psnr, e->n, PSNR_DEC);
+    put_floats(w, "view_ssim", e->ssim, e->n, SSIM_DEC);
 }
 
-static void curve(sp_toml_writer *w, const char *xname, const char *yname, const sp_series *s) {
-    sp_tomlw_float_array(w, xname, s->x, s->n);
-    sp_tomlw_float_array(w, yname, s->y, s->n);
+/* Steps as integers; values rounded (decimals as in rounded(); INT_VALUES for counts). */
+#define INT_VALUES 100
+static void curve(sp_toml_writer *w, const char *xname, const char *yname, const sp_series *s, int decimals) {
+    put_ints(w, xname, s->x, s->n);
+    if (decimals == INT_VALUES) put_ints(w, yname, s->y, s->n);
+    else put_floats(w, yname, s->y, s->n, decimals);
+}
+
+int sp_report_target(const sp_series *psnr, const sp_series *seconds, double target, int *step, double *secs) {
+    if (!(target > 0) || !psnr) return 0;
+    for (int i = 0; i < psnr->n; i++)
+        if (psnr->y[i] >= target) {
+            *step = (int)psnr->x[i];
+            *secs = seconds && i < seconds->n ? seconds->y[i] : NAN;
+            return 1;
+        }
+    return 0;
 }
 
 int sp_report_write(const char *path, const sp_report *r) {
@@ -49,37 +95,52 @@ int sp_report_write(const char *path, const sp_report *r) {
 
     sp_tomlw_table(&w, "metrics");
     if (r->test) {
-        sp_tomlw_float(&w, "test_psnr", r->test->mean_psnr);
-        sp_tomlw_float(&w, "test_ssim", r->test->mean_ssim);
+        put_float(&w, "test_psnr", r->test->mean_psnr, PSNR_DEC);
+        put_float(&w, "test_ssim", r->test->mean_ssim, SSIM_DEC);
     }
     if (r->val) {
-        sp_tomlw_float(&w, "val_psnr", r->val->mean_psnr);
-        sp_tomlw_float(&w, "val_ssim", r->val->mean_ssim);
+        put_float(&w, "val_psnr", r->val->mean_psnr, PSNR_DEC);
+        put_float(&w, "val_ssim", r->val->mean_ssim, SSIM_DEC);
     }
     sp_tomlw_int(&w, "num_gaussians", r->num_gaussians);
     sp_tomlw_int(&w, "steps", r->steps);
-    sp_tomlw_float(&w, "train_seconds", r->train_seconds);
-    sp_tomlw_float(&w, "total_seconds", r->total_seconds);
-    sp_tomlw_float(&w, "steps_per_second", r->train_seconds > 0 ? r->steps / r->train_seconds : 0);
+    put_float(&w, "train_seconds", r->train_seconds, SEC_DEC);
+    put_float(&w, "total_seconds", r->total_seconds, SEC_DEC);
+    put_float(&w, "steps_per_second", r->train_seconds > 0 ? r->steps / r->train_seconds : 0, SEC_DEC);
+    /* time to quality: the first evaluation at or above trainer.target_psnr */
+    double target = r->cfg->trainer.target_psnr;
+    if (target > 0) {
+        int ts = 0;
+        double tsec = NAN;
+        put_float(&w, "target_psnr", target, PSNR_DEC);
+        if (sp_report_target(&r->curves[SP_CURVE_PSNR], r->eval_seconds, target, &ts, &tsec)) {
+            sp_tomlw_int(&w, "target_step", ts);
+            put_float(&w, "target_seconds", tsec, SEC_DEC);
+        } else {
+            sp_tomlw_bool(&w, "target_reached", false);
+        }
+    }
     if (r->profile && r->profile->peak_bytes > 0) sp_tomlw_int(&w, "peak_memory_bytes", r->profile->peak_bytes);
 
     if (r->test) eval_tables(&w, "test", r->test);
     if (r->val) eval_tables(&w, "val", r->val);
 
     sp_tomlw_table(&w, "curves");
-    curve(&w, "loss_step", "loss", &r->curves[SP_CURVE_LOSS]);
-    curve(&w, "gaussians_step", "gaussians", &r->curves[SP_CURVE_GAUSSIANS]);
-    curve(&w, "psnr_step", "psnr", &r->curves[SP_CURVE_PSNR]);
-    curve(&w, "ssim_step", "ssim", &r->curves[SP_CURVE_SSIM]);
+    curve(&w, "loss_step", "loss", &r->curves[SP_CURVE_LOSS], LOSS_SIG);
+    curve(&w, "gaussians_step", "gaussians", &r->curves[SP_CURVE_GAUSSIANS], INT_VALUES);
+    curve(&w, "psnr_step", "psnr", &r->curves[SP_CURVE_PSNR], PSNR_DEC);
+    /* training seconds at each evaluation (nan: before a resume, not recorded) */
+    if (r->eval_seconds) put_floats(&w, "psnr_seconds", r->eval_seconds->y, r->eval_seconds->n, SEC_DEC);
+    curve(&w, "ssim_step", "ssim", &r->curves[SP_CURVE_SSIM], SSIM_DEC);
 
     const sp_profile *p = r->profile;
     if (p && p->num_stages > 0 && r->cfg->backend.profile) {
         sp_tomlw_table(&w, "profile");
         sp_tomlw_int(&w, "steps", p->calls);
-        sp_tomlw_float(&w, "busy_ms", p->busy_ms);
-        sp_tomlw_float(&w, "wall_ms", 1e3 * r->train_seconds);
+        put_float(&w, "busy_ms", p->busy_ms, 1);
+        put_float(&w, "wall_ms", 1e3 * r->train_seconds, 1);
         sp_tomlw_string_array(&w, "stages", p->name, p->num_stages);
-        sp_tomlw_float_array(&w, "stage_ms", p->ms, p->num_stages);
+        put_floats(&w, "stage_ms", p->ms, p->num_stages, 2);
     }
     int rc = sp_tomlw_save(&w, path);
     sp_tomlw_free(&w);
@@ -92,9 +153,9 @@ int sp_report_write_eval(const char *path, const char *split, const sp_eval_resu
     sp_tomlw_table(&w, "metrics");
     char key[64];
     snprintf(key, sizeof key, "%s_psnr", split);
-    sp_tomlw_float(&w, key, e->mean_psnr);
+    put_float(&w, key, e->mean_psnr, PSNR_DEC);
     snprintf(key, sizeof key, "%s_ssim", split);
-    sp_tomlw_float(&w, key, e->mean_ssim);
+    put_float(&w, key, e->mean_ssim, SSIM_DEC);
     sp_tomlw_int(&w, "num_gaussians", num_gaussians);
     eval_tables(&w, split, e);
     int rc = sp_tomlw_save(&w, path);

@@ -18,12 +18,16 @@ typedef struct {
     double train_seconds, total_seconds;
     const sp_eval_result *test, *val; /* NULL when not evaluated */
     const sp_series *curves;          /* [SP_CURVES] */
+    const sp_series *eval_seconds;    /* training seconds at each PSNR curve point (may be NULL) */
     const sp_profile *profile;
 } sp_report;
 
 int sp_report_write(const char *path, const sp_report *r);
 /* eval_<split>.toml written by `splat eval --run`. */
 int sp_report_write_eval(const char *path, const char *split, const sp_eval_result *e, int num_gaussians);
+/* The first point of the PSNR curve at or above target (> 0): its step and the training seconds
+ * then (NaN if unknown). Returns 1 if reached, 0 if not (or target <= 0). */
+int sp_report_target(const sp_series *psnr, const sp_series *seconds, double target, int *step, double *secs);
 void sp_report_print_profile(FILE *f, const sp_profile *p, double wall_seconds);
 
 #endif

@@ -141,17 +141,34 @@ typedef struct {
     sp_backend *b;
     sp_alpha_mode alpha;
     sp_series curves[SP_CURVES];
+    sp_series eval_seconds; /* training seconds at each PSNR curve point (NaN before a resume) */
+    int target_step;        /* first step at or above trainer.target_psnr; 0 = not yet */
     double train_seconds; /* includes previous sessions of a resumed run */
     double started;
     int step;       /* last completed step */
     int saved_step; /* step of the checkpoint in the run folder; -1: none */
     sp_eval_result test, val;
     int have_test, have_val;
+    /* progress: this session's loop start, time spent saving and evaluating (not training), and
+     * the smoothed recent speed */
+    double loop_t0, paused_s;
+    double prog_t, prog_sps;
+    int prog_step0, prog_step, prog_skip;
+    int in_loop; /* train_seconds does not yet include this session's loop */
 } run;
+
+/* Steps between loss read-backs: often enough for a live progress line, rarely enough that a GPU
+ * backend (take_loss waits for the device) does not stall. */
+#define LOSS_EVERY 10
 
 static char *run_path(const run *r, const char *name) { return sp_path_join(r->dir, name); }
 
-static int save_model(run *r) {
+/* Training time so far: earlier sessions plus this session's loop, saves left out. */
+static double train_seconds_now(const run *r) {
+    return r->in_loop ? r->train_seconds + sp_now() - r->loop_t0 - r->paused_s : r->train_seconds;
+}
+
+static int save_model(run *r, int announce) {
     double t0 = sp_now();
     sp_gaussians g = {0}, m = {0}, v = {0};
     if (r->b->ops->get_gaussians(r->b, &g, &m, &v)) return -1;
@@ -166,7 +183,7 @@ static int save_model(run *r) {
     if (rc == 0 && every > 0 && (r->step % every == 0 || r->step == r->cfg->trainer.max_steps))
         rc = sp_snapshot_write(r->dir, r->step, &g);
     if (rc == 0) {
-        sp_checkpoint ck = {.step = r->step, .train_seconds = r->train_seconds, .g = g, .m = m, .v = v};
+        sp_checkpoint ck = {.step = r->step, .train_seconds = train_seconds_now(r), .g = g, .m = m, .v = v};
         memcpy(ck.curves, r->curves, sizeof ck.curves);
         char *p = run_path(r, "checkpoint.bin");
         rc = sp_checkpoint_write(p, &ck);
@@ -174,7 +191,10 @@ static int save_model(run *r) {
     }
     if (rc == 0) {
         r->saved_step = r->step;
-        SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
+        if (announce)
+            SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
+        else
+            sp_log_to_file("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
     }
     sp_gaussians_free(&g);
     sp_gaussians_free(&m);
@@ -183,11 +203,19 @@ static int save_model(run *r) {
 }
 
 static int write_curves_png(run *r) {
+    const sp_series *ps = &r->curves[SP_CURVE_PSNR];
+    char note[160];
+    if (ps->n == 1)
+        snprintf(note, sizeof note, "one evaluation only: %.2f dB at step %.0f (trainer.eval_every gives a curve)",
+                 ps->y[0], ps->x[0]);
+    else
+        snprintf(note, sizeof note, "no evaluation (no held-out views, or the run stopped early)");
     sp_plot_series panels[3] = {
-        {"loss", r->curves[SP_CURVE_LOSS].x, r->curves[SP_CURVE_LOSS].y, r->curves[SP_CURVE_LOSS].n, 1},
-        {"eval PSNR (dB)", r->curves[SP_CURVE_PSNR].x, r->curves[SP_CURVE_PSNR].y, r->curves[SP_CURVE_PSNR].n, 0},
-        {"Gaussians", r->curves[SP_CURVE_GAUSSIANS].x, r->curves[SP_CURVE_GAUSSIANS].y,
-         r->curves[SP_CURVE_GAUSSIANS].n, 0},
+        {.title = "loss (log scale)", .x = r->curves[SP_CURVE_LOSS].x, .y = r->curves[SP_CURVE_LOSS].y,
+         .n = r->curves[SP_CURVE_LOSS].n, .log_y = 1},
+        {.title = "eval PSNR (dB)", .x = ps->x, .y = ps->y, .n = ps->n, .note = note},
+        {.title = "Gaussians", .x = r->curves[SP_CURVE_GAUSSIANS].x, .y = r->curves[SP_CURVE_GAUSSIANS].y,
+         .n = r->curves[SP_CURVE_GAUSSIANS].n, .x_label = "step"},
     };
     char *p = run_path(r, "curves.png");
     int rc = sp_plot_write_png(p, panels, 3, 800, 900);
@@ -212,6 +240,7 @@ static int write_result(run *r, const char *status) {
         .test = r->have_test ? &r->test : NULL,
         .val = r->have_val ? &r->val : NULL,
         .curves = r->curves,
+        .eval_seconds = &r->eval_seconds,
         .profile = &prof,
     };
     char *p = run_path(r, "result.toml");
@@ -290,6 +319,11 @@ static int resume_from(run *r, sp_checkpoint *ck) {
         r->curves[k] = ck->curves[k];
         memset(&ck->curves[k], 0, sizeof ck->curves[k]);
     }
+    for (int i = 0; i < r->curves[SP_CURVE_PSNR].n; i++)
+        sp_series_push(&r->eval_seconds, r->curves[SP_CURVE_PSNR].x[i], NAN);
+    double s_unused;
+    if (!sp_report_target(&r->curves[SP_CURVE_PSNR], NULL, r->cfg->trainer.target_psnr, &r->target_step, &s_unused))
+        r->target_step = 0;
     SP_INFO("resuming %s at step %d with %d Gaussians", r->dir, ck->step, ck->g.n);
     return 0;
 }
@@ -343,18 +377,36 @@ static int final_eval(run *r) {
     return 0;
 }
 
-static void report_progress(run *r, const sp_train_opts *o, double loss, double t_loop0, int step0, int final) {
+/* Progress: elapsed is this session's wall time (saves included); speed is the recent speed,
+ * smoothed over the last reports and leaving out the first interval (start-up) and intervals
+ * with an evaluation or a save in them, so that the ETA settles early; the final report gives
+ * the session's mean speed. */
+static void report_progress(run *r, const sp_train_opts *o, double loss, int final) {
     if (!o->progress) return;
     const sp_config *cfg = r->cfg;
+    double now = sp_now();
+    int ds = r->step - r->prog_step;
+    double dt = now - r->prog_t;
+    if (!final && ds > 0 && dt > 0) {
+        int warmup = r->prog_step == r->prog_step0;
+        if (!warmup && !r->prog_skip) {
+            double sps = ds / dt;
+            r->prog_sps = r->prog_sps > 0 ? 0.8 * r->prog_sps + 0.2 * sps : sps;
+        }
+        r->prog_t = now;
+        r->prog_step = r->step;
+        r->prog_skip = 0;
+    }
     sp_progress p = {0};
     p.step = r->step;
     p.max_steps = cfg->trainer.max_steps;
     p.loss = loss;
     p.num_gaussians = r->b->ops->num_gaussians(r->b);
-    p.elapsed_s = sp_now() - t_loop0;
-    int done = r->step - step0;
-    p.steps_per_s = p.elapsed_s > 0 ? done / p.elapsed_s : 0;
-    p.eta_s = p.steps_per_s > 0 ? (cfg->trainer.max_steps - r->step) / p.steps_per_s : 0;
+    p.elapsed_s = now - r->loop_t0;
+    double train_s = p.elapsed_s - r->paused_s;
+    int done = r->step - r->prog_step0;
+    p.steps_per_s = final || r->prog_sps <= 0 ? (train_s > 0 ? done / train_s : 0) : r->prog_sps;
+    p.eta_s = !final && r->prog_sps > 0 ? (cfg->trainer.max_steps - r->step) / r->prog_sps : NAN;
     const sp_series *ps = &r->curves[SP_CURVE_PSNR];
     p.psnr = ps->n ? ps->y[ps->n - 1] : NAN;
     p.final = final;
@@ -367,10 +419,25 @@ static char *checkpoint_note(const run *r) {
     return sp_strfmt("no checkpoint was saved in %s (trainer.checkpoint_every sets how often one is)", r->dir);
 }
 
+/* A point of the PSNR/SSIM curves, with the training time; logs when the target is first reached. */
+static void push_eval(run *r, double psnr, double ssim) {
+    double secs = train_seconds_now(r);
+    sp_series_push(&r->curves[SP_CURVE_PSNR], r->step, psnr);
+    sp_series_push(&r->curves[SP_CURVE_SSIM], r->step, ssim);
+    sp_series_push(&r->eval_seconds, r->step, secs);
+    double target = r->cfg->trainer.target_psnr;
+    if (target > 0 && !r->target_step && psnr >= target) {
+        r->target_step = r->step;
+        SP_INFO("reached the target PSNR %.2f dB at step %d after %.1f s of training (eval PSNR %.2f dB)", target,
+                r->step, secs, psnr);
+    }
+}
+
 static void free_run(run *r) {
     if (r->b) r->b->ops->destroy(r->b);
     sp_dataset_free(&r->data);
     for (int k = 0; k < SP_CURVES; k++) sp_series_free(&r->curves[k]);
+    sp_series_free(&r->eval_seconds);
     sp_eval_result_free(&r->test);
     sp_eval_result_free(&r->val);
     free(r->dir);
@@ -506,9 +573,11 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     int *perm = SP_NEW(int, nviews), perm_epoch = -1;
     float extent = r->data.extent;
     const __typeof__(cfg->refine) *rf = &cfg->refine;
-    int step0 = r->step, diverged = 0;
-    double t_loop0 = sp_now(), last_loss = NAN;
-    int stop = 0;
+    int diverged = 0, loss_n = 0, stop = 0;
+    double last_loss = NAN, loss_sum = 0; /* loss_sum over loss_n steps since the last curve point */
+    r->loop_t0 = r->prog_t = sp_now();
+    r->prog_step0 = r->prog_step = r->step;
+    r->in_loop = 1;
 
     while (r->step < max_steps && !(stop = cancelled(o))) {
         int step = r->step + 1;
@@ -557,10 +626,18 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         }
 
         int log_now = step % cfg->trainer.log_every == 0 || step == max_steps;
-        if (log_now) {
+        if (log_now || step % LOSS_EVERY == 0) {
             double mean;
             int n;
             r->b->ops->take_loss(r->b, &mean, &n);
+            if (isfinite(mean)) last_loss = mean;
+            loss_sum += mean * n;
+            loss_n += n;
+        }
+        if (log_now) {
+            double mean = loss_n ? loss_sum / loss_n : NAN;
+            loss_sum = 0;
+            loss_n = 0;
             if (!isfinite(mean) || !r->b->ops->params_finite(r->b)) {
                 char *kept = checkpoint_note(r);
                 SP_ERROR("training diverged at step %d: %s is not finite; %s", step,
@@ -569,7 +646,6 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                 diverged = 1;
                 break;
             }
-            last_loss = mean;
             int ng = r->b->ops->num_gaussians(r->b);
             sp_series_push(&r->curves[SP_CURVE_LOSS], step, mean);
             sp_series_push(&r->curves[SP_CURVE_GAUSSIANS], step, ng);
@@ -581,28 +657,31 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                 float bg[3];
                 eval_background(cfg, bg);
                 sp_eval_result er;
+                double t0 = sp_now(); /* evaluation time is not training time */
                 if (sp_eval_views(r->b, es, r->alpha, a.sh_degree, bg, NULL, &er)) goto fail_loop;
-                sp_series_push(&r->curves[SP_CURVE_PSNR], step, er.mean_psnr);
-                sp_series_push(&r->curves[SP_CURVE_SSIM], step, er.mean_ssim);
+                r->paused_s += sp_now() - t0;
                 SP_INFO("step %d: eval PSNR %.3f dB, SSIM %.4f (%d Gaussians)", step, er.mean_psnr, er.mean_ssim,
                         r->b->ops->num_gaussians(r->b));
+                push_eval(r, er.mean_psnr, er.mean_ssim);
                 sp_eval_result_free(&er);
+                r->prog_skip = 1; /* not a training speed */
             }
         }
         int save_now = (cfg->trainer.save_every > 0 && step % cfg->trainer.save_every == 0) ||
                        (cfg->trainer.checkpoint_every > 0 && step % cfg->trainer.checkpoint_every == 0);
         if (save_now && step != max_steps) {
-            r->train_seconds += sp_now() - t_loop0; /* saving time is not training time */
-            if (save_model(r)) goto fail_loop;
-            step0 = r->step;
-            t_loop0 = sp_now();
+            double t0 = sp_now(); /* saving time is not training time */
+            if (save_model(r, 1)) goto fail_loop;
+            r->paused_s += sp_now() - t0;
+            r->prog_skip = 1;
         }
-        if (log_now || step % 10 == 0) report_progress(r, o, last_loss, t_loop0, step0, 0);
+        if ((log_now || step % LOSS_EVERY == 0) && step != max_steps) report_progress(r, o, last_loss, 0);
     }
-    r->train_seconds += sp_now() - t_loop0;
+    r->train_seconds = train_seconds_now(r);
+    r->in_loop = 0;
     free(perm);
     perm = NULL;
-    report_progress(r, o, last_loss, t_loop0, step0, 1);
+    report_progress(r, o, last_loss, 1);
 
     if (diverged) {
         write_result(r, "diverged");
@@ -611,15 +690,14 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     }
     int interrupted = stop && r->step < max_steps;
     if (interrupted) SP_WARN("interrupted at step %d: saving the model and a checkpoint to %s", r->step, r->dir);
-    if (save_model(r)) goto fail;
+    if (save_model(r, interrupted)) goto fail;
     if (!interrupted) {
         if (final_eval(r)) goto fail;
         if (r->have_test || r->have_val) {
             sp_eval_result *e = r->have_test ? &r->test : &r->val;
-            sp_series_push(&r->curves[SP_CURVE_PSNR], r->step, e->mean_psnr);
-            sp_series_push(&r->curves[SP_CURVE_SSIM], r->step, e->mean_ssim);
+            push_eval(r, e->mean_psnr, e->mean_ssim);
         }
-        if (save_model(r)) goto fail; /* checkpoint now holds the final curves too */
+        if (save_model(r, 1)) goto fail; /* checkpoint now holds the final curves too */
     }
     if (write_curves_png(r)) SP_WARN("%s", sp_last_error());
     if (write_result(r, interrupted ? "interrupted" : "complete")) goto fail;

@@ -7,9 +7,11 @@
 
 typedef struct {
     int step, max_steps;
-    double loss; /* mean loss over the last log interval (NaN before the first) */
+    double loss; /* mean loss of the last few steps, read every 10 (NaN before the first) */
     int num_gaussians;
-    double steps_per_s, elapsed_s, eta_s;
+    double steps_per_s; /* recent smoothed speed; the session's mean in the final report */
+    double elapsed_s;   /* wall time of this session's loop, saves included */
+    double eta_s;       /* NaN until the speed is known (after the first interval) */
     double psnr; /* latest evaluation PSNR (NaN before the first) */
     int final;   /* 1 on the last call */
 } sp_progress;

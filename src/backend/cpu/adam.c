@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "backend/cpu/stages.h"
+#include "core/threads.h"
 
 #define PARALLEL_MIN 16384 /* elements below which threads cost more than they save */
 
@@ -49,7 +50,7 @@ void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count
     if (step < 1) step = 1;
     float bc1, bc2;
     bias_corrections(beta1, beta2, step, &bc1, &bc2);
-#pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN) num_threads(sp_omp_threads())
     for (int64_t i = 0; i < count; i++) adam_one(&param[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);
 }
 
@@ -60,7 +61,7 @@ void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, in
     float bc1, bc2;
     bias_corrections(beta1, beta2, step, &bc1, &bc2);
     int64_t per = 3 * (int64_t)K;
-#pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN) num_threads(sp_omp_threads())
     for (int64_t i = 0; i < n * per; i++) {
         float lr = i % per < 3 ? lr_dc : lr_rest;
         adam_one(&sh[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);

@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/autothreads.h"
 #include "backend/cpu/refine.h"
 #include "backend/cpu/stages.h"
 #include "core/core.h"
+#include "core/threads.h"
 
 enum { ST_PROJECT, ST_BINS, ST_RASTERIZE, ST_LOSS, ST_BACKWARD_RASTER, ST_PROJECT_BACK, ST_ADAM, ST_REFINE, ST_COUNT };
 static const char *stage_names[ST_COUNT] = {"project", "emit_pairs+sort+tile_ranges", "rasterize", "loss",
@@ -39,6 +41,7 @@ typedef struct {
     /* profile */
     double stage_s[ST_COUNT];
     long steps;
+    sp_autothreads threads;
 } cpu_backend;
 
 /* Per-step buffers grow with the Gaussian count and the image size; a failed growth leaves
@@ -166,8 +169,24 @@ static void adam_store(sp_gaussians *g, const sp_gaussians *gr, sp_gaussians *m,
     cpu_adam_sh(g->sh, gr->sh, m->sh, v->sh, n, g->K, a->lr.sh_dc, a->lr.sh_rest, b1, b2, eps, s);
 }
 
+static int train_step(cpu_backend *b, const sp_step_args *a);
+
+/* Every step runs with the count autothreads picks and reports its time back. */
 static int cpu_train_step(sp_backend *base, const sp_step_args *a) {
     cpu_backend *b = (cpu_backend *)base;
+    int n = sp_autothreads_next(&b->threads), old = sp_omp_threads_set(n);
+    double t0 = sp_now();
+    int rc = train_step(b, a);
+    const sp_autothreads *at = &b->threads;
+    int trial = at->trial, was = at->cur, verdict = sp_autothreads_done(&b->threads, sp_now() - t0);
+    if (verdict) /* in the log file only: which count the machine gives best */
+        sp_log_to_file("cpu backend: %d steps took %.3f s with %d threads, %.3f s with %d: %d threads from step %ld",
+                       at->window, at->base_s, was, at->trial_s, trial, at->cur, b->steps + 1);
+    sp_omp_threads_set(old);
+    return rc;
+}
+
+static int train_step(cpu_backend *b, const sp_step_args *a) {
     if (a->view < 0 || a->view >= b->num_views) return sp_error("train_step: view %d out of range", a->view);
     const sp_view *view = &b->views[a->view];
     const sp_camera *cam = &view->cam;
@@ -189,7 +208,7 @@ static int cpu_train_step(sp_backend *base, const sp_step_args *a) {
     if (a->collect_stats) {
         float hw = 0.5f * (float)w, hh = 0.5f * (float)h;
         sp_refine_stats *st = &b->stats;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
         for (int i = 0; i < n; i++) {
             const int32_t *r = b->proj.rect + 4 * (size_t)i;
             if (r[0] >= r[2] || r[1] >= r[3]) continue;
@@ -226,16 +245,23 @@ static int cpu_take_loss(sp_backend *base, double *mean_loss, int *steps) {
 static int cpu_refine_op(sp_backend *base, const sp_refine_args *a, sp_refine_result *r) {
     cpu_backend *b = (cpu_backend *)base;
     double t0 = sp_now();
+    int old = sp_omp_threads_set(b->threads.cur);
     int rc = cpu_refine(&b->g, &b->m, &b->v, &b->stats, a, r);
     if (rc == 0) rc = copy_store(&b->grad, NULL, b->g.sh_degree, b->g.n);
+    sp_omp_threads_set(old);
     b->stage_s[ST_REFINE] += sp_now() - t0;
     return rc;
 }
 
 static int cpu_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
     cpu_backend *b = (cpu_backend *)base;
-    if (forward(b, cam, sh_degree, bg, NULL)) return -1;
+    int old = sp_omp_threads_set(b->threads.cur);
+    if (forward(b, cam, sh_degree, bg, NULL)) {
+        sp_omp_threads_set(old);
+        return -1;
+    }
     memcpy(rgb, b->ro.rgb, (size_t)cam->width * cam->height * 3 * sizeof(float));
+    sp_omp_threads_set(old);
     return 0;
 }
 
@@ -274,13 +300,16 @@ sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {
     cpu_backend *b = SP_NEW(cpu_backend, 1);
     b->base.ops = &cpu_ops;
     b->base.cfg = *cfg;
-    if (cfg->threads > 0) omp_set_num_threads(cfg->threads);
+    /* No process-wide OpenMP setting: every region of the backend names its thread count. */
+    sp_autothreads_init(&b->threads, cfg->threads > 0 ? cfg->threads : omp_get_max_threads(), cfg->threads > 0);
+    int old = sp_omp_threads_set(b->threads.max);
 #if defined(__x86_64__) || defined(__i386__)
     /* Flush denormals to zero in every worker: Adam moments of Gaussians that stop receiving
      * gradients decay into the denormal range, where x86 arithmetic is ~100x slower. */
-#pragma omp parallel
+#pragma omp parallel num_threads(sp_omp_threads())
     _mm_setcsr(_mm_getcsr() | 0x8040);
 #endif
+    sp_omp_threads_set(old);
     sp_gaussians_init(&b->g, 1, 0);
     return &b->base;
 }

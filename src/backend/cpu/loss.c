@@ -32,6 +32,7 @@
 #include "backend/cpu/loss.h"
 #include "backend/cpu/stages.h"
 #include "core/core.h"
+#include "core/threads.h"
 
 #define R SP_SSIM_RADIUS
 #define WIN SP_SSIM_WINDOW
@@ -211,7 +212,7 @@ static double ssim_channel(const float *a, const float *b, int w, int h, int c, 
                            double *row_sum) {
     ssim_job jb = {a, b, w, h, c, {0}, dS_scale, dl_drgb, row_sum};
     sp_ssim_window(jb.g);
-#pragma omp parallel
+#pragma omp parallel num_threads(sp_omp_threads())
     {
         int t = 0, nt = 1;
 #ifdef _OPENMP
@@ -247,7 +248,7 @@ double cpu_loss(const float *rgb, const float *target, int w, int h, float ssim_
 
     /* L1 (and its gradient: ±(1 − λ)/N, 0 where equal). */
     double *row_sum = sp_malloc((size_t)h * sizeof(double));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
     for (int row = 0; row < h; row++) {
         double s = 0.0;
         for (int i = 0; i < 3 * w; i++) {

@@ -9,6 +9,7 @@
 #define SP_REAL float
 #define SP_SUFFIX f
 #include "backend/cpu/stage_math.h"
+#include "core/threads.h"
 
 /* The degree actually evaluated: no more than the K stored coefficients hold. */
 static int usable_degree(int sh_degree, int K) {
@@ -22,7 +23,7 @@ void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_pro
     sp_mcam_f mc;
     sp_mcam_init_f(&mc, cam);
     const int K = p->K;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
     for (int i = 0; i < p->n; i++) {
         sp_mproj_f o;
         sp_m_project_f(&mc, p->means + 3 * i, p->log_scales + 3 * i, p->quats + 4 * i, p->opacity_logits[i],
@@ -47,7 +48,7 @@ void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, c
     sp_mcam_f mc;
     sp_mcam_init_f(&mc, cam);
     const int K = p->K;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
     for (int i = 0; i < p->n; i++) {
         const int32_t *r = proj->rect + 4 * i;
         if (!(r[0] < r[2] && r[1] < r[3])) continue;

@@ -17,6 +17,7 @@
 #define SP_REAL float
 #define SP_SUFFIX f
 #include "backend/cpu/stage_math.h"
+#include "core/threads.h"
 
 _Static_assert(SP_TILE * SP_TILE <= 256, "the tile functions of stage_math.h hold at most 256 pixels");
 
@@ -225,7 +226,7 @@ int cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     free(cur);
 
     /* sort: each tile by depth, stable */
-#pragma omp parallel if (total > 4096)
+#pragma omp parallel if (total > 4096) num_threads(sp_omp_threads())
     {
         uint32_t *scratch = sp_malloc(sizeof(uint32_t) * 3 * (size_t)(maxlen > 0 ? maxlen : 1));
         uint32_t *key = scratch, *tk = scratch + maxlen, *ti = scratch + 2 * maxlen;
@@ -269,7 +270,7 @@ void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *ca
                    sp_raster_out *out) {
     const int W = cam->width, H = cam->height, tx = bins->tiles_x, tiles = bins->tiles_x * bins->tiles_y;
     const int64_t maxlen = max_tile_len(bins);
-#pragma omp parallel
+#pragma omp parallel num_threads(sp_omp_threads())
     {
         sp_msplat_f *buf = sp_malloc(sizeof(sp_msplat_f) * (size_t)(maxlen > 0 ? maxlen : 1));
 #pragma omp for schedule(dynamic, 1)
@@ -312,7 +313,7 @@ void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_came
     sp_msplat_f *slots = sp_calloc((size_t)(goff[n] > 0 ? goff[n] : 1), sizeof(sp_msplat_f));
     const int64_t maxlen = max_tile_len(bins);
 
-#pragma omp parallel
+#pragma omp parallel num_threads(sp_omp_threads())
     {
         sp_msplat_f *buf = sp_malloc(sizeof(sp_msplat_f) * 2 * (size_t)(maxlen > 0 ? maxlen : 1));
         sp_msplat_f *acc = buf + maxlen;
