@@ -27,7 +27,8 @@
  * Build with `pkg-config --cflags --libs splat` after `make install PREFIX=...`.
  * Conventions (docs/api.md has more): cameras in OpenCV axes (x right, y down, z forward),
  * pixels row-major with the top row first, colours linear in [0, 1] as the training images store
- * them. Strings are UTF-8 paths or text; the library copies what it keeps. */
+ * them. Strings are UTF-8 paths or text; the library copies what it keeps. Callbacks (log,
+ * progress, cancel) run inside a call on the context and must not call into the same context. */
 #ifndef SPLAT_PUBLIC_H
 #define SPLAT_PUBLIC_H
 
@@ -96,6 +97,9 @@ splat_status splat_config_set(splat_context *ctx, const char *assignment);
 /* The value of "section.key" as TOML text (strings quoted) into buf (size n, NUL-terminated);
  * SPLAT_INVALID for an unknown key or a buffer too small. */
 splat_status splat_config_get(splat_context *ctx, const char *key, char *buf, size_t n);
+/* Checks what training needs of the whole configuration (data.path is set, init.count fits
+ * refine.capacity); SPLAT_INVALID with every problem otherwise. splat_train checks the same. */
+splat_status splat_config_check(splat_context *ctx);
 /* Writes the whole resolved configuration (every key, with its meaning) as TOML, atomically. */
 splat_status splat_config_save(splat_context *ctx, const char *path);
 
@@ -173,8 +177,8 @@ splat_status splat_dataset_camera(splat_context *ctx, const char *split, int ind
 splat_status splat_dataset_views(splat_context *ctx, const char *split, int *count);
 
 typedef enum {
-    SPLAT_RGBA8 = 0,   /* 4 bytes per pixel, sRGB-encoded as the training images are, 0..255 */
-    SPLAT_RGBA_F32 = 1 /* 4 floats per pixel, the same values in [0, 1] before quantization */
+    SPLAT_RGBA8 = 0,   /* 4 bytes per pixel, 0..255, on the scale of the training images (round(255 v)) */
+    SPLAT_RGBA_F32 = 1 /* 4 floats per pixel, the same values v in [0, 1] before quantization */
 } splat_pixel_format;
 
 /* Renders the model from cam into pixels (cam->height rows of `stride` bytes; stride 0: tightly
@@ -200,6 +204,9 @@ typedef struct {
  * model and scores it against the images (8-bit quantized renders, PSNR in dB and SSIM), on the
  * configured background (data.background; "random" evaluates on white). */
 splat_status splat_evaluate(splat_context *ctx, const char *split, splat_eval_result *out);
+/* Writes the last evaluation as TOML (split, Gaussian count, mean and per-view PSNR and SSIM: the
+ * layout of a run folder's eval_<split>.toml), atomically. SPLAT_INVALID before any evaluation. */
+splat_status splat_eval_save(splat_context *ctx, const char *path);
 
 /* ---- the demo scene ---- */
 

@@ -242,6 +242,14 @@ splat_status splat_config_get(splat_context *ctx, const char *key, char *buf, si
     return api_leave(ctx, st);
 }
 
+splat_status splat_config_check(splat_context *ctx) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    sp_problems p = {0};
+    sp_config_validate_for_training(&ctx->cfg, &p);
+    return api_leave(ctx, problems_status(&p));
+}
+
 splat_status splat_config_save(splat_context *ctx, const char *path) {
     if (!ctx) return SPLAT_INVALID;
     api_enter(ctx);

@@ -32,7 +32,8 @@ struct splat_context {
     sp_backend *b;
     char *run_dir;
     /* splat_evaluate's result, kept for the pointers it hands out */
-    int eval_n;
+    int eval_n, eval_gaussians;
+    char eval_split[8];
     char **eval_names;
     double *eval_psnr, *eval_ssim;
 };

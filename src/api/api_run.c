@@ -10,6 +10,7 @@
 #include "io/image.h"
 #include "io/loader.h"
 #include "train/checkpoint.h"
+#include "train/report.h"
 #include "train/train.h"
 
 /* ---- training ---- */
@@ -350,6 +351,8 @@ splat_status splat_evaluate(splat_context *ctx, const char *split, splat_eval_re
     free(ctx->eval_psnr);
     free(ctx->eval_ssim);
     ctx->eval_n = r.n;
+    ctx->eval_gaussians = ctx->g.n;
+    snprintf(ctx->eval_split, sizeof ctx->eval_split, "%s", split);
     ctx->eval_names = r.names;
     ctx->eval_psnr = r.psnr;
     ctx->eval_ssim = r.ssim;
@@ -361,4 +364,18 @@ splat_status splat_evaluate(splat_context *ctx, const char *split, splat_eval_re
     out->view_ssim = r.ssim;
     out->view_names = (const char *const *)r.names;
     return api_leave(ctx, SPLAT_OK);
+}
+
+splat_status splat_eval_save(splat_context *ctx, const char *path) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_eval_save: no path (NULL)"));
+    if (!ctx->eval_names) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_eval_save: nothing evaluated yet"));
+    sp_eval_result r = {.n = ctx->eval_n, .names = ctx->eval_names, .psnr = ctx->eval_psnr, .ssim = ctx->eval_ssim};
+    for (int i = 0; i < r.n; i++) {
+        r.mean_psnr += r.psnr[i] / r.n;
+        r.mean_ssim += r.ssim[i] / r.n;
+    }
+    int rc = sp_report_write_eval(path, ctx->eval_split, &r, ctx->eval_gaussians);
+    return api_leave(ctx, rc ? api_status_for_error(SPLAT_ERROR) : SPLAT_OK);
 }
