@@ -175,6 +175,13 @@ splat_status splat_camera_look_at(splat_camera *cam, int width, int height, floa
 splat_status splat_dataset_camera(splat_context *ctx, const char *split, int index, splat_camera *cam);
 /* How many views the split has. */
 splat_status splat_dataset_views(splat_context *ctx, const char *split, int *count);
+/* The name the dataset gives view `index` of a split ("./test/r_0", "IMG_0042.jpg") into buf
+ * (size n, NUL-terminated; SPLAT_INVALID if it does not fit). */
+splat_status splat_dataset_view_name(splat_context *ctx, const char *split, int index, char *buf, size_t n);
+/* frames cameras (>= 1) along a path derived from the dataset's training cameras, into cams:
+ * "orbit" (a circle around the point they look at), "spiral" (around the mean or first pose) or
+ * "interp" (a smooth path through up to 8 training poses); docs/formats.md describes them. */
+splat_status splat_camera_path(splat_context *ctx, const char *kind, int frames, splat_camera *cams);
 
 typedef enum {
     SPLAT_RGBA8 = 0,   /* 4 bytes per pixel, 0..255, on the scale of the training images (round(255 v)) */

@@ -121,6 +121,14 @@ static void test_config_get_set_save(void **state) {
     assert_int_equal(splat_config_get(ctx, "trainer.max_steps", buf, 3), SPLAT_INVALID);
     assert_int_equal(splat_config_get(ctx, "trainer", buf, sizeof buf), SPLAT_INVALID);
     tu_assert_contains(splat_errmsg(ctx), "unknown configuration key 'trainer'");
+    /* what training needs of the whole configuration */
+    splat_context *empty;
+    assert_int_equal(splat_open(&empty), SPLAT_OK);
+    assert_int_equal(splat_config_check(empty), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(empty), "data.path");
+    assert_int_equal(splat_eval_save(empty, "/tmp/never.toml"), SPLAT_INVALID);
+    splat_close(empty);
+    assert_int_equal(splat_config_check(ctx), SPLAT_OK);
 
     /* saved, reset, loaded back */
     char *path = sp_path_join(g_tmp, "saved.toml");
@@ -345,6 +353,31 @@ static void test_render_cameras(void **state) {
     }
     assert_true(clear > 0 && solid > 0);
     assert_true(max_diff < 1e-3);
+
+    /* view names, camera paths and the saved evaluation */
+    char name[64];
+    assert_int_equal(splat_dataset_view_name(ctx, "test", 1, name, sizeof name), SPLAT_OK);
+    assert_string_equal(name, "./test/r_1");
+    assert_int_equal(splat_dataset_view_name(ctx, "test", 1, name, 4), SPLAT_INVALID);
+    assert_string_equal(ev.view_names[1], "./test/r_1");
+    splat_camera path[5];
+    assert_int_equal(splat_camera_path(ctx, "orbit", 5, path), SPLAT_OK);
+    for (int j = 0; j < 5; j++) {
+        assert_int_equal(path[j].width, 24);
+        float cz = -(path[j].R[2] * path[j].t[0] + path[j].R[5] * path[j].t[1] + path[j].R[8] * path[j].t[2]);
+        assert_true(cz > 0); /* the demo cameras are all above the ground plane: so is the orbit */
+    }
+    assert_int_equal(splat_camera_path(ctx, "zigzag", 5, path), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "zigzag");
+    char *saved = sp_path_join(g_tmp, "render/eval_test.toml");
+    assert_int_equal(splat_eval_save(ctx, saved), SPLAT_OK);
+    char *text = read_all(saved, NULL);
+    tu_assert_contains(text, "r_1");
+    char mean[64];
+    snprintf(mean, sizeof mean, "%.3f", ev.psnr);
+    tu_assert_contains(text, mean);
+    free(text);
+    free(saved);
 
     /* a padded stride leaves the padding alone */
     uint8_t padded[24 * 100];

@@ -66,6 +66,11 @@ void api_drop_backend(splat_context *ctx) {
     ctx->b = NULL;
 }
 
+void api_drop_cameras(splat_context *ctx) {
+    if (ctx->have_cams) sp_dataset_free(&ctx->cams);
+    ctx->have_cams = 0;
+}
+
 void api_set_model(splat_context *ctx, sp_gaussians *g) {
     api_drop_backend(ctx);
     if (ctx->have_model) sp_gaussians_free(&ctx->g);
@@ -107,6 +112,7 @@ static void free_eval(splat_context *ctx) {
 void splat_close(splat_context *ctx) {
     if (!ctx) return;
     api_drop_backend(ctx);
+    api_drop_cameras(ctx);
     if (ctx->have_model) sp_gaussians_free(&ctx->g);
     free_eval(ctx);
     free(ctx->err);
@@ -162,6 +168,7 @@ static splat_status problems_status(sp_problems *p) {
 /* The backend is made from the configuration: any change may concern it. */
 static splat_status config_changed(splat_context *ctx, splat_status st) {
     api_drop_backend(ctx);
+    api_drop_cameras(ctx);
     return st;
 }
 

@@ -12,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "core/core.h"
+#include "scene/dataset.h"
 #include "scene/gaussians.h"
 #include "splat.h"
 #include "train/config.h"
@@ -31,8 +32,12 @@ struct splat_context {
     sp_gaussians g;
     sp_backend *b;
     char *run_dir;
+    /* the configured dataset's cameras (no pixels), loaded on first use */
+    int have_cams;
+    sp_dataset cams;
     /* splat_evaluate's result, kept for the pointers it hands out */
     int eval_n, eval_gaussians;
+    double eval_seconds;
     char eval_split[8];
     char **eval_names;
     double *eval_psnr, *eval_ssim;
@@ -48,6 +53,8 @@ splat_status api_fail(splat_status status, const char *fmt, ...) SP_PRINTF(2, 3)
 splat_status api_status_for_error(splat_status otherwise);
 /* Drops the backend (the model or the backend settings changed). */
 void api_drop_backend(splat_context *ctx);
+/* Drops the cached dataset cameras (the configuration changed). */
+void api_drop_cameras(splat_context *ctx);
 /* Replaces the model with g (taken over; g is emptied). */
 void api_set_model(splat_context *ctx, sp_gaussians *g);
 

@@ -9,6 +9,7 @@
 #include "io/export.h"
 #include "io/image.h"
 #include "io/loader.h"
+#include "scene/campath.h"
 #include "train/checkpoint.h"
 #include "train/report.h"
 #include "train/train.h"
@@ -183,34 +184,87 @@ static void to_public(const sp_camera *c, splat_camera *o) {
     memcpy(o->t, c->t, sizeof o->t);
 }
 
+/* The configured dataset's cameras, loaded once per configuration. */
+static splat_status cameras(splat_context *ctx, sp_dataset **d) {
+    if (!ctx->have_cams) {
+        if (load_dataset(&ctx->cfg, 0, &ctx->cams)) return api_status_for_error(SPLAT_ERROR);
+        ctx->have_cams = 1;
+    }
+    *d = &ctx->cams;
+    return SPLAT_OK;
+}
+
+/* View `index` of a split of the cached cameras, or NULL with the error set. */
+static const sp_view *dataset_view(splat_context *ctx, const char *split, int index, splat_status *st) {
+    sp_dataset *d = NULL;
+    if (!split_name_ok(split)) {
+        *st = api_fail(SPLAT_INVALID, "split must be train, val or test");
+        return NULL;
+    }
+    if ((*st = cameras(ctx, &d)) != SPLAT_OK) return NULL;
+    sp_split *s = sp_dataset_split(d, split);
+    if (index < 0 || index >= s->n) {
+        *st = api_fail(SPLAT_INVALID, "%s: view %d of the %s split does not exist (it has %d)", ctx->cfg.data.path,
+                       index, split, s->n);
+        return NULL;
+    }
+    return &s->views[index];
+}
+
 splat_status splat_dataset_views(splat_context *ctx, const char *split, int *count) {
     if (!ctx) return SPLAT_INVALID;
     api_enter(ctx);
     if (!split_name_ok(split) || !count)
         return api_leave(ctx, api_fail(SPLAT_INVALID, "split must be train, val or test"));
-    sp_dataset d;
-    if (load_dataset(&ctx->cfg, 0, &d)) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
-    *count = sp_dataset_split(&d, split)->n;
-    sp_dataset_free(&d);
-    return api_leave(ctx, SPLAT_OK);
+    sp_dataset *d = NULL;
+    splat_status st = cameras(ctx, &d);
+    if (st == SPLAT_OK) *count = sp_dataset_split(d, split)->n;
+    return api_leave(ctx, st);
 }
 
 splat_status splat_dataset_camera(splat_context *ctx, const char *split, int index, splat_camera *cam) {
     if (!ctx) return SPLAT_INVALID;
     api_enter(ctx);
-    if (!split_name_ok(split) || !cam)
-        return api_leave(ctx, api_fail(SPLAT_INVALID, "split must be train, val or test"));
-    sp_dataset d;
-    if (load_dataset(&ctx->cfg, 0, &d)) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
-    sp_split *s = sp_dataset_split(&d, split);
-    splat_status st = SPLAT_OK;
-    if (index < 0 || index >= s->n)
-        st = api_fail(SPLAT_INVALID, "%s: view %d of the %s split does not exist (it has %d)", ctx->cfg.data.path,
-                      index, split, s->n);
-    else
-        to_public(&s->views[index].cam, cam);
-    sp_dataset_free(&d);
+    if (!cam) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_dataset_camera: no camera (NULL)"));
+    splat_status st;
+    const sp_view *v = dataset_view(ctx, split, index, &st);
+    if (v) to_public(&v->cam, cam);
     return api_leave(ctx, st);
+}
+
+splat_status splat_dataset_view_name(splat_context *ctx, const char *split, int index, char *buf, size_t n) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!buf || !n) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_dataset_view_name: no buffer"));
+    splat_status st;
+    const sp_view *v = dataset_view(ctx, split, index, &st);
+    if (v && strlen(v->name) + 1 > n)
+        st = api_fail(SPLAT_INVALID, "the name of view %d needs %zu bytes, the buffer has %zu", index,
+                      strlen(v->name) + 1, n);
+    else if (v)
+        memcpy(buf, v->name, strlen(v->name) + 1);
+    return api_leave(ctx, st);
+}
+
+splat_status splat_camera_path(splat_context *ctx, const char *kind, int frames, splat_camera *cams) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    sp_path_kind k;
+    if (!kind || sp_path_kind_parse(kind, &k)) return api_leave(ctx, SPLAT_INVALID);
+    if (frames < 1 || frames > 1000000 || !cams)
+        return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_camera_path: frames must be 1..1000000, cams not NULL"));
+    sp_dataset *d = NULL;
+    splat_status st = cameras(ctx, &d);
+    if (st != SPLAT_OK) return api_leave(ctx, st);
+    sp_camera *c = sp_try_alloc((size_t)frames, sizeof *c, "the camera path", "ask for fewer frames");
+    if (!c) return api_leave(ctx, SPLAT_NOMEM);
+    if (sp_campath_make(d, k, frames, c)) {
+        free(c);
+        return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
+    }
+    for (int j = 0; j < frames; j++) to_public(&c[j], &cams[j]);
+    free(c);
+    return api_leave(ctx, SPLAT_OK);
 }
 
 /* ---- rendering ---- */
@@ -352,6 +406,7 @@ splat_status splat_evaluate(splat_context *ctx, const char *split, splat_eval_re
     free(ctx->eval_ssim);
     ctx->eval_n = r.n;
     ctx->eval_gaussians = ctx->g.n;
+    ctx->eval_seconds = r.seconds;
     snprintf(ctx->eval_split, sizeof ctx->eval_split, "%s", split);
     ctx->eval_names = r.names;
     ctx->eval_psnr = r.psnr;
@@ -371,7 +426,8 @@ splat_status splat_eval_save(splat_context *ctx, const char *path) {
     api_enter(ctx);
     if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_eval_save: no path (NULL)"));
     if (!ctx->eval_names) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_eval_save: nothing evaluated yet"));
-    sp_eval_result r = {.n = ctx->eval_n, .names = ctx->eval_names, .psnr = ctx->eval_psnr, .ssim = ctx->eval_ssim};
+    sp_eval_result r = {.n = ctx->eval_n, .names = ctx->eval_names, .psnr = ctx->eval_psnr, .ssim = ctx->eval_ssim,
+                       .seconds = ctx->eval_seconds};
     for (int i = 0; i < r.n; i++) {
         r.mean_psnr += r.psnr[i] / r.n;
         r.mean_ssim += r.ssim[i] / r.n;

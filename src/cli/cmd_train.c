@@ -74,67 +74,22 @@ static void print_problems(const sp_problems *p) {
     for (int i = 0; i < p->n; i++) fprintf(stderr, "error: %s\n", p->items[i]);
 }
 
-/* The context's message after a failed call: one problem per line, added to probs. */
-static void add_problems(splat_context *ctx, sp_problems *probs) {
-    char *msg = sp_strdup(splat_errmsg(ctx)), *line = msg;
-    while (line) {
-        char *nl = strchr(line, '\n');
-        if (nl) *nl = 0;
-        if (*line) sp_problems_add(probs, "%s", line);
-        line = nl ? nl + 1 : NULL;
-    }
-    free(msg);
-}
-
-/* Sets a string key to value exactly: unquoted when the API takes it literally, else as a TOML
- * string with its quotes and backslashes escaped. */
-static splat_status set_string(splat_context *ctx, const char *key, const char *value) {
-    size_t n = strlen(value);
-    int literal = n && !strchr("\"' \t", value[0]) && !strchr(" \t", value[n - 1]);
-    char *set;
-    if (literal) {
-        set = sp_strfmt("%s=%s", key, value);
-    } else {
-        set = sp_malloc(strlen(key) + 2 * n + 4);
-        char *w = set + sprintf(set, "%s=\"", key);
-        for (size_t i = 0; i < n; i++) {
-            if (value[i] == '"' || value[i] == '\\') *w++ = '\\';
-            *w++ = value[i];
-        }
-        strcpy(w, "\"");
-    }
-    splat_status st = splat_config_set(ctx, set);
-    free(set);
-    return st;
-}
-
 /* The configuration load_config makes, in a context; every problem goes to probs. */
 static int api_config(const train_args *t, splat_context *ctx, sp_problems *probs) {
     char *path = t->config ? sp_strdup(t->config) : t->resume ? sp_path_join(t->resume, "config.toml") : NULL;
-    if (path && splat_config_load_file(ctx, path) != SPLAT_OK) add_problems(ctx, probs);
+    if (path && splat_config_load_file(ctx, path) != SPLAT_OK) cli_add_problems(ctx, probs);
     free(path);
     if (t->data) {
-        if (set_string(ctx, "data.path", t->data) != SPLAT_OK) add_problems(ctx, probs);
+        if (cli_set_string(ctx, "data.path", t->data) != SPLAT_OK) cli_add_problems(ctx, probs);
         char name[SP_CONFIG_NAME_MAX] = "";
         if (!t->config && !t->resume) dataset_name(t->data, name, sizeof name);
-        if (name[0] && set_string(ctx, "experiment.name", name) != SPLAT_OK) add_problems(ctx, probs);
+        if (name[0] && cli_set_string(ctx, "experiment.name", name) != SPLAT_OK) cli_add_problems(ctx, probs);
     }
     for (int i = 0; i < t->nsets; i++)
-        if (splat_config_set(ctx, t->sets[i]) != SPLAT_OK) add_problems(ctx, probs);
-    if (t->resume && set_string(ctx, "output.run_dir", t->resume) != SPLAT_OK) add_problems(ctx, probs);
-    if (splat_config_check(ctx) != SPLAT_OK) add_problems(ctx, probs);
+        if (splat_config_set(ctx, t->sets[i]) != SPLAT_OK) cli_add_problems(ctx, probs);
+    if (t->resume && cli_set_string(ctx, "output.run_dir", t->resume) != SPLAT_OK) cli_add_problems(ctx, probs);
+    if (splat_config_check(ctx) != SPLAT_OK) cli_add_problems(ctx, probs);
     return probs->n ? -1 : 0;
-}
-
-/* Messages as the library's default would print them, clearing a live progress line first. */
-static int g_live_line;
-
-static void print_log(void *user, splat_log_level level, const char *message) {
-    (void)user;
-    static const char *const names[] = {"debug", "info", "warning", "error"};
-    if (g_live_line) fputs("\r\033[K", stderr);
-    if (level >= SPLAT_LOG_WARN) fprintf(stderr, "splat: %s: %s\n", names[level], message);
-    else fprintf(stderr, "%s\n", message);
 }
 
 static void show_progress(void *user, const splat_progress *p) {
@@ -142,7 +97,7 @@ static void show_progress(void *user, const splat_progress *p) {
                      .steps_per_s = p->steps_per_s, .elapsed_s = p->elapsed_s, .eta_s = p->eta_s, .psnr = p->psnr,
                      .final = p->final};
     sp_cli_progress(&q, user);
-    g_live_line = !p->final && isatty(STDERR_FILENO); /* sp_cli_progress draws a live line on a terminal */
+    cli_set_live_line(!p->final && isatty(STDERR_FILENO)); /* sp_cli_progress draws a live line on a terminal */
 }
 
 static int interrupted(void *user) {
@@ -180,12 +135,8 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "splat train: --force replaces a run and --resume continues one: give only one\n");
         return 2;
     }
-    splat_context *ctx;
-    if (splat_open(&ctx) != SPLAT_OK) {
-        fprintf(stderr, "splat: out of memory\n");
-        return 2;
-    }
-    splat_set_log(ctx, print_log, NULL, SPLAT_LOG_INFO);
+    splat_context *ctx = cli_open_context();
+    if (!ctx) return 2;
     sp_problems probs = {0};
     if (api_config(&t, ctx, &probs)) {
         print_problems(&probs);
