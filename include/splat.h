@@ -107,9 +107,11 @@ splat_status splat_config_save(splat_context *ctx, const char *path);
 
 typedef struct {
     int step, max_steps;
-    double loss;          /* mean training loss over the last interval (NaN before the first) */
+    double loss;          /* mean training loss of the last few steps (NaN before the first) */
     int num_gaussians;
-    double steps_per_s, elapsed_s, eta_s;
+    double steps_per_s;   /* recent smoothed speed; the session's mean in the final report */
+    double elapsed_s;     /* wall time of this session's loop, saves included */
+    double eta_s;         /* NaN until the speed is known */
     double psnr;          /* latest evaluation PSNR in dB (NaN before the first) */
     int final;            /* 1 on the last call of a run */
 } splat_progress;
@@ -171,7 +173,8 @@ typedef struct {
 splat_status splat_camera_look_at(splat_camera *cam, int width, int height, float fov_x, const float eye[3],
                                   const float target[3], const float up[3]);
 /* The camera of view `index` of a split ("train", "val" or "test") of the configured dataset
- * (data.path, data.downscale), as training and evaluation see it. */
+ * (data.path, data.downscale), as training and evaluation see it. The dataset's cameras are read
+ * once per configuration (any configuration call reads them again on next use). */
 splat_status splat_dataset_camera(splat_context *ctx, const char *split, int index, splat_camera *cam);
 /* How many views the split has. */
 splat_status splat_dataset_views(splat_context *ctx, const char *split, int *count);
