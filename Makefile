@@ -55,6 +55,35 @@ CFLAGS  += -DSPLAT_HAVE_CUDA=1
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
 
+# ---- Vulkan backend (src/backend/vulkan): built when the Vulkan headers and glslc are present;
+# `make VULKAN=0` leaves it out. Shaders are compiled to SPIR-V by glslc and embedded (shaders.c
+# includes one NAME.spv.h per shader from $(BUILD)/shaders); at run time only libvulkan is needed.
+GLSLC   ?= $(shell command -v glslc 2>/dev/null)
+GLSLC   := $(GLSLC)
+VULKAN_CFLAGS ?= $(shell pkg-config --cflags vulkan 2>/dev/null)
+VULKAN_LIBS   ?= $(or $(shell pkg-config --libs vulkan 2>/dev/null),-lvulkan)
+VULKAN  ?= $(if $(and $(GLSLC),$(shell printf '\043include <vulkan/vulkan.h>\n' | $(CC) $(VULKAN_CFLAGS) -E -x c - >/dev/null 2>&1 && echo 1)),1,0)
+VULKAN  := $(VULKAN)
+VK_DIR  := src/backend/vulkan/shaders
+ifeq ($(VULKAN),1)
+CFLAGS  += -DSPLAT_HAVE_VULKAN=1 $(VULKAN_CFLAGS)
+LDLIBS  += $(VULKAN_LIBS)
+VK_SPV  := $(patsubst $(VK_DIR)/%.comp,$(BUILD)/shaders/%.spv.h,$(wildcard $(VK_DIR)/*.comp)) \
+           $(BUILD)/shaders/backward_raster_cas.spv.h
+GLSLFLAGS ?= --target-env=vulkan1.1 -O
+$(BUILD)/shaders/%.spv.h: $(VK_DIR)/%.comp $(wildcard $(VK_DIR)/*.glsl)
+	@mkdir -p $(@D)
+	$(GLSLC) $(GLSLFLAGS) -mfmt=c -o $@ $<
+$(BUILD)/shaders/backward_raster_cas.spv.h: $(VK_DIR)/backward_raster.comp $(wildcard $(VK_DIR)/*.glsl)
+	@mkdir -p $(@D)
+	$(GLSLC) $(GLSLFLAGS) -DCAS_ATOMICS -mfmt=c -o $@ $<
+$(BUILD)/obj/src/backend/vulkan/shaders.o: $(VK_SPV)
+$(BUILD)/obj/src/backend/vulkan/shaders.o: CFLAGS += -I$(BUILD)/shaders
+else
+LIB_OBJ := $(filter-out $(BUILD)/obj/src/backend/vulkan/%,$(LIB_OBJ))
+endif
+# ---- end of the Vulkan block
+
 # Every object depends on the build settings: changing CUDA (the demo builds without it when no GPU
 # is visible, `make test` with it) rebuilds what it must instead of mixing objects.
 BUILD_FLAGS := CUDA=$(CUDA) $(CC) $(CFLAGS)
@@ -132,6 +161,9 @@ $(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS
 $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz_util.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/fuzz -o $@ $< tests/fuzz/replay.c $(BUILD)/libsplat.a $(LDLIBS)
+
+# The parity harness's helpers (tests/parity.h, tests/backend_ops_*.h).
+$(BUILD)/tests/test_backend_ops: $(wildcard tests/parity.h tests/backend_ops_*.h)
 
 $(BUILD)/tests/gpu_test_%: tests/gpu/gpu_test_%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	@mkdir -p $(@D)

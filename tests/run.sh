@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # Runs every test binary in DIR whose name starts with PREFIX (default test_) and every
-# end-to-end script, then prints one summary line. With a third argument LABEL (e.g.
-# "sanitizer") the end-to-end scripts are left out and the summary line starts with LABEL.
+# end-to-end script, then prints one summary line. PREFIX gpu_test_ is the GPU set (make gpu-test):
+# the CUDA-only tests, the parity harness (test_backend_ops) and the backends' end-to-end script.
+# With a third argument LABEL (e.g. "sanitizer") the end-to-end scripts are left out and the
+# summary line starts with LABEL.
 dir=${1:-build/tests}
 prefix=${2:-test_}
 label=${3:-}
 export SPLAT_BIN=${SPLAT_BIN:-$(cd "$dir/.." && pwd)/splat}
 passed=0; failed=0; failed_names=()
-for t in "$dir"/"$prefix"*; do
+bins=("$dir"/"$prefix"*)
+[ "$prefix" = gpu_test_ ] && bins+=("$dir/test_backend_ops")
+for t in "${bins[@]}"; do
   [ -x "$t" ] || continue
   [[ "$t" == *.d ]] && continue
   name=$(basename "$t")
   echo "== $name"
   out=$("$t" 2>&1); rc=$?
+  # SPLAT_TEST_LOGS=DIR keeps each binary's whole output (the harness's PASS lines carry the errors)
+  [ -n "${SPLAT_TEST_LOGS:-}" ] && mkdir -p "$SPLAT_TEST_LOGS" && printf '%s\n' "$out" >"$SPLAT_TEST_LOGS/$name.log"
   echo "$out" | grep -E '^\[ +(OK|FAILED|ERROR|SKIPPED) +\]|^\[==========\]' | grep -v ' OK ' || true
   p=$(echo "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
   f=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
@@ -21,8 +27,8 @@ for t in "$dir"/"$prefix"*; do
   [ "$f" -gt 0 ] && { failed_names+=("$name"); echo "$out" | grep -E 'FAIL|error|Error' | head -20; }
   passed=$((passed + p)); failed=$((failed + f))
 done
-# End-to-end scripts: tests/e2e_*.sh with the unit tests, tests/gpu/e2e_*.sh with the GPU tests.
-if [ -n "$label" ]; then scripts=(); elif [ "$prefix" = "test_" ]; then scripts=(tests/e2e_*.sh); else scripts=(tests/gpu/e2e_*.sh); fi
+# End-to-end scripts: tests/e2e_*.sh with the unit tests, the backends' one with the GPU set.
+if [ -n "$label" ]; then scripts=(); elif [ "$prefix" = "test_" ]; then scripts=(tests/e2e_*.sh); else scripts=(tests/e2e_backends.sh); fi
 for s in "${scripts[@]}"; do
   [ -f "$s" ] || continue
   name=$(basename "$s")

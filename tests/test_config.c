@@ -276,7 +276,7 @@ static void test_many_problems(void **state) {
     assert_int_equal(p.n, 3);
     char *w0 = sp_strfmt("%s:2: trainer.max_steps must be >= 1, got -1", three);
     char *w1 = sp_strfmt("%s:5: loss.ssim_weight must be a number, got a boolean", three);
-    char *w2 = sp_strfmt("%s:7: backend.kind must be one of auto, cpu, cuda; got \"gpu\"", three);
+    char *w2 = sp_strfmt("%s:7: backend.kind must be one of auto, cpu, cuda, vulkan; got \"gpu\"", three);
     tu_assert_contains(p.items[0], w0);
     tu_assert_contains(p.items[1], w1);
     tu_assert_contains(p.items[2], w2);
@@ -367,7 +367,7 @@ static void test_set(void **state) {
         {"loss.ssim_weight=2", "--set loss.ssim_weight: must be in [0, 1], got 2"},
         {"backend.profile=yes", "--set backend.profile: must be true or false, got 'yes'"},
         {"backend.profile=1", "--set backend.profile: must be true or false, got an integer"},
-        {"backend.kind=gpu", "--set backend.kind: must be one of auto, cpu, cuda; got \"gpu\""},
+        {"backend.kind=gpu", "--set backend.kind: must be one of auto, cpu, cuda, vulkan; got \"gpu\""},
         {"backend.kind=\"cpu", "--set backend.kind: unterminated string"},
         {"trainer.max_step=5", "--set trainer.max_step: unknown key trainer.max_step (did you mean trainer.max_steps?)"},
         {"trainr.max_steps=5", "--set trainr.max_steps: unknown section [trainr] (did you mean [trainer]?)"},

@@ -1,9 +1,16 @@
-/* backend.c — picks a backend by name: "cpu", "cuda", or "auto" (cuda when available). */
+/* backend.c — the table of backend kinds compiled in, and picking one by name: "cpu", "cuda",
+ * "vulkan", or "auto" (the first kind of the table whose device is present and that auto may pick:
+ * cuda, then vulkan on a hardware GPU (never software Vulkan, which is slower than the cpu
+ * backend), then cpu); and a one-line description of the chosen device for `splat check`. */
 #include "backend/backend.h"
 
+#include <omp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/core.h"
+
+static int always(void) { return 1; }
 
 int sp_backend_cuda_available(void) {
 #ifdef SPLAT_HAVE_CUDA
@@ -13,21 +20,81 @@ int sp_backend_cuda_available(void) {
 #endif
 }
 
-sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
-    if (!strcmp(kind, "auto")) kind = sp_backend_cuda_available() ? "cuda" : "cpu";
-    if (!strcmp(kind, "cpu")) return sp_cpu_backend_create(cfg);
-    if (!strcmp(kind, "cuda")) {
+/* GPU kinds first, in the order auto prefers them; cpu last. A new backend adds its row here (under
+ * its build switch) and is then picked by auto, listed by `test_backend_ops --list`, and run through
+ * the parity harness and tests/e2e_backends.sh. */
+static const sp_backend_kind k_kinds[] = {
 #ifdef SPLAT_HAVE_CUDA
-        if (sp_cuda_device_count() <= 0) {
-            sp_error("backend.kind = \"cuda\" but no CUDA GPU is visible");
-            return NULL;
-        }
-        return sp_cuda_backend_create(cfg);
-#else
-        sp_error("backend.kind = \"cuda\" but this build has no CUDA backend (nvcc was not found at build time)");
-        return NULL;
+    {"cuda", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_BACKWARD_SPLAT, sp_backend_cuda_available, NULL,
+     sp_cuda_backend_create},
 #endif
-    }
-    sp_error("unknown backend kind \"%s\" (expected auto, cpu or cuda)", kind);
+#ifdef SPLAT_HAVE_VULKAN
+    {"vulkan", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_CAS_ATOMICS, sp_vulkan_available, sp_vulkan_hardware_available,
+     sp_vulkan_backend_create},
+#endif
+    {"cpu", 0, 0, always, NULL, sp_cpu_backend_create},
+};
+
+const sp_backend_kind *sp_backend_kinds(int *count) {
+    *count = (int)(sizeof k_kinds / sizeof *k_kinds);
+    return k_kinds;
+}
+
+const sp_backend_kind *sp_backend_find_kind(const char *name) {
+    for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds; i++)
+        if (!strcmp(k_kinds[i].name, name)) return &k_kinds[i];
     return NULL;
+}
+
+sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
+    if (!strcmp(kind, "auto")) {
+        for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds; i++)
+            if (k_kinds[i].auto_pick ? k_kinds[i].auto_pick() : k_kinds[i].available())
+                return k_kinds[i].create(cfg);
+        kind = "cpu";
+    }
+    const sp_backend_kind *k = sp_backend_find_kind(kind);
+    if (!k) {
+        if (!strcmp(kind, "cuda"))
+            sp_error("backend.kind = \"cuda\" but this build has no CUDA backend (nvcc was not found at build time)");
+        else if (!strcmp(kind, "vulkan"))
+            sp_error("backend.kind = \"vulkan\" but this build has no Vulkan backend (Vulkan headers or glslc were "
+                     "not found at build time; docs/vulkan.md)");
+        else
+            sp_error("unknown backend kind \"%s\" (expected auto, cpu, cuda or vulkan)", kind);
+        return NULL;
+    }
+    if (!k->available()) {
+        sp_error("backend.kind = \"%s\" but no %s device is available", kind, kind);
+        return NULL;
+    }
+    return k->create(cfg);
+}
+
+int sp_backend_describe(const char *kind, const sp_backend_config *cfg, char *out, size_t n) {
+    const sp_backend_kind *k = NULL;
+    if (!strcmp(kind, "auto")) {
+        for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds && !k; i++)
+            if (k_kinds[i].auto_pick ? k_kinds[i].auto_pick() : k_kinds[i].available()) k = &k_kinds[i];
+    } else {
+        k = sp_backend_find_kind(kind);
+    }
+    if (!k) {
+        snprintf(out, n, "%s: not in this build", kind);
+        return -1;
+    }
+    if (!k->available()) {
+        snprintf(out, n, "%s: no usable device", k->name);
+        return -1;
+    }
+#ifdef SPLAT_HAVE_VULKAN
+    if (!strcmp(k->name, "vulkan")) {
+        if (sp_vulkan_describe(cfg->device, cfg->cas_atomics, out, n) == 0) return 0;
+        snprintf(out, n, "vulkan: %s", sp_last_error());
+        return -1;
+    }
+#endif
+    if (!strcmp(k->name, "cpu")) snprintf(out, n, "cpu (%d threads)", cfg->threads > 0 ? cfg->threads : omp_get_num_procs());
+    else snprintf(out, n, "%s (device %d)", k->name, cfg->device);
+    return 0;
 }

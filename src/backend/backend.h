@@ -9,6 +9,7 @@
 #ifndef SPLAT_BACKEND_H
 #define SPLAT_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "scene/camera.h"
@@ -78,7 +79,7 @@ typedef struct {
 } sp_profile;
 
 typedef struct sp_backend_ops {
-    const char *name; /* "cpu", "cuda" */
+    const char *name; /* "cpu", "cuda", "vulkan" */
     void (*destroy)(sp_backend *b);
     /* Training images, kept by the backend for the whole run. */
     int (*upload_views)(sp_backend *b, const sp_view *views, int n, sp_alpha_mode alpha);
@@ -108,8 +109,32 @@ struct sp_backend {
     sp_backend_config cfg;
 };
 
-/* kind: "cpu", "cuda" or "auto" (cuda when built with it and a GPU is present). NULL on error. */
+/* The backend kinds compiled into this build, in the order `auto` tries them (GPU kinds first, cpu
+ * last). The parity harness and the end-to-end test enumerate them; a new backend adds one row. */
+enum {
+    SP_VARIANT_DETERMINISTIC = 1,   /* cfg.deterministic changes what runs (fixed-order reductions) */
+    SP_VARIANT_BACKWARD_SPLAT = 2,  /* cfg.backward_splat selects another backward_raster */
+    SP_VARIANT_CAS_ATOMICS = 4,     /* cfg.cas_atomics forces the compare-and-swap float atomics */
+};
+typedef struct {
+    const char *name;       /* backend.kind value */
+    int gpu;                /* tested against the cpu reference */
+    unsigned variants;      /* SP_VARIANT_* switches this kind honours */
+    int (*available)(void); /* 1 if a usable device is present (a software device counts: it is tested) */
+    int (*auto_pick)(void); /* 1 if `auto` should choose this kind here (NULL: when available) */
+    sp_backend *(*create)(const sp_backend_config *cfg);
+} sp_backend_kind;
+
+/* The table of kinds compiled in; *count receives its length. */
+const sp_backend_kind *sp_backend_kinds(int *count);
+/* The kind named name, or NULL if this build has none of that name. */
+const sp_backend_kind *sp_backend_find_kind(const char *name);
+
+/* kind: a name of the table, or "auto" (the first kind with a usable device). NULL on error. */
 sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg);
+/* One line naming the device `kind` resolves to and the limits that matter (for `splat check`);
+ * -1 (with the reason in out) when that backend cannot run here. */
+int sp_backend_describe(const char *kind, const sp_backend_config *cfg, char *out, size_t n);
 /* 1 if this build has the CUDA backend and a GPU is visible. */
 int sp_backend_cuda_available(void);
 
@@ -117,6 +142,12 @@ sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg);
 #ifdef SPLAT_HAVE_CUDA
 sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg);
 int sp_cuda_device_count(void);
+#endif
+#ifdef SPLAT_HAVE_VULKAN
+sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg);
+int sp_vulkan_available(void);          /* any usable Vulkan device, software (lavapipe) included */
+int sp_vulkan_hardware_available(void); /* a usable hardware Vulkan device: what auto asks */
+int sp_vulkan_describe(int device, int cas_atomics, char *out, size_t n);
 #endif
 
 #endif

@@ -23,7 +23,8 @@ typedef struct sp_stage_ops {
      * that is not visible is 0 and its rect empty. */
     int (*project)(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out);
     /* emit_pairs + sort + tile_ranges from a projection (only rect, depth, mean2d, conic and
-     * opacity are read: tile culling). Fills bins (ids and range malloc'd; free with sp_bins_free). */
+     * opacity are read: tile culling). Fills bins as cpu_bin does: zeroed before the first call,
+     * grown (realloc) on later ones; ids and range are heap memory, freed with sp_bins_free. */
     int (*bin)(sp_backend *b, const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins);
     /* rasterize with the given lists; out allocated by the caller. */
     int (*rasterize)(sp_backend *b, const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,

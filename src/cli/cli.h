@@ -15,6 +15,8 @@ int cmd_bench(int argc, char **argv);
 
 /* progress.c: the live progress line (terminal) or periodic plain lines (pipes, logs). */
 void sp_cli_progress(const sp_progress *p, void *user);
+/* Cancel callback for sp_train: 1 once Ctrl-C (SIGINT/SIGTERM) was received. */
+int sp_cli_interrupted(void *user);
 
 /* video.c: DIR/PATTERN (a printf pattern such as frame_%04d.png) to OUT (.mp4) through ffmpeg.
  * 1 written, 0 ffmpeg is not on PATH, -1 it failed (error set). */

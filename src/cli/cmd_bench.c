@@ -93,7 +93,8 @@ int cmd_bench(int argc, char **argv) {
         free(ck);
         fprintf(stderr, "== %d/%d %s: %s %s\n", i + 1, c.n, s->name, resume ? "resuming" : "training",
                 s->cfg.data.path);
-        sp_train_opts o = {.resume_dir = resume ? dir : NULL, .progress = sp_cli_progress, .user = NULL};
+        sp_train_opts o = {.resume_dir = resume ? dir : NULL, .progress = sp_cli_progress,
+                           .cancel = sp_cli_interrupted, .user = NULL};
         int rc = sp_train(&s->cfg, &o);
         if (rc == SP_TRAIN_INTERRUPTED) stopped = 1;
         else if (rc != SP_TRAIN_OK) failed++;

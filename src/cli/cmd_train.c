@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/backend.h"
 #include "cli/cli.h"
 #include "core/core.h"
 #include "io/loader.h"
@@ -100,7 +101,7 @@ static void show_progress(void *user, const splat_progress *p) {
     cli_set_live_line(!p->final && isatty(STDERR_FILENO)); /* sp_cli_progress draws a live line on a terminal */
 }
 
-static int interrupted(void *user) {
+int sp_cli_interrupted(void *user) {
     (void)user;
     return sp_interrupted();
 }
@@ -148,7 +149,7 @@ int cmd_train(int argc, char **argv) {
     }
     sp_problems_free(&probs);
     sp_install_interrupt_handler();
-    splat_train_opts o = {.resume_dir = t.resume, .force = t.force, .progress = show_progress, .cancel = interrupted};
+    splat_train_opts o = {.resume_dir = t.resume, .force = t.force, .progress = show_progress, .cancel = sp_cli_interrupted};
     /* the trainer has logged what went wrong (or where a stopped run is kept) */
     splat_status st = splat_train(ctx, &o);
     splat_close(ctx);
@@ -201,6 +202,12 @@ int cmd_check(int argc, char **argv) {
     } else if (cfg->data.path[0]) {
         sp_problems_add(&probs, "data.path: %s: no such directory", cfg->data.path);
     }
+    char dev[512]; /* the device backend.kind resolves to, and its limits */
+    {
+        sp_backend_config bc = {.threads = cfg->backend.threads, .cas_atomics = cfg->backend.cas_atomics};
+        if (sp_backend_describe(cfg->backend.kind, &bc, dev, sizeof dev))
+            sp_problems_add(&probs, "backend.kind = \"%s\": %s", cfg->backend.kind, dev);
+    }
     /* The verdict first, then the details. */
     if (probs.n) {
         printf("%d problem%s:\n", probs.n, probs.n == 1 ? "" : "s");
@@ -220,6 +227,7 @@ int cmd_check(int argc, char **argv) {
                d.init_max[1], d.init_max[2]);
         printf("  loaded in %.1f s\n", load_s);
     }
+    printf("\n# backend\n  %s\n", dev);
     if (t.print_config) {
         printf("\n# resolved configuration\n");
         sp_config_print(cfg, stdout);

@@ -117,10 +117,14 @@ const sp_config_field sp_config_schema[] = {
     FLT(adam, beta2, IN_CO(0, 1), 0.999, "Adam second-moment decay."),
     FLT(adam, eps, GT(0), 1e-15, "Adam epsilon."),
 
-    STR(backend, kind, "auto|cpu|cuda", "auto", "Compute backend; auto = cuda when a usable GPU is present, else cpu."),
+    STR(backend, kind, "auto|cpu|cuda|vulkan", "auto",
+        "Compute backend; auto = cuda when a CUDA GPU is present, else vulkan on a hardware Vulkan GPU, else cpu."),
     INT(backend, threads, IN(0, 1024), 0,
         "CPU threads; 0 = automatic (the cores, fewer when the machine is busy). At most 1024."),
     BOOL(backend, profile, 0, "Time every stage and report the shares."),
+    BOOL(backend, cas_atomics, 0,
+         "GPU: float atomic adds through a compare-and-swap loop even where the device has native float atomics "
+         "(checks the fallback path that devices without them take)."),
     BOOL(backend, deterministic, 0, "Fixed-order reductions: identical results for identical seeds (slower on GPU)."),
     STR(backend, backward, "pixel|splat", "pixel",
         "CUDA backward_raster variant: per pixel (warp reductions) or per splat (forward keeps per-pixel state "

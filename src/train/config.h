@@ -64,7 +64,7 @@ typedef struct {
     struct {
         char kind[SP_CONFIG_WORD_MAX]; /* auto | cpu | cuda */
         int threads;
-        bool profile, deterministic;
+        bool profile, deterministic, cas_atomics;
         char backward[SP_CONFIG_WORD_MAX]; /* pixel | splat (cuda) */
     } backend;
 } sp_config;

@@ -544,7 +544,8 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     {
         sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
                                 .profile = cfg->backend.profile, .device = 0,
-                                .backward_splat = !strcmp(cfg->backend.backward, "splat")};
+                                .backward_splat = !strcmp(cfg->backend.backward, "splat"),
+                                .cas_atomics = cfg->backend.cas_atomics};
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;
         SP_INFO("backend: %s", r->b->ops->name);

@@ -12,6 +12,7 @@
 #include "backend/cpu/autothreads.h"
 #include "backend/cpu/refine.h"
 #include "backend/cpu/stages.h"
+#include "backend/stage_ops.h"
 #include "core/core.h"
 #include "core/threads.h"
 
@@ -281,6 +282,83 @@ static int cpu_get_profile(sp_backend *base, sp_profile *p) {
     return 0;
 }
 
+/* ---- single stages (stage_ops.h): the reference functions themselves, for the harness's
+ * self-check and its perf mode ---- */
+static int st_project(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+    cpu_project(p, cam, sh_degree, out);
+    return 0;
+}
+
+static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
+    cpu_bin(proj, n, cam, bins);
+    return 0;
+}
+
+static int st_rasterize(sp_backend *b, const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
+                        const float bg[3], sp_raster_out *out) {
+    cpu_rasterize(proj, bins, cam, bg, out);
+    return 0;
+}
+
+static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
+                              const float bg[3], const sp_raster_out *fwd, const float *dl_drgb, sp_proj_grad *g) {
+    sp_proj_grad_zero(g, n);
+    cpu_backward_raster(proj, bins, cam, bg, fwd, dl_drgb, g);
+    return 0;
+}
+
+static int st_project_back(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree,
+                           const sp_proj *proj, const sp_proj_grad *g, sp_params_grad *out) {
+    size_t n = (size_t)p->n;
+    memset(out->means, 0, n * 3 * sizeof(float));
+    memset(out->log_scales, 0, n * 3 * sizeof(float));
+    memset(out->quats, 0, n * 4 * sizeof(float));
+    memset(out->opacity_logits, 0, n * sizeof(float));
+    memset(out->sh, 0, n * 3 * (size_t)out->K * sizeof(float));
+    cpu_project_back(p, cam, sh_degree, proj, g, out);
+    return 0;
+}
+
+static int st_loss(sp_backend *b, const float *rgb, const float *target, int w, int h, float ssim_weight,
+                   double *loss, float *dl_drgb) {
+    *loss = cpu_loss(rgb, target, w, h, ssim_weight, dl_drgb);
+    return 0;
+}
+
+static int st_adam(sp_backend *b, float *param, const float *grad, float *m, float *v, int64_t count, float lr,
+                   float beta1, float beta2, float eps, int step) {
+    cpu_adam(param, grad, m, v, count, lr, beta1, beta2, eps, step);
+    return 0;
+}
+
+static int st_refine(sp_backend *b, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const float *grad_accum,
+                     const int32_t *grad_count, const float *max_radius, const sp_refine_args *a,
+                     sp_refine_result *r) {
+    sp_refine_stats st = {0};
+    sp_refine_stats_reserve(&st, g->n > 0 ? g->n : 1);
+    sp_refine_stats_reset(&st, g->n);
+    size_t n = (size_t)g->n;
+    if (n) {
+        memcpy(st.grad_accum, grad_accum, n * sizeof(float));
+        memcpy(st.grad_count, grad_count, n * sizeof(int32_t));
+        memcpy(st.max_radius, max_radius, n * sizeof(float));
+    }
+    int rc = cpu_refine(g, m, v, &st, a, r);
+    sp_refine_stats_free(&st);
+    return rc;
+}
+
+static const sp_stage_ops cpu_stage_ops = {
+    .project = st_project,
+    .bin = st_bin,
+    .rasterize = st_rasterize,
+    .backward_raster = st_backward_raster,
+    .project_back = st_project_back,
+    .loss = st_loss,
+    .adam = st_adam,
+    .refine = st_refine,
+};
+
 static const sp_backend_ops cpu_ops = {
     .name = "cpu",
     .destroy = cpu_destroy,
@@ -294,6 +372,7 @@ static const sp_backend_ops cpu_ops = {
     .render = cpu_render,
     .params_finite = cpu_params_finite,
     .get_profile = cpu_get_profile,
+    .stages = &cpu_stage_ops,
 };
 
 sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {

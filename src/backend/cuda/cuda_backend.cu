@@ -546,9 +546,12 @@ static int cu_get_profile(sp_backend *base, sp_profile *p) {
     return 0;
 }
 
+extern "C" const struct sp_stage_ops cuda_stage_ops; /* stage_ops.cu: single stages for the parity harness */
+
 static const sp_backend_ops k_cuda_ops = {
     "cuda",          cu_destroy,      cu_upload_views, cu_set_gaussians, cu_get_gaussians, cu_num_gaussians,
     cu_train_step,   cu_take_loss,    cu_refine,       cu_render,        cu_params_finite, cu_get_profile,
+    &cuda_stage_ops,
 };
 
 extern "C" int sp_cuda_device_count(void) {

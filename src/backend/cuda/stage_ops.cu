@@ -1,6 +1,8 @@
-/* test_api.cu — cuda_test_api.h: one GPU stage at a time over host arrays, for parity tests.
- * Every call allocates what it needs in a small arena, runs on the default stream, copies the
- * results back and frees the arena. */
+/* stage_ops.cu — the CUDA backend's stage table (backend/stage_ops.h): one stage at a time over
+ * host arrays, for the parity harness and its perf mode. Every call runs the kernels a training
+ * step runs, under the backend's config (deterministic mode, per-splat backward), on the backend's
+ * device: it allocates what it needs in a small arena, runs on the default stream, copies the
+ * results back and frees the arena. Also the host-run kernel math of cuda_test_api.h. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_test_api.h"
+#include "backend/stage_ops.h"
 #include "backend/tile_cull.h"
 
 #define ARENA_MAX 48
@@ -18,6 +21,12 @@ typedef struct {
     int n;
     int failed;
 } arena;
+
+/* Selects the backend's device; a fresh arena. */
+static void arena_begin(arena *A, sp_backend *b) {
+    memset(A, 0, sizeof *A);
+    if (cu_check(cudaSetDevice(b->cfg.device), "select device")) A->failed = 1;
+}
 
 static void *arena_alloc(arena *A, size_t bytes) {
     if (A->failed || A->n >= ARENA_MAX) {
@@ -104,9 +113,9 @@ static cu_bins upload_bins(arena *A, const sp_bins *b) {
     return d;
 }
 
-extern "C" int cuda_test_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+static int st_project(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
     arena A;
-    memset(&A, 0, sizeof A);
+    arena_begin(&A, b);
     int n = p->n;
     size_t N = (size_t)n;
     cu_params P = upload_params(&A, p);
@@ -132,12 +141,15 @@ extern "C" int cuda_test_project(const sp_params *p, const sp_camera *cam, int s
         down(out->rect, d.rect, N * 4 * 4);
         down(out->clamped, d.clamped, N * 3);
     }
-    return arena_done(&A, "test project");
+    return arena_done(&A, "stage project");
 }
 
-extern "C" int cuda_test_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
+/* emit_pairs, sort, tile_ranges as forward() runs them; in deterministic mode the values sorted are
+ * pair positions, mapped back to Gaussians afterwards (cuda_gather_ids). */
+static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     arena A;
-    memset(&A, 0, sizeof A);
+    arena_begin(&A, b);
+    int det = b->cfg.deterministic;
     int tiles_x = (cam->width + CU_TILE - 1) / CU_TILE, tiles_y = (cam->height + CU_TILE - 1) / CU_TILE;
     int tiles = tiles_x * tiles_y;
     cu_proj d = upload_proj(&A, proj, n);
@@ -146,26 +158,28 @@ extern "C" int cuda_test_bin(const sp_proj *proj, int n, const sp_camera *cam, s
     size_t P = np ? np : 1;
     uint64_t *keys = (uint64_t *)arena_alloc(&A, P * 8), *keys_s = (uint64_t *)arena_alloc(&A, P * 8);
     uint32_t *vals = (uint32_t *)arena_alloc(&A, P * 4), *vals_s = (uint32_t *)arena_alloc(&A, P * 4);
+    uint32_t *pair_gid = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL;
+    uint32_t *ids = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL, *inv = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL;
     uint2 *range = (uint2 *)arena_alloc(&A, (size_t)tiles * 8);
     size_t tb = 0;
-    cub::DeviceRadixSort::SortPairs(NULL, tb, keys, keys_s, vals, vals_s, (int)np, 0, 32 + cuda_tile_bits(tiles));
+    int end_bit = 32 + cuda_tile_bits(tiles);
+    cub::DeviceRadixSort::SortPairs(NULL, tb, keys, keys_s, vals, vals_s, (int)np, 0, end_bit);
     void *tmp = arena_alloc(&A, tb);
     bins->tiles_x = tiles_x;
     bins->tiles_y = tiles_y;
     bins->num_pairs = np;
     bins->cap = np;
-    bins->ids = (uint32_t *)malloc(P * 4);
-    bins->range = (uint32_t *)malloc((size_t)tiles * 8);
+    bins->ids = (uint32_t *)realloc(bins->ids, P * 4); /* bins start zeroed, as for cpu_bin */
+    bins->range = (uint32_t *)realloc(bins->range, (size_t)(tiles ? tiles : 1) * 8);
     if (!A.failed) {
-        cuda_emit_pairs(&d, n, tiles_x, 0, keys, vals, NULL, 0);
-        if (np)
-            cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, 0,
-                                            32 + cuda_tile_bits(tiles));
+        cuda_emit_pairs(&d, n, tiles_x, det, keys, vals, pair_gid, 0);
+        if (np) cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, 0, end_bit);
+        if (det) cuda_gather_ids(vals_s, pair_gid, (int)np, ids, inv, 0);
         cuda_tile_ranges(keys_s, (int)np, tiles, range, 0);
-        down(bins->ids, vals_s, (size_t)np * 4);
+        down(bins->ids, det ? ids : vals_s, (size_t)np * 4);
         down(bins->range, range, (size_t)tiles * 8);
     }
-    return arena_done(&A, "test bin");
+    return arena_done(&A, "stage bin");
 }
 
 static cu_raster alloc_raster(arena *A, int w, int h) {
@@ -177,10 +191,10 @@ static cu_raster alloc_raster(arena *A, int w, int h) {
     return r;
 }
 
-extern "C" int cuda_test_rasterize(const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
-                                   const float bg[3], sp_raster_out *out) {
+static int st_rasterize(sp_backend *b, const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
+                        const float bg[3], sp_raster_out *out) {
     arena A;
-    memset(&A, 0, sizeof A);
+    arena_begin(&A, b);
     int w = cam->width, h = cam->height;
     size_t np = (size_t)w * h;
     cu_proj d = upload_proj(&A, proj, n);
@@ -192,14 +206,17 @@ extern "C" int cuda_test_rasterize(const sp_proj *proj, int n, const sp_bins *bi
         down(out->final_T, r.final_T, np * 4);
         down(out->n_contrib, r.n_contrib, np * 4);
     }
-    return arena_done(&A, "test rasterize");
+    return arena_done(&A, "stage rasterize");
 }
 
-extern "C" int cuda_test_backward(const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
-                                  const float bg[3], const sp_raster_out *fwd, const float *dl_drgb,
-                                  int deterministic, int splat, sp_proj_grad *g) {
+/* backward_raster under the backend's config: deterministic (per-pair slots, then a fixed-order sum
+ * per Gaussian) or float atomics; per-pixel or per-splat. The per-splat variant runs the forward
+ * pass first (it leaves the bucket state that variant reads) and uses that pass's output. */
+static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
+                              const float bg[3], const sp_raster_out *fwd, const float *dl_drgb, sp_proj_grad *g) {
+    int deterministic = b->cfg.deterministic, splat = b->cfg.backward_splat;
     arena A;
-    memset(&A, 0, sizeof A);
+    arena_begin(&A, b);
     int w = cam->width, h = cam->height;
     size_t np = (size_t)w * h, N = (size_t)n, P = (size_t)bins->num_pairs;
     cu_proj d = upload_proj(&A, proj, n);
@@ -248,19 +265,19 @@ extern "C" int cuda_test_backward(const sp_proj *proj, int n, const sp_bins *bin
         } else {
             cuda_backward_raster_pixel(&d, &db, w, h, b3, &r, dl, deterministic, pair_grad, &G, 0);
         }
-        if (deterministic) cuda_reduce_pair_grads(pair_grad, seg_end, pos, n, &G, 0);
+        if (deterministic && n > 0) cuda_reduce_pair_grads(pair_grad, seg_end, pos, n, &G, 0);
         down(g->mean2d, G.mean2d, N * 2 * 4);
         down(g->conic, G.conic, N * 3 * 4);
         down(g->opacity, G.opacity, N * 4);
         down(g->color, G.color, N * 3 * 4);
     }
-    return arena_done(&A, "test backward_raster");
+    return arena_done(&A, "stage backward_raster");
 }
 
-extern "C" int cuda_test_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
-                                      const sp_proj_grad *g, sp_params_grad *out) {
+static int st_project_back(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree,
+                           const sp_proj *proj, const sp_proj_grad *g, sp_params_grad *out) {
     arena A;
-    memset(&A, 0, sizeof A);
+    arena_begin(&A, b);
     int n = p->n;
     size_t N = (size_t)n, K = (size_t)p->K;
     cu_params P = upload_params(&A, p);
@@ -284,13 +301,13 @@ extern "C" int cuda_test_project_back(const sp_params *p, const sp_camera *cam, 
         down(out->opacity_logits, O.opacity_logits, N * 4);
         down(out->sh, O.sh, N * 3 * K * 4);
     }
-    return arena_done(&A, "test project_back");
+    return arena_done(&A, "stage project_back");
 }
 
-extern "C" int cuda_test_loss(const float *rgb, const float *target, int w, int h, float ssim_weight, double *loss,
-                              float *dl_drgb) {
+static int st_loss(sp_backend *b, const float *rgb, const float *target, int w, int h, float ssim_weight,
+                   double *loss, float *dl_drgb) {
     arena A;
-    memset(&A, 0, sizeof A);
+    arena_begin(&A, b);
     size_t np = (size_t)w * h;
     const float *dr = (const float *)arena_up(&A, rgb, np * 3 * 4);
     const float *dt = (const float *)arena_up(&A, target, np * 3 * 4);
@@ -303,13 +320,13 @@ extern "C" int cuda_test_loss(const float *rgb, const float *target, int w, int 
         down(loss, acc + 3, 8);
         if (dl_drgb) down(dl_drgb, dl, np * 3 * 4);
     }
-    return arena_done(&A, "test loss");
+    return arena_done(&A, "stage loss");
 }
 
-extern "C" int cuda_test_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr,
-                              float beta1, float beta2, float eps, int step) {
+static int st_adam(sp_backend *b, float *param, const float *grad, float *m, float *v, int64_t count, float lr,
+                   float beta1, float beta2, float eps, int step) {
     arena A;
-    memset(&A, 0, sizeof A);
+    arena_begin(&A, b);
     size_t bytes = (size_t)count * 4;
     float *dp = (float *)arena_up(&A, param, bytes), *dg = (float *)arena_up(&A, grad, bytes);
     float *dm = (float *)arena_up(&A, m, bytes), *dv = (float *)arena_up(&A, v, bytes);
@@ -324,7 +341,7 @@ extern "C" int cuda_test_adam(float *param, const float *grad, float *m, float *
         down(m, dm, bytes);
         down(v, dv, bytes);
     }
-    return arena_done(&A, "test adam");
+    return arena_done(&A, "stage adam");
 }
 
 /* Copies a host store into a device region layout (regions at offsets of n). */
@@ -350,10 +367,14 @@ static void dev_to_store(sp_gaussians *g, const float *dev, int n) {
     down(g->sh, d.sh, N * 12 * (size_t)g->K);
 }
 
-extern "C" int cuda_test_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const float *grad_accum,
-                                const int32_t *grad_count, const float *max_radius, const sp_refine_args *a,
-                                sp_refine_result *r) {
+/* refine on a backend object of its own holding the given stores and statistics: cuda_refine, the
+ * function the backend's refine op runs. */
+static int st_refine(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const float *grad_accum,
+                     const int32_t *grad_count, const float *max_radius, const sp_refine_args *a,
+                     sp_refine_result *r) {
+    if (cu_check(cudaSetDevice(base->cfg.device), "select device")) return -1;
     cu_backend *b = SP_NEW(cu_backend, 1);
+    b->base = *base;
     int rc = -1;
     b->st = 0;
     b->n = g->n;
@@ -379,7 +400,7 @@ extern "C" int cuda_test_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *
     dev_to_store(g, (const float *)b->params.p, b->n);
     dev_to_store(m, (const float *)b->m1.p, b->n);
     dev_to_store(v, (const float *)b->m2.p, b->n);
-    rc = cu_check(cudaDeviceSynchronize(), "test refine");
+    rc = cu_check(cudaDeviceSynchronize(), "stage refine");
 out:
     cu_free(&b->mem, &b->params);
     cu_free(&b->mem, &b->grads);
@@ -398,7 +419,7 @@ static cu_params host_params(const sp_params *p) {
     return d;
 }
 
-extern "C" int cuda_test_project_on_host(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+static int host_project(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
     size_t N = (size_t)p->n;
     cu_params P = host_params(p);
     cu_proj d;
@@ -413,8 +434,8 @@ extern "C" int cuda_test_project_on_host(const sp_params *p, const sp_camera *ca
     return 0;
 }
 
-extern "C" int cuda_test_project_back_on_host(const sp_params *p, const sp_camera *cam, int sh_degree,
-                                              const sp_proj *proj, const sp_proj_grad *g, sp_params_grad *out) {
+static int host_project_back(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree,
+                             const sp_proj *proj, const sp_proj_grad *g, sp_params_grad *out) {
     cu_params P = host_params(p);
     cu_proj d;
     d.mean2d = proj->mean2d, d.conic = proj->conic, d.depth = proj->depth, d.opacity = proj->opacity;
@@ -428,3 +449,15 @@ extern "C" int cuda_test_project_back_on_host(const sp_params *p, const sp_camer
     cuda_project_back_host(&P, p->n, p->K, cam, sh_degree, &d, &G, &O);
     return 0;
 }
+
+/* The table hung on the backend's ops (cuda_backend.cu). */
+extern "C" const sp_stage_ops cuda_stage_ops = {
+    st_project, st_bin, st_rasterize, st_backward_raster, st_project_back, st_loss, st_adam, st_refine,
+};
+
+/* project and project_back with the kernels' per-Gaussian code run on the host (no GPU needed). */
+static const sp_stage_ops k_host_math_ops = {
+    host_project, NULL, NULL, NULL, host_project_back, NULL, NULL, NULL,
+};
+
+extern "C" const struct sp_stage_ops *cuda_host_math_stages(void) { return &k_host_math_ops; }

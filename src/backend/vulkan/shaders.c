@@ -1,0 +1,73 @@
+/* shaders.c — the Vulkan backend's compute shaders as SPIR-V words, compiled from
+ * shaders/NAME.comp by glslc at build time (the Makefile writes one NAME.spv.h per shader into
+ * the build folder) and embedded here, in the order of the VP_* pipeline enum. */
+#include "backend/vulkan/vk_internal.h"
+
+static const uint32_t spv_project[] =
+#include "project.spv.h"
+    ;
+static const uint32_t spv_emit_count[] =
+#include "emit_count.spv.h"
+    ;
+static const uint32_t spv_emit_pairs[] =
+#include "emit_pairs.spv.h"
+    ;
+static const uint32_t spv_scan_block[] =
+#include "scan_block.spv.h"
+    ;
+static const uint32_t spv_scan_add[] =
+#include "scan_add.spv.h"
+    ;
+static const uint32_t spv_sort_hist[] =
+#include "sort_hist.spv.h"
+    ;
+static const uint32_t spv_sort_scatter[] =
+#include "sort_scatter.spv.h"
+    ;
+static const uint32_t spv_tile_ranges[] =
+#include "tile_ranges.spv.h"
+    ;
+static const uint32_t spv_rasterize[] =
+#include "rasterize.spv.h"
+    ;
+static const uint32_t spv_backward_raster[] =
+#include "backward_raster.spv.h"
+    ;
+static const uint32_t spv_backward_raster_cas[] =
+#include "backward_raster_cas.spv.h"
+    ;
+static const uint32_t spv_grad_gather[] =
+#include "grad_gather.spv.h"
+    ;
+static const uint32_t spv_project_back[] =
+#include "project_back.spv.h"
+    ;
+static const uint32_t spv_adam[] =
+#include "adam.spv.h"
+    ;
+static const uint32_t spv_loss_target[] =
+#include "loss_target.spv.h"
+    ;
+static const uint32_t spv_loss_h[] =
+#include "loss_h.spv.h"
+    ;
+static const uint32_t spv_loss_ssim[] =
+#include "loss_ssim.spv.h"
+    ;
+static const uint32_t spv_loss_gh[] =
+#include "loss_gh.spv.h"
+    ;
+static const uint32_t spv_loss_grad[] =
+#include "loss_grad.spv.h"
+    ;
+static const uint32_t spv_reduce[] =
+#include "reduce.spv.h"
+    ;
+
+#define S(name) {#name, spv_##name, sizeof spv_##name}
+const vk_spirv vk_shaders[VP_COUNT] = {
+    S(project),      S(emit_count),      S(emit_pairs),  S(scan_block),  S(scan_add),
+    S(sort_hist),    S(sort_scatter),    S(tile_ranges), S(rasterize),   S(backward_raster),
+    S(backward_raster_cas), S(grad_gather), S(project_back), S(adam),    S(loss_target),
+    S(loss_h),       S(loss_ssim),       S(loss_gh),     S(loss_grad),   S(reduce),
+};

@@ -1,0 +1,156 @@
+#version 450
+// backward_raster.comp — stage `backward_raster`: one workgroup per tile, one invocation per pixel,
+// splats back to front from the tile's largest n_contrib (docs/math.md; sp_m_raster_pixel_back).
+// Each splat's gradient (mean2d 2, conic 3, opacity, colour 3) is summed over the tile's pixels:
+// subgroup sums, then the subgroups' partial sums in subgroup order, so the sum is the same every
+// run. With `deterministic` the tile's sum goes to the pair's own slot (slots[pair][9], summed
+// per Gaussian in a fixed order by grad_gather.comp); otherwise it is added to the Gaussian's
+// gradient with a float atomic (native, or a compare-and-swap loop when built with CAS_ATOMICS).
+// Args: bg r, g, b, deterministic.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_vote : require
+#ifndef CAS_ATOMICS
+#extension GL_EXT_shader_atomic_float : require
+#endif
+#include "common.glsl"
+#include "splatbox.glsl"
+
+layout(std430, binding = 0) readonly buffer B0 { uint range[]; };
+layout(std430, binding = 1) readonly buffer B1 { uint sorted_gid[]; };
+layout(std430, binding = 2) readonly buffer B2 { float mean2d[]; };
+layout(std430, binding = 3) readonly buffer B3 { float conic[]; };
+layout(std430, binding = 4) readonly buffer B4 { float opac[]; };
+layout(std430, binding = 5) readonly buffer B5 { float color[]; };
+layout(std430, binding = 6) readonly buffer B6 { float final_T[]; };
+layout(std430, binding = 7) readonly buffer B7 { int n_contrib[]; };
+layout(std430, binding = 8) readonly buffer B8 { float dl_drgb[]; };
+layout(std430, binding = 9) readonly buffer B9 { uint sorted_val[]; };
+#ifdef CAS_ATOMICS
+layout(std430, binding = 10) buffer B10 { uint out_u[]; };
+#else
+layout(std430, binding = 10) buffer B10 { float out_f[]; };
+#endif
+
+#define PART 4096 /* floats of subgroup partial sums: sub-batches of PART / (9 subgroups) splats */
+shared vec4 s_xyab[WG];
+shared vec4 s_cop[WG];
+shared vec3 s_col[WG];
+shared vec2 s_box[WG]; // splat_half_box
+shared float s_part[PART];
+shared int s_maxc;
+
+void emit(uint k, uint o, float v) {
+#ifdef CAS_ATOMICS
+    if (pc.u[ARG(3)] != 0u) { out_u[o] = floatBitsToUint(v); return; }
+    if (v == 0.0) return;
+    uint old = out_u[o], assumed;
+    do {
+        assumed = old;
+        old = atomicCompSwap(out_u[o], assumed, floatBitsToUint(uintBitsToFloat(assumed) + v));
+    } while (old != assumed);
+#else
+    if (pc.u[ARG(3)] != 0u) { out_f[o] = v; return; }
+    if (v != 0.0) atomicAdd(out_f[o], v);
+#endif
+}
+
+void main() {
+    uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
+    int tx = int(tile) % TILES_X, ty = int(tile) / TILES_X;
+    int px = tx * 16 + int(t % 16u), py = ty * 16 + int(t / 16u);
+    bool inside = px < CAM_W && py < CAM_H;
+    float fx = float(px) + 0.5, fy = float(py) + 0.5;
+    uint start = range[2 * tile], end = range[2 * tile + 1];
+    vec3 bg = vec3(pf(ARG(0)), pf(ARG(1)), pf(ARG(2)));
+    bool det = pc.u[ARG(3)] != 0u;
+    uint p = inside ? uint(py * CAM_W + px) : 0u;
+    float T = inside ? final_T[p] : 1.0;
+    int nc = inside ? n_contrib[p] : 0;
+    vec3 G = inside ? vec3(dl_drgb[3 * p], dl_drgb[3 * p + 1], dl_drgb[3 * p + 2]) : vec3(0.0);
+    vec3 B = T * bg;
+    if (t == 0u) s_maxc = 0;
+    barrier();
+    atomicMax(s_maxc, nc);
+    barrier();
+    int maxc = s_maxc;
+    uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
+    int sub = min(32, int(PART / (9u * nsg))); // splats per sub-batch: two barriers each
+    for (int b1 = maxc; b1 > 0; b1 -= WG) { // batch of list positions [b0, b1)
+        int b0 = max(b1 - WG, 0);
+        barrier();
+        uint k = uint(b0) + t;
+        if (int(t) < b1 - b0) {
+            uint id = sorted_gid[start + k];
+            float op = opac[id];
+            s_xyab[t] = vec4(mean2d[2 * id], mean2d[2 * id + 1], conic[3 * id], conic[3 * id + 1]);
+            float pmin = op > 0.0 ? -log(255.0 * op) - 1e-3 : -1e30;
+            s_cop[t] = vec4(conic[3 * id + 2], op, pmin, 0.0);
+            s_box[t] = splat_half_box(conic[3 * id], conic[3 * id + 1], conic[3 * id + 2], pmin);
+            s_col[t] = vec3(color[3 * id], color[3 * id + 1], color[3 * id + 2]);
+        }
+        barrier();
+        for (int jb = b1 - 1; jb >= b0; jb -= sub) { // sub-batch jb, jb - 1, .., jb - cnt + 1
+            int cnt = min(sub, jb - b0 + 1);
+            for (int q = 0; q < cnt; q++) {
+                int j = jb - q, lj = j - b0;
+                float d[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+                bool hit = false;
+                vec4 g = s_xyab[lj];
+                float dx = g.x - fx, dy = g.y - fy;
+                vec2 hb = s_box[lj];
+                uint at = uint(q * 9) * nsg + sg;
+                if (!subgroupAny(j < nc && abs(dx) <= hb.x && abs(dy) <= hb.y)) {
+                    if (subgroupElect())
+                        for (int c = 0; c < 9; c++) s_part[at + uint(c) * nsg] = 0.0;
+                    continue;
+                }
+                if (j < nc) {
+                    vec4 h = s_cop[lj];
+                    vec3 col = s_col[lj];
+                    float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
+                    if (!(power < h.z || power > 0.0)) {
+                        float e = exp(power);
+                        float al = min(h.y * e, 0.99);
+                        if (al >= 1.0 / 255.0) {
+                            hit = true;
+                            float inv = 1.0 / (1.0 - al);
+                            float Tj = T * inv;
+                            float w = al * Tj;
+                            d[6] = w * G.x; d[7] = w * G.y; d[8] = w * G.z;
+                            float dal = G.x * (col.x * Tj - B.x * inv) + G.y * (col.y * Tj - B.y * inv) +
+                                        G.z * (col.z * Tj - B.z * inv);
+                            B += col * w;
+                            T = Tj;
+                            d[5] = dal * e;
+                            float dpow = dal * h.y * e;
+                            d[2] = dpow * -0.5 * dx * dx;
+                            d[3] = dpow * -(dx * dy);
+                            d[4] = dpow * -0.5 * dy * dy;
+                            d[0] = dpow * -(g.z * dx + g.w * dy);
+                            d[1] = dpow * -(g.w * dx + h.x * dy);
+                        }
+                    }
+                }
+                if (subgroupAny(hit)) {
+                    for (int c = 0; c < 9; c++) {
+                        float s = subgroupAdd(d[c]);
+                        if (subgroupElect()) s_part[at + uint(c) * nsg] = s;
+                    }
+                } else if (subgroupElect()) {
+                    for (int c = 0; c < 9; c++) s_part[at + uint(c) * nsg] = 0.0;
+                }
+            }
+            barrier();
+            if (t < uint(cnt * 9)) { // splat jb - t / 9, component t % 9: subgroups in order
+                uint q = t / 9u, c = t % 9u, at = (q * 9u + c) * nsg;
+                float s = s_part[at];
+                for (uint i = 1; i < nsg; i++) s += s_part[at + i];
+                uint pos = start + uint(jb) - q;
+                if (det) emit(c, sorted_val[pos] * 9u + c, s);
+                else emit(c, sorted_gid[pos] * 9u + c, s);
+            }
+            barrier();
+        }
+    }
+}

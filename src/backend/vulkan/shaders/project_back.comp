@@ -1,0 +1,174 @@
+#version 450
+// project_back.comp — stage `project_back`: chain rule from the projected gradients to the
+// parameters (docs/math.md; sp_m_project_back), one invocation per Gaussian writing all of its
+// gradients (zeros when it was not visible). With `collect` it also accumulates the densification
+// statistics: |dL/dmean2d| in NDC units, the count, and the largest screen radius.
+// Args: n, K, degree, offsets of means, log_scales, quats, opacity, sh; collect, w/2, h/2.
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer B0 { float P[]; };
+layout(std430, binding = 1) readonly buffer B1 { int rect[]; };
+layout(std430, binding = 2) readonly buffer B2 { uint clamped[]; };
+layout(std430, binding = 3) readonly buffer B3 { float pgrad[]; };
+layout(std430, binding = 4) writeonly buffer B4 { float Gr[]; };
+layout(std430, binding = 5) buffer B5 { float grad_accum[]; };
+layout(std430, binding = 6) buffer B6 { int grad_count[]; };
+layout(std430, binding = 7) buffer B7 { float max_radius[]; };
+layout(std430, binding = 8) readonly buffer B8 { float radius[]; };
+
+uint g_sh;
+#define SHV(k) vec3(P[g_sh + 3 * (k)], P[g_sh + 3 * (k) + 1], P[g_sh + 3 * (k) + 2])
+#include "shmath.glsl"
+
+float dsh[48];
+
+// dL/dsh and dL/dd of sh_eval (d a free 3-vector), as sp_m_sh_eval_back.
+vec3 sh_back(int degree, vec3 d, vec3 g) {
+    for (int ch = 0; ch < 3; ch++) dsh[ch] += SH_C0 * g[ch];
+    vec3 dd = vec3(0.0);
+    if (degree < 1) return dd;
+    float x = d.x, y = d.y, z = d.z;
+    float b[15];
+    vec3 db[15];
+    int nb = 3;
+    b[0] = -SH_C1 * y; b[1] = SH_C1 * z; b[2] = -SH_C1 * x;
+    db[0] = vec3(0.0, -SH_C1, 0.0); db[1] = vec3(0.0, 0.0, SH_C1); db[2] = vec3(-SH_C1, 0.0, 0.0);
+    if (degree >= 2) {
+        float xx = x * x, yy = y * y, zz = z * z;
+        const float k0 = 1.0925484305920792, k1 = -1.0925484305920792, k2 = 0.31539156525252005,
+                    k3 = -1.0925484305920792, k4 = 0.5462742152960396;
+        b[3] = k0 * x * y; b[4] = k1 * y * z; b[5] = k2 * (2.0 * zz - xx - yy); b[6] = k3 * x * z; b[7] = k4 * (xx - yy);
+        db[3] = vec3(k0 * y, k0 * x, 0.0);
+        db[4] = vec3(0.0, k1 * z, k1 * y);
+        db[5] = vec3(k2 * -2.0 * x, k2 * -2.0 * y, k2 * 4.0 * z);
+        db[6] = vec3(k3 * z, 0.0, k3 * x);
+        db[7] = vec3(k4 * 2.0 * x, k4 * -2.0 * y, 0.0);
+        nb = 8;
+        if (degree >= 3) {
+            const float c0 = -0.5900435899266435, c1 = 2.890611442640554, c2 = -0.4570457994644658,
+                        c3 = 0.3731763325901154, c4 = -0.4570457994644658, c5 = 1.445305721320277,
+                        c6 = -0.5900435899266435;
+            b[8] = c0 * y * (3.0 * xx - yy);
+            b[9] = c1 * x * y * z;
+            b[10] = c2 * y * (4.0 * zz - xx - yy);
+            b[11] = c3 * z * (2.0 * zz - 3.0 * xx - 3.0 * yy);
+            b[12] = c4 * x * (4.0 * zz - xx - yy);
+            b[13] = c5 * z * (xx - yy);
+            b[14] = c6 * x * (xx - 3.0 * yy);
+            db[8] = vec3(c0 * 6.0 * x * y, c0 * (3.0 * xx - 3.0 * yy), 0.0);
+            db[9] = vec3(c1 * y * z, c1 * x * z, c1 * x * y);
+            db[10] = vec3(c2 * -2.0 * x * y, c2 * (4.0 * zz - xx - 3.0 * yy), c2 * 8.0 * y * z);
+            db[11] = vec3(c3 * -6.0 * x * z, c3 * -6.0 * y * z, c3 * (6.0 * zz - 3.0 * xx - 3.0 * yy));
+            db[12] = vec3(c4 * (4.0 * zz - 3.0 * xx - yy), c4 * -2.0 * x * y, c4 * 8.0 * x * z);
+            db[13] = vec3(c5 * 2.0 * x * z, c5 * -2.0 * y * z, c5 * (xx - yy));
+            db[14] = vec3(c6 * (3.0 * xx - 3.0 * yy), c6 * -6.0 * x * y, 0.0);
+            nb = 15;
+        }
+    }
+    for (int k = 0; k < nb; k++) {
+        float gb = 0.0;
+        vec3 sk = SHV(1 + k);
+        for (int ch = 0; ch < 3; ch++) {
+            dsh[(1 + k) * 3 + ch] += b[k] * g[ch];
+            gb += sk[ch] * g[ch];
+        }
+        dd += gb * db[k];
+    }
+    return dd;
+}
+
+void main() {
+    uint i = gid();
+    int n = pi(ARG(0)), K = pi(ARG(1)), degree = pi(ARG(2));
+    if (i >= uint(n)) return;
+    uint om = pc.u[ARG(3)] + 3 * i, ol = pc.u[ARG(4)] + 3 * i, oq = pc.u[ARG(5)] + 4 * i, oo = pc.u[ARG(6)] + i;
+    g_sh = pc.u[ARG(7)] + i * uint(K) * 3;
+    vec3 dm = vec3(0.0), dls = vec3(0.0);
+    vec4 dq = vec4(0.0);
+    float dlogit = 0.0;
+    for (int k = 0; k < 48; k++) dsh[k] = 0.0;
+    bool vis = rect[4 * i] < rect[4 * i + 2] && rect[4 * i + 1] < rect[4 * i + 3];
+    vec3 m = vec3(P[om], P[om + 1], P[om + 2]);
+    vec3 ls = vec3(P[ol], P[ol + 1], P[ol + 2]);
+    vec4 q = vec4(P[oq], P[oq + 1], P[oq + 2], P[oq + 3]);
+    Geo g;
+    if (vis && geometry(m, ls, q, g)) {
+        float R[9] = float[9](pf(0), pf(1), pf(2), pf(3), pf(4), pf(5), pf(6), pf(7), pf(8));
+        float fx = pf(12), fy = pf(13);
+        float z = g.p[2], iz = 1.0 / z, iz2 = iz * iz;
+        vec3 dp = vec3(0.0);
+        float logit = P[oo];
+        float sig = 1.0 / (1.0 + exp(-logit));
+        float dmx = pgrad[9 * i], dmy = pgrad[9 * i + 1];
+        float dA = pgrad[9 * i + 2], dB = pgrad[9 * i + 3], dC = pgrad[9 * i + 4], dop = pgrad[9 * i + 5];
+        vec3 dcol = vec3(pgrad[9 * i + 6], pgrad[9 * i + 7], pgrad[9 * i + 8]);
+        dlogit += dop * sig * (1.0 - sig);
+        dp[0] += fx * iz * dmx;
+        dp[1] += fy * iz * dmy;
+        dp[2] += -fx * g.p[0] * iz2 * dmx - fy * g.p[1] * iz2 * dmy;
+        float a = g.a, b = g.b, c = g.c, id2 = 1.0 / (g.det * g.det);
+        float da = id2 * (-c * c * dA + b * c * dB - b * b * dC);
+        float db = id2 * (2.0 * b * c * dA - (a * c + b * b) * dB + 2.0 * a * b * dC);
+        float dc = id2 * (-b * b * dA + a * b * dB - a * a * dC);
+        float Gm[4] = float[4](da, 0.5 * db, 0.5 * db, dc);
+        float Sf[9] = float[9](g.S[0], g.S[1], g.S[2], g.S[1], g.S[3], g.S[4], g.S[2], g.S[4], g.S[5]);
+        float TS[6], dT[6], GT[6], dS[9], dM[9], dR[9];
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 3; k++) TS[r * 3 + k] = g.T[r * 3 + 0] * Sf[0 * 3 + k] + g.T[r * 3 + 1] * Sf[1 * 3 + k] + g.T[r * 3 + 2] * Sf[2 * 3 + k];
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 3; k++) dT[r * 3 + k] = 2.0 * (Gm[r * 2 + 0] * TS[0 * 3 + k] + Gm[r * 2 + 1] * TS[1 * 3 + k]);
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 3; k++) GT[r * 3 + k] = Gm[r * 2 + 0] * g.T[0 * 3 + k] + Gm[r * 2 + 1] * g.T[1 * 3 + k];
+        for (int ii = 0; ii < 3; ii++)
+            for (int j = 0; j < 3; j++) dS[ii * 3 + j] = g.T[0 * 3 + ii] * GT[0 * 3 + j] + g.T[1 * 3 + ii] * GT[1 * 3 + j];
+        for (int ii = 0; ii < 3; ii++)
+            for (int j = 0; j < 3; j++)
+                dM[ii * 3 + j] = 2.0 * (dS[ii * 3 + 0] * g.M[j][0] + dS[ii * 3 + 1] * g.M[j][1] + dS[ii * 3 + 2] * g.M[j][2]);
+        for (int j = 0; j < 3; j++) {
+            float ds = 0.0;
+            for (int ii = 0; ii < 3; ii++) {
+                dR[ii * 3 + j] = dM[ii * 3 + j] * g.s[j];
+                ds += dM[ii * 3 + j] * g.Rq[j][ii];
+            }
+            dls[j] += ds * g.s[j];
+        }
+        float w = g.qn[0], x = g.qn[1], y = g.qn[2], zq = g.qn[3];
+        vec4 dqn;
+        dqn[0] = 2.0 * (-zq * dR[1] + y * dR[2] + zq * dR[3] - x * dR[5] - y * dR[6] + x * dR[7]);
+        dqn[1] = 2.0 * (y * dR[1] + zq * dR[2] + y * dR[3] - 2.0 * x * dR[4] - w * dR[5] + zq * dR[6] + w * dR[7] - 2.0 * x * dR[8]);
+        dqn[2] = 2.0 * (-2.0 * y * dR[0] + x * dR[1] + w * dR[2] + x * dR[3] + zq * dR[5] - w * dR[6] + zq * dR[7] - 2.0 * y * dR[8]);
+        dqn[3] = 2.0 * (-2.0 * zq * dR[0] - w * dR[1] + x * dR[2] + w * dR[3] - 2.0 * zq * dR[4] + y * dR[5] + x * dR[6] + y * dR[7]);
+        float qd = dqn[0] * g.qn[0] + dqn[1] * g.qn[1] + dqn[2] * g.qn[2] + dqn[3] * g.qn[3];
+        for (int k = 0; k < 4; k++) dq[k] += (dqn[k] - g.qn[k] * qd) / g.qlen;
+        float dJ00 = dT[0] * R[0] + dT[1] * R[1] + dT[2] * R[2];
+        float dJ02 = dT[0] * R[6] + dT[1] * R[7] + dT[2] * R[8];
+        float dJ11 = dT[3] * R[3] + dT[4] * R[4] + dT[5] * R[5];
+        float dJ12 = dT[3] * R[6] + dT[4] * R[7] + dT[5] * R[8];
+        float tx = g.u * z, ty = g.v * z;
+        dp[2] += -fx * iz2 * dJ00 - fy * iz2 * dJ11 + 2.0 * fx * tx * iz2 * iz * dJ02 + 2.0 * fy * ty * iz2 * iz * dJ12;
+        float dtx = -fx * iz2 * dJ02, dty = -fy * iz2 * dJ12;
+        if (g.cu) dp[2] += g.u * dtx; else dp[0] += dtx;
+        if (g.cv) dp[2] += g.v * dty; else dp[1] += dty;
+        for (int k = 0; k < 3; k++) dm[k] += R[0 * 3 + k] * dp[0] + R[1 * 3 + k] * dp[1] + R[2 * 3 + k] * dp[2];
+        vec3 gc;
+        for (int ch = 0; ch < 3; ch++) gc[ch] = clamped[3 * i + ch] != 0u ? 0.0 : dcol[ch];
+        vec3 d = m - cam_C();
+        float dl = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        if (dl > 0.0) d /= dl;
+        vec3 dd = sh_back(degree, d, gc);
+        if (degree > 0 && dl > 0.0) {
+            float dot_ = dd[0] * d[0] + dd[1] * d[1] + dd[2] * d[2];
+            dm += (dd - d * dot_) / dl;
+        }
+        if (pc.u[ARG(8)] != 0u) {
+            float gx = dmx * pf(ARG(9)), gy = dmy * pf(ARG(10));
+            grad_accum[i] += sqrt(gx * gx + gy * gy);
+            grad_count[i] += 1;
+            if (radius[i] > max_radius[i]) max_radius[i] = radius[i];
+        }
+    }
+    for (int k = 0; k < 3; k++) { Gr[om + k] = dm[k]; Gr[ol + k] = dls[k]; }
+    for (int k = 0; k < 4; k++) Gr[oq + k] = dq[k];
+    Gr[oo] = dlogit;
+    for (int k = 0; k < 3 * K; k++) Gr[g_sh + k] = k < 48 ? dsh[k] : 0.0;
+}

@@ -1,0 +1,83 @@
+#version 450
+// rasterize.comp — stage `rasterize`: one workgroup per 16x16 tile, one invocation per pixel;
+// the tile's depth-ordered splats are loaded WG at a time into shared memory and composited front
+// to back (docs/math.md; sp_m_raster_pixel), with early stop at T < 1e-4. Writes rgb (background
+// included), final T and n_contrib (1 + list position of the last blended splat).
+// Args: bg r, g, b.
+#extension GL_KHR_shader_subgroup_vote : require
+#include "common.glsl"
+#include "splatbox.glsl"
+
+layout(std430, binding = 0) readonly buffer B0 { uint range[]; };
+layout(std430, binding = 1) readonly buffer B1 { uint sorted_gid[]; };
+layout(std430, binding = 2) readonly buffer B2 { float mean2d[]; };
+layout(std430, binding = 3) readonly buffer B3 { float conic[]; };
+layout(std430, binding = 4) readonly buffer B4 { float opac[]; };
+layout(std430, binding = 5) readonly buffer B5 { float color[]; };
+layout(std430, binding = 6) writeonly buffer B6 { float rgb[]; };
+layout(std430, binding = 7) writeonly buffer B7 { float final_T[]; };
+layout(std430, binding = 8) writeonly buffer B8 { int n_contrib[]; };
+
+shared vec4 s_xyab[WG];  // x, y, a, b
+shared vec4 s_cop[WG];   // c, opacity, pmin, -
+shared vec3 s_col[WG];
+shared vec2 s_box[WG]; // splat_half_box
+shared uint s_done;
+
+void main() {
+    uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
+    int tx = int(tile) % TILES_X, ty = int(tile) / TILES_X;
+    int px = tx * 16 + int(t % 16u), py = ty * 16 + int(t / 16u);
+    bool inside = px < CAM_W && py < CAM_H;
+    float fx = float(px) + 0.5, fy = float(py) + 0.5;
+    uint start = range[2 * tile], end = range[2 * tile + 1];
+    float T = 1.0;
+    vec3 C = vec3(0.0);
+    int last = 0;
+    bool done = !inside;
+    if (t == 0u) s_done = 0;
+    barrier();
+    if (done) atomicAdd(s_done, 1u);
+    for (uint b0 = start; b0 < end; b0 += WG) {
+        barrier();
+        if (s_done == WG) break;
+        uint k = b0 + t;
+        if (k < end) {
+            uint id = sorted_gid[k];
+            float op = opac[id];
+            s_xyab[t] = vec4(mean2d[2 * id], mean2d[2 * id + 1], conic[3 * id], conic[3 * id + 1]);
+            float pmin = op > 0.0 ? -log(255.0 * op) - 1e-3 : -1e30;
+            s_cop[t] = vec4(conic[3 * id + 2], op, pmin, 0.0);
+            s_box[t] = splat_half_box(conic[3 * id], conic[3 * id + 1], conic[3 * id + 2], pmin);
+            s_col[t] = vec3(color[3 * id], color[3 * id + 1], color[3 * id + 2]);
+        }
+        barrier();
+        uint cnt = min(uint(WG), end - b0);
+        for (uint j = 0; j < cnt && !done; j++) {
+            vec4 g = s_xyab[j], h = s_cop[j];
+            float dx = g.x - fx, dy = g.y - fy;
+            vec2 hb = s_box[j];
+            if (!subgroupAny(abs(dx) <= hb.x && abs(dy) <= hb.y)) continue;
+            float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
+            if (power < h.z || power > 0.0) continue;
+            float al = min(h.y * exp(power), 0.99);
+            if (al < 1.0 / 255.0) continue;
+            float Tn = T * (1.0 - al);
+            if (Tn < 1e-4) {
+                done = true;
+                atomicAdd(s_done, 1u);
+                break;
+            }
+            C += s_col[j] * (al * T);
+            T = Tn;
+            last = int(b0 - start + j) + 1;
+        }
+    }
+    if (!inside) return;
+    uint p = uint(py * CAM_W + px);
+    rgb[3 * p] = C.x + T * pf(ARG(0));
+    rgb[3 * p + 1] = C.y + T * pf(ARG(1));
+    rgb[3 * p + 2] = C.z + T * pf(ARG(2));
+    final_T[p] = T;
+    n_contrib[p] = last;
+}

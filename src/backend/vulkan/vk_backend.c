@@ -1,0 +1,585 @@
+/* vk_backend.c — the Vulkan compute backend: the training step as GLSL compute shaders
+ * (shaders/NAME.comp, embedded as SPIR-V) recorded into two command buffers per step. The first
+ * (project, emit count, scan) ends with the one host wait of a step, for the pair count that
+ * sizes the sort (as the CUDA backend does); the second (emit_pairs, sort, tile_ranges,
+ * rasterize, loss, backward_raster, project_back, adam) is submitted without waiting. Loss sums
+ * stay on the device until take_loss. Refine runs on the host (download, cpu_refine, upload). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/loss.h"
+#include "backend/stage_ops.h"
+#include "backend/vulkan/vk_backend.h"
+#include "core/core.h"
+
+static const char *k_stage_names[VS_COUNT] = {"project",   "emit_pairs", "sort",   "tile_ranges",     "rasterize",
+                                              "loss",      "backward_raster", "project_back", "adam", "refine"};
+
+int vk_usable_degree(int degree, int K) {
+    int d = degree < 0 ? 0 : degree > 3 ? 3 : degree;
+    while (d > 0 && sp_sh_coeffs(d) > K) d--;
+    return d;
+}
+
+vk_layout vk_layout_of(const vk_backend *b) {
+    uint32_t c = (uint32_t)b->cap;
+    vk_layout l = {0, 3 * c, 6 * c, 10 * c, 11 * c, 0};
+    l.total = c * (uint32_t)sp_gaussian_floats(b->K);
+    return l;
+}
+
+void vk_cam_words(uint32_t w[32], const sp_camera *cam) {
+    memset(w, 0, 32 * sizeof(uint32_t));
+    for (int i = 0; i < 9; i++) w[i] = vk_f2u(cam->R[i]);
+    for (int i = 0; i < 3; i++) w[9 + i] = vk_f2u(cam->t[i]);
+    w[12] = vk_f2u(cam->fx);
+    w[13] = vk_f2u(cam->fy);
+    w[14] = vk_f2u(cam->cx);
+    w[15] = vk_f2u(cam->cy);
+    w[16] = (uint32_t)cam->width;
+    w[17] = (uint32_t)cam->height;
+    w[18] = (uint32_t)((cam->width + SP_TILE - 1) / SP_TILE);
+    w[19] = (uint32_t)((cam->height + SP_TILE - 1) / SP_TILE);
+}
+
+/* ---- buffers ---- */
+
+/* Scan scratch for up to m elements: level l holds the block totals of level l - 1. */
+static int ensure_scan(vk_backend *b, int64_t m) {
+    for (int l = 0; l < 4; l++) {
+        m = (m + VK_CHUNK - 1) / VK_CHUNK;
+        if (vk_buf_ensure(&b->c, &b->scan_tmp[l], (VkDeviceSize)(m + 1) * 4, 0)) return -1;
+        if (m <= 1) break;
+    }
+    return 0;
+}
+
+int vk_ensure_gaussians(vk_backend *b, int n, int sh_degree) {
+    int K = sp_sh_coeffs(sh_degree);
+    if (n <= b->cap && K == b->K) return 0;
+    vk_ctx *c = &b->c;
+    if (vk_wait_all(b)) return -1;
+    int cap = n > b->cap ? n + n / 4 + 16 : b->cap;
+    b->cap = cap;
+    b->K = K;
+    b->sh_degree = sh_degree;
+    VkDeviceSize f = 4, pc = (VkDeviceSize)cap * (VkDeviceSize)sp_gaussian_floats(K) * f;
+    vk_buf *params[4] = {&b->P, &b->Gr, &b->M1, &b->M2};
+    for (int i = 0; i < 4; i++)
+        if (vk_buf_ensure(c, params[i], pc, 0)) return -1;
+    struct { vk_buf *buf; int per; } g[] = {{&b->mean2d, 2}, {&b->conic, 3}, {&b->depth, 1}, {&b->opac, 1},
+                                            {&b->color, 3},  {&b->rect, 4},  {&b->radius, 1}, {&b->clamped, 3},
+                                            {&b->pgrad, 9},  {&b->st_accum, 1}, {&b->st_count, 1}, {&b->st_maxr, 1}};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        if (vk_buf_ensure(c, g[i].buf, (VkDeviceSize)cap * g[i].per * f, 0)) return -1;
+    if (vk_buf_ensure(c, &b->offsets, (VkDeviceSize)(cap + 1) * f, 0)) return -1;
+    return ensure_scan(b, cap + 1);
+}
+
+int vk_ensure_image(vk_backend *b, int w, int h) {
+    int px = w * h, tiles = ((w + SP_TILE - 1) / SP_TILE) * ((h + SP_TILE - 1) / SP_TILE);
+    vk_ctx *c = &b->c;
+    if (px > b->pix_cap) {
+        if (vk_wait_all(b)) return -1;
+        struct { vk_buf *buf; int per; } g[] = {{&b->rgb, 3}, {&b->final_T, 1}, {&b->n_contrib, 1}, {&b->target, 3},
+                                                {&b->dl_drgb, 3}, {&b->H, 15}, {&b->Gm, 9}, {&b->GH, 9}, {&b->part, 2}};
+        for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+            if (vk_buf_ensure(c, g[i].buf, (VkDeviceSize)px * g[i].per * 4, 0)) return -1;
+        if (vk_buf_ensure(c, &b->red, (VkDeviceSize)(px / 4096 + 2) * 8, 0)) return -1;
+        b->pix_cap = px;
+    }
+    if (tiles > b->tiles_cap) {
+        if (vk_wait_all(b)) return -1;
+        if (vk_buf_ensure(c, &b->range, (VkDeviceSize)tiles * 8, 0)) return -1;
+        b->tiles_cap = tiles;
+    }
+    return 0;
+}
+
+int vk_ensure_pairs(vk_backend *b, int64_t np, int tiles) {
+    (void)tiles;
+    if (np > b->pair_cap) {
+        if (vk_wait_all(b)) return -1;
+        int64_t cap = np + np / 4 + 1024;
+        VkDeviceSize f = 4;
+        vk_buf *one[] = {&b->key_hi[0], &b->key_hi[1], &b->key_lo[0], &b->key_lo[1], &b->val[0], &b->val[1],
+                         &b->pair_gid, &b->sorted_gid};
+        for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+            if (vk_buf_ensure(&b->c, one[i], (VkDeviceSize)cap * f, 0)) return -1;
+        if (b->base.cfg.deterministic && vk_buf_ensure(&b->c, &b->slots, (VkDeviceSize)cap * 9 * f, 0)) return -1;
+        int64_t groups = (cap + VK_CHUNK - 1) / VK_CHUNK;
+        if (vk_buf_ensure(&b->c, &b->hist, (VkDeviceSize)groups * 256 * f, 0)) return -1;
+        if (ensure_scan(b, groups * 256) || ensure_scan(b, b->cap + 1)) return -1;
+        b->pair_cap = cap;
+    }
+    return 0;
+}
+
+int vk_wait_all(vk_backend *b) {
+    double *ms = b->base.cfg.profile ? b->ms : NULL;
+    if (vk_cmd_wait(&b->c, &b->ka, ms) || vk_cmd_wait(&b->c, &b->kb, ms)) return -1;
+    return 0;
+}
+
+/* ---- recording ---- */
+
+int vk_rec_project(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degree) {
+    vk_layout l = vk_layout_of(b);
+    uint32_t w[32];
+    vk_cam_words(w, cam);
+    w[20] = (uint32_t)b->n, w[21] = (uint32_t)b->K, w[22] = (uint32_t)vk_usable_degree(degree, b->K);
+    w[23] = l.means, w[24] = l.ls, w[25] = l.quats, w[26] = l.op, w[27] = l.sh;
+    vk_buf *bufs[] = {&b->P, &b->mean2d, &b->conic, &b->depth, &b->opac, &b->color, &b->rect, &b->radius, &b->clamped};
+    if (vk_dispatch(&b->c, k, VP_PROJECT, bufs, 9, w, vk_groups(b->n, VK_WG))) return -1;
+    vk_stamp(&b->c, k, VS_PROJECT);
+    return 0;
+}
+
+/* Exclusive scan of m uints in place (levels of scan_tmp hold block totals). */
+static int rec_scan(vk_backend *b, vk_cmd *k, vk_buf *data, int64_t m, int level) {
+    uint32_t groups = vk_groups(m, VK_CHUNK);
+    if (groups > b->c.max_wg_count || level >= 4) return sp_error("vulkan: scan of %lld elements is too large", (long long)m);
+    uint32_t w[32] = {0};
+    w[20] = (uint32_t)m;
+    vk_buf *bufs[] = {data, &b->scan_tmp[level]};
+    if (vk_dispatch(&b->c, k, VP_SCAN_BLOCK, bufs, 2, w, groups)) return -1;
+    if (groups > 1) {
+        if (rec_scan(b, k, &b->scan_tmp[level], groups, level + 1)) return -1;
+        if (vk_dispatch(&b->c, k, VP_SCAN_ADD, bufs, 2, w, groups)) return -1;
+    }
+    return 0;
+}
+
+int vk_rec_count(vk_backend *b, vk_cmd *k, int n) {
+    uint32_t w[32] = {0};
+    w[20] = (uint32_t)n;
+    vk_buf *bufs[] = {&b->mean2d, &b->conic, &b->opac, &b->rect, &b->offsets};
+    if (vk_dispatch(&b->c, k, VP_EMIT_COUNT, bufs, 5, w, vk_groups(n + 1, VK_WG))) return -1;
+    if (rec_scan(b, k, &b->offsets, n + 1, 0)) return -1;
+    vk_copy(k, &b->offsets, (VkDeviceSize)n * 4, &b->rb, 0, 4);
+    vk_stamp(&b->c, k, VS_EMIT_PAIRS);
+    return 0;
+}
+
+int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
+    vk_ctx *c = &b->c;
+    uint32_t w[32];
+    vk_cam_words(w, cam);
+    int tiles = (int)(w[18] * w[19]);
+    w[20] = (uint32_t)n;
+    vk_buf *eb[] = {&b->mean2d, &b->conic, &b->opac, &b->rect, &b->depth, &b->offsets,
+                    &b->key_hi[0], &b->key_lo[0], &b->val[0], &b->pair_gid};
+    if (vk_dispatch(c, k, VP_EMIT_PAIRS, eb, 10, w, vk_groups(n, VK_WG))) return -1;
+    vk_stamp(c, k, VS_EMIT_PAIRS);
+
+    /* sort: LSD radix, 8-bit digits: the 4 digits of the depth word, then as many digits of the
+     * tile word as the tile count needs */
+    int64_t np = b->np;
+    int tile_bits = 0;
+    while ((1 << tile_bits) < tiles) tile_bits++;
+    int passes = 4 + (tile_bits + 7) / 8;
+    uint32_t groups = vk_groups(np, VK_CHUNK);
+    if (groups > c->max_wg_count) return sp_error("vulkan: %lld pairs are too many to sort", (long long)np);
+    int cur = 0;
+    for (int p = 0; p < passes && np > 0; p++) {
+        int hi = p >= 4;
+        uint32_t sw[32] = {0};
+        sw[20] = (uint32_t)np, sw[21] = (uint32_t)(8 * (hi ? p - 4 : p)), sw[22] = groups, sw[23] = (uint32_t)hi;
+        vk_buf *hb[] = {hi ? &b->key_hi[cur] : &b->key_lo[cur], &b->hist};
+        if (vk_dispatch(c, k, VP_SORT_HIST, hb, 2, sw, groups)) return -1;
+        if (rec_scan(b, k, &b->hist, (int64_t)groups * 256, 0)) return -1;
+        vk_buf *sb[] = {&b->key_lo[cur], &b->key_hi[cur], &b->val[cur], &b->key_lo[1 - cur], &b->key_hi[1 - cur],
+                        &b->val[1 - cur], &b->hist};
+        if (vk_dispatch(c, k, VP_SORT_SCATTER, sb, 7, sw, groups)) return -1;
+        cur = 1 - cur;
+    }
+    b->cur = cur;
+    vk_stamp(c, k, VS_SORT);
+
+    vk_fill(k, &b->range, 0, (VkDeviceSize)tiles * 8, 0);
+    uint32_t tw[32] = {0};
+    tw[20] = (uint32_t)np, tw[21] = (uint32_t)tiles;
+    vk_buf *tb[] = {&b->key_hi[cur], &b->val[cur], &b->pair_gid, &b->range, &b->sorted_gid};
+    if (vk_dispatch(c, k, VP_TILE_RANGES, tb, 5, tw, vk_groups(np, VK_WG))) return -1;
+    vk_stamp(c, k, VS_TILE_RANGES);
+    return 0;
+}
+
+int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3]) {
+    uint32_t w[32];
+    vk_cam_words(w, cam);
+    for (int i = 0; i < 3; i++) w[20 + i] = vk_f2u(bg[i]);
+    vk_buf *bufs[] = {&b->range, &b->sorted_gid, &b->mean2d, &b->conic, &b->opac, &b->color,
+                      &b->rgb,   &b->final_T,    &b->n_contrib};
+    if (vk_dispatch(&b->c, k, VP_RASTERIZE, bufs, 9, w, w[18] * w[19])) return -1;
+    vk_stamp(&b->c, k, VS_RASTERIZE);
+    return 0;
+}
+
+/* Loss over rgb and target (both on the device): sums of |r - t| and of S into ring[slot], the
+ * gradient into dl_drgb. */
+int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint32_t slot) {
+    vk_ctx *c = &b->c;
+    int px = w * h;
+    double lambda = ssim_weight, count = 3.0 * (double)px;
+    double g[SP_SSIM_WINDOW];
+    sp_ssim_window(g);
+    uint32_t lw[32] = {0};
+    lw[0] = (uint32_t)w, lw[1] = (uint32_t)h;
+    lw[2] = vk_f2u((float)(-lambda / count));
+    lw[3] = vk_f2u((float)((1.0 - lambda) / count));
+    lw[4] = vk_f2u((float)SP_SSIM_C1);
+    lw[5] = vk_f2u((float)SP_SSIM_C2);
+    for (int i = 0; i < SP_SSIM_WINDOW; i++) lw[8 + i] = vk_f2u((float)g[i]);
+    uint32_t groups = vk_groups(px, VK_WG);
+    vk_buf *hb[] = {&b->rgb, &b->target, &b->H};
+    vk_buf *sb[] = {&b->rgb, &b->target, &b->H, &b->Gm, &b->dl_drgb, &b->part};
+    vk_buf *gb[] = {&b->Gm, &b->GH};
+    vk_buf *db[] = {&b->rgb, &b->target, &b->GH, &b->dl_drgb};
+    if (vk_dispatch(c, k, VP_LOSS_H, hb, 3, lw, groups) || vk_dispatch(c, k, VP_LOSS_SSIM, sb, 6, lw, groups) ||
+        vk_dispatch(c, k, VP_LOSS_GH, gb, 2, lw, groups) || vk_dispatch(c, k, VP_LOSS_GRAD, db, 4, lw, groups))
+        return -1;
+    /* fixed-order sums: chunks of 4096 pixels, then the chunks */
+    uint32_t chunks = vk_groups(px, 4096), rw[32] = {0};
+    rw[0] = (uint32_t)px, rw[1] = 4096, rw[2] = 0;
+    vk_buf *r1[] = {&b->part, &b->red};
+    if (vk_dispatch(c, k, VP_REDUCE, r1, 2, rw, chunks)) return -1;
+    rw[0] = chunks, rw[1] = chunks, rw[2] = slot;
+    vk_buf *r2[] = {&b->red, &b->ring};
+    if (vk_dispatch(c, k, VP_REDUCE, r2, 2, rw, 1)) return -1;
+    vk_stamp(c, k, VS_LOSS);
+    return 0;
+}
+
+int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int n) {
+    vk_ctx *c = &b->c;
+    int det = b->base.cfg.deterministic;
+    uint32_t w[32];
+    vk_cam_words(w, cam);
+    for (int i = 0; i < 3; i++) w[20 + i] = vk_f2u(bg[i]);
+    w[23] = (uint32_t)det;
+    if (det) vk_fill(k, &b->slots, 0, (VkDeviceSize)b->np * 9 * 4, 0);
+    else vk_fill(k, &b->pgrad, 0, (VkDeviceSize)n * 9 * 4, 0);
+    int pipe = c->float_atomics && !b->base.cfg.cas_atomics ? VP_BACKWARD_NATIVE : VP_BACKWARD_CAS;
+    vk_buf *bufs[] = {&b->range,   &b->sorted_gid, &b->mean2d, &b->conic, &b->opac, &b->color,
+                      &b->final_T, &b->n_contrib,  &b->dl_drgb, &b->val[b->cur], det ? &b->slots : &b->pgrad};
+    if (vk_dispatch(c, k, pipe, bufs, 11, w, w[18] * w[19])) return -1;
+    if (det) {
+        uint32_t gw[32] = {0};
+        gw[20] = (uint32_t)n;
+        vk_buf *gb[] = {&b->offsets, &b->slots, &b->pgrad};
+        if (vk_dispatch(c, k, VP_GRAD_GATHER, gb, 3, gw, vk_groups(n, VK_WG))) return -1;
+    }
+    vk_stamp(c, k, VS_BACKWARD_RASTER);
+    return 0;
+}
+
+int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degree, int collect) {
+    vk_layout l = vk_layout_of(b);
+    uint32_t w[32];
+    vk_cam_words(w, cam);
+    w[20] = (uint32_t)b->n, w[21] = (uint32_t)b->K, w[22] = (uint32_t)vk_usable_degree(degree, b->K);
+    w[23] = l.means, w[24] = l.ls, w[25] = l.quats, w[26] = l.op, w[27] = l.sh;
+    w[28] = (uint32_t)collect;
+    w[29] = vk_f2u(0.5f * (float)cam->width);
+    w[30] = vk_f2u(0.5f * (float)cam->height);
+    vk_buf *bufs[] = {&b->P, &b->rect, &b->clamped, &b->pgrad, &b->Gr, &b->st_accum, &b->st_count, &b->st_maxr, &b->radius};
+    if (vk_dispatch(&b->c, k, VP_PROJECT_BACK, bufs, 9, w, vk_groups(b->n, VK_WG))) return -1;
+    vk_stamp(&b->c, k, VS_PROJECT_BACK);
+    return 0;
+}
+
+static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
+    vk_layout l = vk_layout_of(b);
+    int step = a->adam_step < 1 ? 1 : a->adam_step;
+    uint32_t w[32] = {0};
+    const float lr[6] = {a->lr.means, a->lr.log_scales, a->lr.quats, a->lr.opacity, a->lr.sh_dc, a->lr.sh_rest};
+    for (int i = 0; i < 6; i++) w[i] = vk_f2u(lr[i]);
+    w[6] = vk_f2u(a->beta1), w[7] = vk_f2u(a->beta2), w[8] = vk_f2u(a->eps);
+    w[9] = vk_f2u((float)(1.0 - pow((double)a->beta1, (double)step)));
+    w[10] = vk_f2u((float)(1.0 - pow((double)a->beta2, (double)step)));
+    uint32_t n = (uint32_t)b->n;
+    uint32_t reg[10] = {l.means, 3 * n, l.ls, 3 * n, l.quats, 4 * n, l.op, n, l.sh, 3 * (uint32_t)b->K * n};
+    memcpy(w + 11, reg, sizeof reg);
+    w[21] = 3 * (uint32_t)b->K;
+    w[22] = l.total;
+    vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2};
+    if (vk_dispatch(&b->c, k, VP_ADAM, bufs, 4, w, vk_groups(l.total, VK_WG))) return -1;
+    vk_stamp(&b->c, k, VS_ADAM);
+    return 0;
+}
+
+/* project + count (command buffer ka, waited for), then emit/sort/ranges/rasterize recorded into
+ * kb, left open for the caller. */
+static int forward(vk_backend *b, const sp_camera *cam, int degree, const float bg[3], int profile) {
+    double *ms = profile ? b->ms : NULL;
+    int tiles = ((cam->width + SP_TILE - 1) / SP_TILE) * ((cam->height + SP_TILE - 1) / SP_TILE);
+    if (vk_ensure_image(b, cam->width, cam->height)) return -1;
+    if (vk_cmd_begin(&b->c, &b->ka, ms, profile) || vk_rec_project(b, &b->ka, cam, degree) ||
+        vk_rec_count(b, &b->ka, b->n) || vk_cmd_submit(&b->c, &b->ka) || vk_cmd_wait(&b->c, &b->ka, ms))
+        return -1;
+    b->np = *(const uint32_t *)b->rb.map;
+    if (vk_ensure_pairs(b, b->np, tiles)) return -1;
+    if (vk_cmd_begin(&b->c, &b->kb, ms, profile) || vk_rec_bins(b, &b->kb, cam, b->n) ||
+        vk_rec_rasterize(b, &b->kb, cam, bg))
+        return -1;
+    return 0;
+}
+
+/* ---- backend ops ---- */
+
+static void vk_destroy(sp_backend *base) {
+    vk_backend *b = (vk_backend *)base;
+    vk_ctx *c = &b->c;
+    if (c->dev) {
+        vkDeviceWaitIdle(c->dev);
+        vk_buf *all[] = {&b->P, &b->Gr, &b->M1, &b->M2, &b->mean2d, &b->conic, &b->depth, &b->opac, &b->color,
+                         &b->rect, &b->radius, &b->clamped, &b->offsets, &b->pgrad, &b->st_accum, &b->st_count,
+                         &b->st_maxr, &b->key_hi[0], &b->key_hi[1], &b->key_lo[0], &b->key_lo[1], &b->val[0],
+                         &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
+                         &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
+                         &b->target, &b->dl_drgb, &b->H, &b->Gm, &b->GH, &b->part, &b->red, &b->range, &b->pix,
+                         &b->rb, &b->ring};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
+        vk_cmd_free(c, &b->ka);
+        vk_cmd_free(c, &b->kb);
+    }
+    vk_ctx_free(c);
+    free(b->view_off);
+    free(b);
+}
+
+static int vk_upload_views(sp_backend *base, const sp_view *views, int n, sp_alpha_mode alpha) {
+    vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b)) return -1;
+    free(b->view_off);
+    b->view_off = SP_NEW(int64_t, n + 1);
+    for (int i = 0; i < n; i++) b->view_off[i + 1] = b->view_off[i] + (int64_t)views[i].cam.width * views[i].cam.height;
+    int64_t total = b->view_off[n];
+    if (vk_buf_ensure(&b->c, &b->pix, (VkDeviceSize)(total > 0 ? total : 1) * 4, 0)) return -1;
+    for (int i = 0; i < n; i++) { /* one view at a time through the staging buffer */
+        const sp_view *v = &views[i];
+        int64_t px = b->view_off[i + 1] - b->view_off[i];
+        uint32_t *w = sp_malloc((size_t)(px > 0 ? px : 1) * 4);
+        for (int64_t p = 0; p < px; p++) {
+            const uint8_t *s = v->pixels + (size_t)p * v->channels;
+            uint32_t a = v->channels == 4 ? s[3] : 255;
+            w[p] = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | a << 24;
+        }
+        int rc = vk_upload(&b->c, &b->pix, (VkDeviceSize)b->view_off[i] * 4, w, (VkDeviceSize)px * 4);
+        free(w);
+        if (rc) return -1;
+    }
+    b->views = views;
+    b->num_views = n;
+    b->alpha = alpha;
+    return 0;
+}
+
+/* The five regions of a store (host) and of the device layout. */
+static void regions(const vk_backend *b, const sp_gaussians *g, float *host[5], uint32_t off[5], size_t cnt[5]) {
+    vk_layout l = vk_layout_of(b);
+    size_t n = (size_t)b->n;
+    float *h[5] = {g->means, g->log_scales, g->quats, g->opacity_logits, g->sh};
+    uint32_t o[5] = {l.means, l.ls, l.quats, l.op, l.sh};
+    size_t c[5] = {3 * n, 3 * n, 4 * n, n, 3 * (size_t)b->K * n};
+    for (int i = 0; i < 5; i++) host[i] = h[i], off[i] = o[i], cnt[i] = c[i];
+}
+
+static int put_store(vk_backend *b, vk_buf *dst, const sp_gaussians *g) {
+    float *h[5];
+    uint32_t o[5];
+    size_t cnt[5];
+    regions(b, g, h, o, cnt);
+    for (int i = 0; i < 5; i++)
+        if (vk_upload(&b->c, dst, (VkDeviceSize)o[i] * 4, h[i], cnt[i] * 4)) return -1;
+    return 0;
+}
+
+static int get_store(vk_backend *b, vk_buf *src, sp_gaussians *g) {
+    if (g->cap == 0 || g->sh_degree != b->sh_degree) {
+        sp_gaussians_free(g);
+        sp_gaussians_init(g, b->n > 0 ? b->n : 1, b->sh_degree);
+    }
+    sp_gaussians_reserve(g, b->n);
+    g->n = b->n;
+    float *h[5];
+    uint32_t o[5];
+    size_t cnt[5];
+    regions(b, g, h, o, cnt);
+    for (int i = 0; i < 5; i++)
+        if (vk_download(&b->c, src, (VkDeviceSize)o[i] * 4, h[i], cnt[i] * 4)) return -1;
+    return 0;
+}
+
+static int zero_buf(vk_backend *b, vk_buf *buf) {
+    if (vk_cmd_begin(&b->c, &b->ka, NULL, 0)) return -1;
+    vk_fill(&b->ka, buf, 0, buf->size, 0);
+    if (vk_cmd_submit(&b->c, &b->ka)) return -1;
+    return vk_cmd_wait(&b->c, &b->ka, NULL);
+}
+
+static int vk_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_gaussians *m, const sp_gaussians *v) {
+    vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b) || vk_ensure_gaussians(b, g->n, g->sh_degree)) return -1;
+    b->n = g->n;
+    if (put_store(b, &b->P, g)) return -1;
+    if (m ? put_store(b, &b->M1, m) : zero_buf(b, &b->M1)) return -1;
+    if (v ? put_store(b, &b->M2, v) : zero_buf(b, &b->M2)) return -1;
+    if (zero_buf(b, &b->st_accum) || zero_buf(b, &b->st_count) || zero_buf(b, &b->st_maxr)) return -1;
+    return 0;
+}
+
+static int vk_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v) {
+    vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b) || get_store(b, &b->P, g)) return -1;
+    if (m && get_store(b, &b->M1, m)) return -1;
+    if (v && get_store(b, &b->M2, v)) return -1;
+    return 0;
+}
+
+static int vk_num_gaussians(sp_backend *base) { return ((vk_backend *)base)->n; }
+
+/* Folds the device's loss sums of finished steps into the host mean. */
+static int fold_ring(vk_backend *b) {
+    if (vk_wait_all(b)) return -1;
+    const float *r = b->ring.map;
+    for (int s = 0; s < b->ring_n; s++) {
+        double lam = b->ring_lambda[s], cnt = b->ring_count[s];
+        double loss = (1.0 - lam) * (double)r[2 * s] / cnt + lam * (1.0 - (double)r[2 * s + 1] / cnt);
+        if (isfinite(loss)) b->loss_sum += loss;
+        else b->loss_bad = 1;
+        b->loss_steps++;
+    }
+    b->ring_n = 0;
+    return 0;
+}
+
+static int vk_train_step(sp_backend *base, const sp_step_args *a) {
+    vk_backend *b = (vk_backend *)base;
+    if (a->view < 0 || a->view >= b->num_views) return sp_error("train_step: view %d out of range", a->view);
+    const sp_view *view = &b->views[a->view];
+    const sp_camera *cam = &view->cam;
+    int prof = b->base.cfg.profile;
+    if (b->ring_n == VK_LOSS_RING && fold_ring(b)) return -1;
+    if (forward(b, cam, a->sh_degree, a->bg, prof)) return -1;
+    vk_cmd *k = &b->kb;
+    uint32_t tw[32] = {0};
+    tw[0] = (uint32_t)cam->width, tw[1] = (uint32_t)cam->height, tw[2] = (uint32_t)b->view_off[a->view];
+    tw[3] = b->alpha == SP_ALPHA_PREMULTIPLIED;
+    for (int i = 0; i < 3; i++) tw[4 + i] = vk_f2u(a->bg[i]);
+    vk_buf *tb[] = {&b->pix, &b->target};
+    uint32_t slot = (uint32_t)b->ring_n;
+    if (vk_dispatch(&b->c, k, VP_LOSS_TARGET, tb, 2, tw, vk_groups((int64_t)cam->width * cam->height, VK_WG)) ||
+        vk_rec_loss(b, k, cam->width, cam->height, a->ssim_weight, slot) ||
+        vk_rec_backward(b, k, cam, a->bg, b->n) || vk_rec_project_back(b, k, cam, a->sh_degree, a->collect_stats) ||
+        rec_adam(b, k, a) || vk_cmd_submit(&b->c, k))
+        return -1;
+    b->ring_lambda[slot] = a->ssim_weight;
+    b->ring_count[slot] = 3.0 * (double)cam->width * cam->height;
+    b->ring_n++;
+    b->steps++;
+    return 0;
+}
+
+static int vk_take_loss(sp_backend *base, double *mean_loss, int *steps) {
+    vk_backend *b = (vk_backend *)base;
+    if (fold_ring(b)) return -1;
+    *steps = b->loss_steps;
+    *mean_loss = b->loss_bad ? NAN : (b->loss_steps ? b->loss_sum / b->loss_steps : 0.0);
+    b->loss_sum = 0;
+    b->loss_steps = 0;
+    b->loss_bad = 0;
+    return 0;
+}
+
+/* Host-side refine: parameters, moments and statistics come down, cpu_refine runs, and the
+ * refined stores go back up. */
+static int vk_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result *r) {
+    vk_backend *b = (vk_backend *)base;
+    double t0 = sp_now();
+    sp_gaussians g = {0}, m = {0}, v = {0};
+    sp_refine_stats st = {0};
+    int rc = -1;
+    if (vk_get_gaussians(base, &g, &m, &v)) goto out;
+    sp_refine_stats_reserve(&st, b->n > 0 ? b->n : 1);
+    if (vk_download(&b->c, &b->st_accum, 0, st.grad_accum, (size_t)b->n * 4) ||
+        vk_download(&b->c, &b->st_count, 0, st.grad_count, (size_t)b->n * 4) ||
+        vk_download(&b->c, &b->st_maxr, 0, st.max_radius, (size_t)b->n * 4))
+        goto out;
+    if (cpu_refine(&g, &m, &v, &st, a, r)) goto out;
+    rc = vk_set_gaussians(base, &g, &m, &v);
+out:
+    sp_gaussians_free(&g);
+    sp_gaussians_free(&m);
+    sp_gaussians_free(&v);
+    sp_refine_stats_free(&st);
+    b->ms[VS_REFINE] += 1e3 * (sp_now() - t0);
+    return rc;
+}
+
+static int vk_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
+    vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b) || forward(b, cam, sh_degree, bg, 0) || vk_cmd_submit(&b->c, &b->kb) || vk_wait_all(b))
+        return -1;
+    return vk_download(&b->c, &b->rgb, 0, rgb, (size_t)cam->width * cam->height * 3 * 4);
+}
+
+static int vk_params_finite(sp_backend *base) {
+    vk_backend *b = (vk_backend *)base;
+    sp_gaussians g = {0};
+    int ok = vk_get_gaussians(base, &g, NULL, NULL) == 0 && sp_gaussians_finite(&g);
+    sp_gaussians_free(&g);
+    (void)b;
+    return ok;
+}
+
+static int vk_get_profile(sp_backend *base, sp_profile *p) {
+    vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b)) return -1;
+    memset(p, 0, sizeof *p);
+    p->num_stages = VS_COUNT;
+    for (int i = 0; i < VS_COUNT; i++) {
+        p->name[i] = k_stage_names[i];
+        p->ms[i] = b->ms[i];
+        p->busy_ms += b->ms[i];
+    }
+    p->calls = b->steps;
+    p->peak_bytes = b->c.peak_bytes;
+    return 0;
+}
+
+static const sp_backend_ops vk_ops = {
+    .name = "vulkan",
+    .destroy = vk_destroy,
+    .upload_views = vk_upload_views,
+    .set_gaussians = vk_set_gaussians,
+    .get_gaussians = vk_get_gaussians,
+    .num_gaussians = vk_num_gaussians,
+    .train_step = vk_train_step,
+    .take_loss = vk_take_loss,
+    .refine = vk_refine,
+    .render = vk_render,
+    .params_finite = vk_params_finite,
+    .get_profile = vk_get_profile,
+    .stages = &vk_stage_ops,
+};
+
+sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg) {
+    vk_backend *b = SP_NEW(vk_backend, 1);
+    b->base.ops = &vk_ops;
+    b->base.cfg = *cfg;
+    if (vk_ctx_init(&b->c, cfg->device, !cfg->cas_atomics)) {
+        free(b);
+        return NULL;
+    }
+    if (!b->c.ts_period && cfg->profile) SP_WARN("vulkan: the device has no timestamps; profile rows stay 0");
+    if (vk_cmd_init(&b->c, &b->ka) || vk_cmd_init(&b->c, &b->kb) || vk_buf_ensure(&b->c, &b->rb, 64, 1) ||
+        vk_buf_ensure(&b->c, &b->ring, VK_LOSS_RING * 8, 1) || vk_ensure_gaussians(b, 1, 0) ||
+        vk_ensure_image(b, 16, 16) || vk_ensure_pairs(b, 1024, 1)) {
+        vk_destroy(&b->base);
+        return NULL;
+    }
+    return &b->base;
+}

@@ -1,0 +1,77 @@
+/* vk_backend.h — the Vulkan backend's state and the pieces of a training step, shared by the
+ * backend (vk_backend.c) and its single-stage operations for the parity harness (vk_stages.c),
+ * so that the harness runs exactly the recording code a training step runs. */
+#ifndef SPLAT_VK_BACKEND_H
+#define SPLAT_VK_BACKEND_H
+
+#include "backend/vulkan/vk_internal.h"
+
+#define VK_LOSS_RING 1024 /* steps whose loss sums wait on the device for take_loss */
+
+typedef struct {
+    sp_backend base;
+    vk_ctx c;
+    vk_cmd ka, kb; /* ka: project .. pair count; kb: the rest of a step */
+    /* parameters: one buffer, regions [cap][3] means, [cap][3] log_scales, [cap][4] quats,
+     * [cap] opacity logits, [cap][K][3] sh; gradients and Adam moments in the same layout */
+    int n, cap, K, sh_degree;
+    vk_buf P, Gr, M1, M2;
+    /* per Gaussian */
+    vk_buf mean2d, conic, depth, opac, color, rect, radius, clamped, offsets, pgrad;
+    vk_buf st_accum, st_count, st_maxr;
+    /* per pair (two key words, sort value = emission index, Gaussian index) */
+    int64_t np, pair_cap;
+    vk_buf key_hi[2], key_lo[2], val[2], pair_gid, sorted_gid, slots, hist;
+    int cur; /* which of the ping-pong pair buffers holds the sorted pairs */
+    vk_buf scan_tmp[4];
+    /* per image */
+    int pix_cap, tiles_cap;
+    vk_buf rgb, final_T, n_contrib, target, dl_drgb, H, Gm, GH, part, red, range;
+    /* training views: RGBA8 words, all views back to back */
+    const sp_view *views;
+    int num_views;
+    int64_t *view_off;
+    sp_alpha_mode alpha;
+    vk_buf pix;
+    /* host-visible: pair count, loss sums of unread steps */
+    vk_buf rb, ring;
+    int ring_n;
+    float ring_lambda[VK_LOSS_RING];
+    double ring_count[VK_LOSS_RING];
+    double loss_sum;
+    int loss_steps, loss_bad;
+    /* profile */
+    double ms[VS_COUNT];
+    long steps;
+} vk_backend;
+
+/* Parameter region offsets (floats) for the current capacity. */
+typedef struct {
+    uint32_t means, ls, quats, op, sh, total;
+} vk_layout;
+vk_layout vk_layout_of(const vk_backend *b);
+
+/* Buffers for n Gaussians (contents kept only when no growth happens: callers upload after). */
+int vk_ensure_gaussians(vk_backend *b, int n, int sh_degree);
+int vk_ensure_image(vk_backend *b, int w, int h);
+int vk_ensure_pairs(vk_backend *b, int64_t np, int tiles);
+
+/* The 20 camera words of every camera-using shader. */
+void vk_cam_words(uint32_t w[32], const sp_camera *cam);
+
+/* Recording pieces (into an open command buffer). */
+int vk_rec_project(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degree);
+int vk_rec_count(vk_backend *b, vk_cmd *k, int n); /* emit_count + scan, pair total into rb */
+int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n);
+int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3]);
+int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint32_t ring_slot);
+int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int n);
+int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degree, int collect);
+/* Waits for everything submitted. */
+int vk_wait_all(vk_backend *b);
+/* Capped SH degree for the stored coefficients. */
+int vk_usable_degree(int degree, int K);
+
+extern const struct sp_stage_ops vk_stage_ops;
+
+#endif

@@ -1,0 +1,532 @@
+/* vk_ctx.c — the Vulkan device context of the Vulkan backend: instance (with portability
+ * enumeration where the loader offers it, for MoltenVK), the choice of a compute device and its
+ * limits, one compute pipeline per embedded shader, buffers, command buffers with per-dispatch
+ * descriptor sets and full barriers, timestamp queries, and synchronous transfers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/vulkan/vk_internal.h"
+#include "core/core.h"
+
+static int vk_fail(VkResult r, const char *what) {
+    return sp_error("vulkan: %s failed (VkResult %d)", what, (int)r);
+}
+#define VK_TRY(call, what)                          \
+    do {                                            \
+        VkResult vr_ = (call);                      \
+        if (vr_ != VK_SUCCESS) return vk_fail(vr_, what); \
+    } while (0)
+
+static int has_ext(const VkExtensionProperties *e, uint32_t n, const char *name) {
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(e[i].extensionName, name)) return 1;
+    return 0;
+}
+
+static int create_instance(VkInstance *inst) {
+    uint32_t n = 0;
+    vkEnumerateInstanceExtensionProperties(NULL, &n, NULL);
+    VkExtensionProperties *e = SP_NEW(VkExtensionProperties, n + 1);
+    vkEnumerateInstanceExtensionProperties(NULL, &n, e);
+    const char *exts[2];
+    uint32_t ne = 0;
+    VkInstanceCreateFlags flags = 0;
+#ifdef VK_KHR_portability_enumeration
+    if (has_ext(e, n, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+        exts[ne++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
+        flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+    }
+#endif
+    if (has_ext(e, n, VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME))
+        exts[ne++] = VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME;
+    free(e);
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "splat",
+                             .apiVersion = VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .flags = flags,
+                               .pApplicationInfo = &app, .enabledExtensionCount = ne, .ppEnabledExtensionNames = exts};
+    VkResult r = vkCreateInstance(&ci, NULL, inst);
+    if (r != VK_SUCCESS) return sp_error("vulkan: no Vulkan loader or driver answered (vkCreateInstance: %d)", (int)r);
+    return 0;
+}
+
+/* What we need of a device, and what it says about itself. */
+typedef struct {
+    VkPhysicalDevice pd;
+    int rank; /* lower is preferred */
+    uint32_t qfam, subgroup, shared, api;
+    int atomics, portability, software;
+    char name[256];
+    const char *why_not; /* NULL: usable */
+} dev_info;
+
+static void probe(VkPhysicalDevice pd, dev_info *d) {
+    memset(d, 0, sizeof *d);
+    d->pd = pd;
+    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    const VkPhysicalDeviceProperties *p = &p2.properties;
+    snprintf(d->name, sizeof d->name, "%s", p->deviceName);
+    d->api = p->apiVersion;
+    d->subgroup = sg.subgroupSize;
+    d->shared = p->limits.maxComputeSharedMemorySize;
+    d->software = p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    switch (p->deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: d->rank = 0; break;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: d->rank = 1; break;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: d->rank = 2; break;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: d->rank = 4; break;
+    default: d->rank = 3;
+    }
+    uint32_t ne = 0;
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &ne, NULL);
+    VkExtensionProperties *e = SP_NEW(VkExtensionProperties, ne + 1);
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &ne, e);
+    d->portability = has_ext(e, ne, "VK_KHR_portability_subset");
+    if (has_ext(e, ne, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) {
+        VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+        VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &af};
+        vkGetPhysicalDeviceFeatures2(pd, &f2);
+        d->atomics = af.shaderBufferFloat32AtomicAdd != 0;
+    }
+    free(e);
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
+    VkQueueFamilyProperties *q = SP_NEW(VkQueueFamilyProperties, nq + 1);
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, q);
+    d->qfam = UINT32_MAX;
+    for (uint32_t i = 0; i < nq; i++) /* prefer a compute queue with timestamps */
+        if ((q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && (d->qfam == UINT32_MAX || q[i].timestampValidBits > 0)) {
+            if (d->qfam == UINT32_MAX || q[d->qfam].timestampValidBits == 0) d->qfam = i;
+        }
+    free(q);
+    if (d->api < VK_API_VERSION_1_1) d->why_not = "Vulkan 1.1 needed";
+    else if (d->qfam == UINT32_MAX) d->why_not = "no compute queue";
+    else if (!(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+             !(sg.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) ||
+             !(sg.supportedOperations & VK_SUBGROUP_FEATURE_VOTE_BIT) ||
+             !(sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT))
+        d->why_not = "no subgroup vote and arithmetic in compute shaders";
+    else if (sg.subgroupSize < 4 || sg.subgroupSize > VK_WG) d->why_not = "subgroup size outside 4..256";
+    else if (p->limits.maxComputeWorkGroupInvocations < VK_WG || p->limits.maxComputeWorkGroupSize[0] < VK_WG)
+        d->why_not = "workgroups of 256 invocations needed";
+    else if (d->shared < 16384) d->why_not = "16 KiB of shared memory needed";
+}
+
+/* Usable devices, best first (stable by enumeration order). Returns the count; *all the list. */
+static int list_devices(VkInstance inst, dev_info **all) {
+    uint32_t n = 0;
+    vkEnumeratePhysicalDevices(inst, &n, NULL);
+    VkPhysicalDevice *pds = SP_NEW(VkPhysicalDevice, n + 1);
+    vkEnumeratePhysicalDevices(inst, &n, pds);
+    dev_info *d = SP_NEW(dev_info, n + 1);
+    int m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        probe(pds[i], &d[m]);
+        if (!d[m].why_not) m++;
+    }
+    free(pds);
+    for (int i = 1; i < m; i++) /* insertion sort by rank, stable */
+        for (int j = i; j > 0 && d[j].rank < d[j - 1].rank; j--) {
+            dev_info t = d[j];
+            d[j] = d[j - 1];
+            d[j - 1] = t;
+        }
+    *all = d;
+    return m;
+}
+
+int vk_available(void) {
+    VkInstance inst;
+    if (create_instance(&inst)) return 0;
+    dev_info *d;
+    int n = list_devices(inst, &d);
+    free(d);
+    vkDestroyInstance(inst, NULL);
+    return n > 0;
+}
+
+int vk_hardware_available(void) {
+    VkInstance inst;
+    if (create_instance(&inst)) return 0;
+    dev_info *d;
+    int n = list_devices(inst, &d), ok = n > 0 && !d[0].software;
+    free(d);
+    vkDestroyInstance(inst, NULL);
+    return ok;
+}
+
+int vk_describe(int device, int cas_atomics, char *out, size_t size) {
+    vk_ctx c;
+    if (vk_ctx_init(&c, device, !cas_atomics)) return -1;
+    uint32_t v = c.api_version;
+    snprintf(out, size,
+             "vulkan: %s (Vulkan %u.%u%s), subgroup size %u, float atomic add %s, %u KiB shared memory, timestamps %s",
+             c.name, VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), c.software ? ", software" : "", c.subgroup_size,
+             c.float_atomics ? "native" : "compare-and-swap", c.shared_bytes / 1024, c.ts_period > 0 ? "yes" : "no");
+    vk_ctx_free(&c);
+    return 0;
+}
+
+static int create_pipelines(vk_ctx *c) {
+    VkDescriptorSetLayoutBinding b[VK_MAX_BINDINGS];
+    for (int i = 0; i < VK_MAX_BINDINGS; i++)
+        b[i] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                              .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = VK_MAX_BINDINGS, .pBindings = b};
+    VK_TRY(vkCreateDescriptorSetLayout(c->dev, &dci, NULL, &c->dsl), "vkCreateDescriptorSetLayout");
+    VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 128};
+    VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
+                                      .pSetLayouts = &c->dsl, .pushConstantRangeCount = 1, .pPushConstantRanges = &pr};
+    VK_TRY(vkCreatePipelineLayout(c->dev, &pci, NULL, &c->playout), "vkCreatePipelineLayout");
+    for (int i = 0; i < VP_COUNT; i++) {
+        if (i == VP_BACKWARD_NATIVE && !c->float_atomics) continue;
+        VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                        .codeSize = vk_shaders[i].bytes, .pCode = vk_shaders[i].code};
+        VkShaderModule mod;
+        VkResult r = vkCreateShaderModule(c->dev, &mci, NULL, &mod);
+        if (r != VK_SUCCESS) return sp_error("vulkan: shader %s: vkCreateShaderModule failed (%d)", vk_shaders[i].name, (int)r);
+        VkComputePipelineCreateInfo cci = {
+            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                      .module = mod, .pName = "main"},
+            .layout = c->playout};
+        r = vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &cci, NULL, &c->pipe[i]);
+        vkDestroyShaderModule(c->dev, mod, NULL);
+        if (r != VK_SUCCESS) return sp_error("vulkan: shader %s: pipeline creation failed (%d)", vk_shaders[i].name, (int)r);
+    }
+    return 0;
+}
+
+int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics) {
+    memset(c, 0, sizeof *c);
+    if (create_instance(&c->inst)) return -1;
+    dev_info *all;
+    int n = list_devices(c->inst, &all);
+    if (n == 0) {
+        free(all);
+        vk_ctx_free(c);
+        return sp_error("vulkan: no usable Vulkan device (needs Vulkan 1.1 compute with subgroup vote and arithmetic)");
+    }
+    if (device < 0 || device >= n) {
+        free(all);
+        vk_ctx_free(c);
+        return sp_error("vulkan: backend.device = %d but there are %d usable Vulkan devices", device, n);
+    }
+    dev_info d = all[device];
+    free(all);
+    c->phys = d.pd;
+    c->qfam = d.qfam;
+    snprintf(c->name, sizeof c->name, "%s", d.name);
+    c->api_version = d.api;
+    c->subgroup_size = d.subgroup;
+    c->shared_bytes = d.shared;
+    c->software = d.software;
+    c->float_atomics = d.atomics && want_float_atomics;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(c->phys, &props);
+    c->max_wg_count = props.limits.maxComputeWorkGroupCount[0];
+    vkGetPhysicalDeviceMemoryProperties(c->phys, &c->memprops);
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nq, NULL);
+    VkQueueFamilyProperties *qp = SP_NEW(VkQueueFamilyProperties, nq + 1);
+    vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nq, qp);
+    c->ts_period = qp[c->qfam].timestampValidBits > 0 ? props.limits.timestampPeriod : 0.0;
+    free(qp);
+
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = c->qfam,
+                                   .queueCount = 1, .pQueuePriorities = &prio};
+    const char *exts[2];
+    uint32_t ne = 0;
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
+                                                       .shaderBufferFloat32AtomicAdd = VK_TRUE};
+    if (c->float_atomics) exts[ne++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
+    if (d.portability) exts[ne++] = "VK_KHR_portability_subset";
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = c->float_atomics ? &af : NULL,
+                              .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci, .enabledExtensionCount = ne,
+                              .ppEnabledExtensionNames = exts};
+    VkResult r = vkCreateDevice(c->phys, &dci, NULL, &c->dev);
+    if (r != VK_SUCCESS) {
+        vk_ctx_free(c);
+        return vk_fail(r, "vkCreateDevice");
+    }
+    vkGetDeviceQueue(c->dev, c->qfam, 0, &c->queue);
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, .queueFamilyIndex = c->qfam};
+    r = vkCreateCommandPool(c->dev, &pci, NULL, &c->cpool);
+    if (r != VK_SUCCESS || create_pipelines(c)) {
+        if (r != VK_SUCCESS) vk_fail(r, "vkCreateCommandPool");
+        vk_ctx_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+void vk_ctx_free(vk_ctx *c) {
+    if (c->dev) {
+        vkDeviceWaitIdle(c->dev);
+        vk_buf_free(c, &c->staging);
+        for (int i = 0; i < VP_COUNT; i++)
+            if (c->pipe[i]) vkDestroyPipeline(c->dev, c->pipe[i], NULL);
+        if (c->playout) vkDestroyPipelineLayout(c->dev, c->playout, NULL);
+        if (c->dsl) vkDestroyDescriptorSetLayout(c->dev, c->dsl, NULL);
+        if (c->cpool) vkDestroyCommandPool(c->dev, c->cpool, NULL);
+        vkDestroyDevice(c->dev, NULL);
+    }
+    if (c->inst) vkDestroyInstance(c->inst, NULL);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- buffers ---- */
+
+static int find_memory(vk_ctx *c, uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags need) {
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = 0; i < c->memprops.memoryTypeCount; i++) {
+            VkMemoryPropertyFlags f = c->memprops.memoryTypes[i].propertyFlags;
+            if (!(bits & (1u << i)) || (f & need) != need) continue;
+            if (pass == 0 && (f & want) != want) continue;
+            return (int)i;
+        }
+    return -1;
+}
+
+void vk_buf_free(vk_ctx *c, vk_buf *b) {
+    if (b->map) vkUnmapMemory(c->dev, b->mem);
+    if (b->buf) vkDestroyBuffer(c->dev, b->buf, NULL);
+    if (b->mem) {
+        vkFreeMemory(c->dev, b->mem, NULL);
+        c->bytes -= (int64_t)b->size;
+    }
+    memset(b, 0, sizeof *b);
+}
+
+int vk_buf_ensure(vk_ctx *c, vk_buf *b, VkDeviceSize bytes, int host) {
+    if (bytes < 16) bytes = 16;
+    bytes = (bytes + 15) & ~(VkDeviceSize)15;
+    if (b->buf && b->size >= bytes) return 0;
+    if (b->buf) {
+        vkQueueWaitIdle(c->queue);
+        vk_buf_free(c, b);
+        bytes += bytes / 4; /* grow with room */
+    }
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = bytes,
+                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VK_TRY(vkCreateBuffer(c->dev, &bci, NULL, &b->buf), "vkCreateBuffer");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(c->dev, b->buf, &req);
+    VkMemoryPropertyFlags need = host ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT : 0;
+    VkMemoryPropertyFlags want = host ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    int type = find_memory(c, req.memoryTypeBits, want | need, need);
+    if (type < 0) {
+        vk_buf_free(c, b);
+        return sp_error("vulkan: no memory type for a buffer of %llu bytes", (unsigned long long)bytes);
+    }
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+                                .memoryTypeIndex = (uint32_t)type};
+    VkResult r = vkAllocateMemory(c->dev, &mai, NULL, &b->mem);
+    if (r != VK_SUCCESS) {
+        vkDestroyBuffer(c->dev, b->buf, NULL);
+        memset(b, 0, sizeof *b);
+        return sp_error("vulkan: out of device memory allocating %.1f MiB (%.1f MiB in use)", bytes / 1048576.0,
+                        c->bytes / 1048576.0);
+    }
+    b->size = bytes;
+    c->bytes += (int64_t)bytes;
+    if (c->bytes > c->peak_bytes) c->peak_bytes = c->bytes;
+    VK_TRY(vkBindBufferMemory(c->dev, b->buf, b->mem, 0), "vkBindBufferMemory");
+    if (host) VK_TRY(vkMapMemory(c->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map), "vkMapMemory");
+    return 0;
+}
+
+/* One-shot command buffer around a copy, submitted and waited for. */
+static int copy_sync(vk_ctx *c, vk_buf *src, VkDeviceSize soff, vk_buf *dst, VkDeviceSize doff, VkDeviceSize bytes) {
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = c->cpool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+    VkCommandBuffer cb;
+    VK_TRY(vkAllocateCommandBuffers(c->dev, &ai, &cb), "vkAllocateCommandBuffers");
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    vkBeginCommandBuffer(cb, &bi);
+    VkBufferCopy reg = {soff, doff, bytes};
+    vkCmdCopyBuffer(cb, src->buf, dst->buf, 1, &reg);
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         0, 1, &mb, 0, NULL, 0, NULL);
+    vkEndCommandBuffer(cb);
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VkResult r = vkQueueSubmit(c->queue, 1, &si, VK_NULL_HANDLE);
+    if (r == VK_SUCCESS) r = vkQueueWaitIdle(c->queue);
+    vkFreeCommandBuffers(c->dev, c->cpool, 1, &cb);
+    if (r != VK_SUCCESS) return vk_fail(r, "transfer");
+    return 0;
+}
+
+int vk_upload(vk_ctx *c, vk_buf *dst, VkDeviceSize off, const void *src, VkDeviceSize bytes) {
+    if (bytes == 0) return 0;
+    VK_TRY(vkQueueWaitIdle(c->queue), "vkQueueWaitIdle");
+    if (vk_buf_ensure(c, &c->staging, bytes, 1)) return -1;
+    memcpy(c->staging.map, src, bytes);
+    return copy_sync(c, &c->staging, 0, dst, off, bytes);
+}
+
+int vk_download(vk_ctx *c, vk_buf *src, VkDeviceSize off, void *dst, VkDeviceSize bytes) {
+    if (bytes == 0) return 0;
+    VK_TRY(vkQueueWaitIdle(c->queue), "vkQueueWaitIdle");
+    if (vk_buf_ensure(c, &c->staging, bytes, 1)) return -1;
+    if (copy_sync(c, src, off, &c->staging, 0, bytes)) return -1;
+    memcpy(dst, c->staging.map, bytes);
+    return 0;
+}
+
+/* ---- command buffers ---- */
+
+int vk_cmd_init(vk_ctx *c, vk_cmd *k) {
+    memset(k, 0, sizeof *k);
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = c->cpool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+    VK_TRY(vkAllocateCommandBuffers(c->dev, &ai, &k->cb), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK_TRY(vkCreateFence(c->dev, &fi, NULL, &k->fence), "vkCreateFence");
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 256 * VK_MAX_BINDINGS};
+    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 256,
+                                      .poolSizeCount = 1, .pPoolSizes = &ps};
+    VK_TRY(vkCreateDescriptorPool(c->dev, &dpi, NULL, &k->pool), "vkCreateDescriptorPool");
+    if (c->ts_period > 0) {
+        VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                    .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = VK_MAX_STAMPS};
+        VK_TRY(vkCreateQueryPool(c->dev, &qi, NULL, &k->qpool), "vkCreateQueryPool");
+    }
+    return 0;
+}
+
+void vk_cmd_free(vk_ctx *c, vk_cmd *k) {
+    if (!c->dev) return;
+    if (k->pending) vkWaitForFences(c->dev, 1, &k->fence, VK_TRUE, UINT64_MAX);
+    if (k->qpool) vkDestroyQueryPool(c->dev, k->qpool, NULL);
+    if (k->pool) vkDestroyDescriptorPool(c->dev, k->pool, NULL);
+    if (k->fence) vkDestroyFence(c->dev, k->fence, NULL);
+    if (k->cb) vkFreeCommandBuffers(c->dev, c->cpool, 1, &k->cb);
+    memset(k, 0, sizeof *k);
+}
+
+int vk_cmd_wait(vk_ctx *c, vk_cmd *k, double *ms) {
+    if (!k->pending) return 0;
+    VkResult r = vkWaitForFences(c->dev, 1, &k->fence, VK_TRUE, UINT64_MAX);
+    k->pending = 0;
+    if (r != VK_SUCCESS) return vk_fail(r, "vkWaitForFences (device lost?)");
+    vkResetFences(c->dev, 1, &k->fence);
+    if (ms && k->nstamps > 1) {
+        uint64_t t[VK_MAX_STAMPS];
+        r = vkGetQueryPoolResults(c->dev, k->qpool, 0, (uint32_t)k->nstamps, sizeof t, t, sizeof(uint64_t),
+                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+        if (r == VK_SUCCESS)
+            for (int i = 1; i < k->nstamps; i++)
+                if (t[i] >= t[i - 1]) ms[k->stamp_stage[i]] += (double)(t[i] - t[i - 1]) * c->ts_period * 1e-6;
+    }
+    k->nstamps = 0;
+    return 0;
+}
+
+static void full_barrier(VkCommandBuffer cb) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(cb, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+int vk_cmd_begin(vk_ctx *c, vk_cmd *k, double *ms, int profile) {
+    if (vk_cmd_wait(c, k, ms)) return -1;
+    VK_TRY(vkResetDescriptorPool(c->dev, k->pool, 0), "vkResetDescriptorPool");
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VK_TRY(vkBeginCommandBuffer(k->cb, &bi), "vkBeginCommandBuffer");
+    k->recording = 1;
+    k->nstamps = 0;
+    full_barrier(k->cb); /* order after everything submitted before */
+    if (profile && k->qpool) {
+        vkCmdResetQueryPool(k->cb, k->qpool, 0, VK_MAX_STAMPS);
+        vkCmdWriteTimestamp(k->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, k->qpool, 0);
+        k->nstamps = 1;
+    }
+    return 0;
+}
+
+void vk_stamp(vk_ctx *c, vk_cmd *k, int stage) {
+    if (k->nstamps == 0 || k->nstamps >= VK_MAX_STAMPS) return;
+    vkCmdWriteTimestamp(k->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, k->qpool, (uint32_t)k->nstamps);
+    k->stamp_stage[k->nstamps++] = stage;
+}
+
+int vk_cmd_submit(vk_ctx *c, vk_cmd *k) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(k->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    k->recording = 0;
+    VK_TRY(vkEndCommandBuffer(k->cb), "vkEndCommandBuffer");
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &k->cb};
+    VK_TRY(vkQueueSubmit(c->queue, 1, &si, k->fence), "vkQueueSubmit");
+    k->pending = 1;
+    return 0;
+}
+
+int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
+                uint32_t groups) {
+    if (groups == 0) return 0;
+    if (!c->pipe[pipe]) return sp_error("vulkan: shader %s is not available on this device", vk_shaders[pipe].name);
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = k->pool, .descriptorSetCount = 1, .pSetLayouts = &c->dsl};
+    VkDescriptorSet set;
+    VK_TRY(vkAllocateDescriptorSets(c->dev, &ai, &set), "vkAllocateDescriptorSets");
+    VkDescriptorBufferInfo bi[VK_MAX_BINDINGS];
+    VkWriteDescriptorSet w[VK_MAX_BINDINGS];
+    uint32_t nw = 0;
+    for (int i = 0; i < nbufs; i++) {
+        if (!bufs[i]) continue;
+        bi[nw] = (VkDescriptorBufferInfo){bufs[i]->buf, 0, VK_WHOLE_SIZE};
+        w[nw] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set,
+                                       .dstBinding = (uint32_t)i, .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[nw]};
+        nw++;
+    }
+    vkUpdateDescriptorSets(c->dev, nw, w, 0, NULL);
+    vkCmdBindPipeline(k->cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe[pipe]);
+    vkCmdBindDescriptorSets(k->cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->playout, 0, 1, &set, 0, NULL);
+    vkCmdPushConstants(k->cb, c->playout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, words);
+    uint32_t gx = groups, gy = 1;
+    if (groups > c->max_wg_count) {
+        gx = 32768;
+        gy = (groups + gx - 1) / gx;
+    }
+    vkCmdDispatch(k->cb, gx, gy, 1);
+    full_barrier(k->cb);
+    return 0;
+}
+
+void vk_fill(vk_cmd *k, vk_buf *b, VkDeviceSize off, VkDeviceSize bytes, uint32_t value) {
+    if (bytes == 0) return;
+    vkCmdFillBuffer(k->cb, b->buf, off, (bytes + 3) & ~(VkDeviceSize)3, value);
+    full_barrier(k->cb);
+}
+
+void vk_copy(vk_cmd *k, vk_buf *src, VkDeviceSize soff, vk_buf *dst, VkDeviceSize doff, VkDeviceSize bytes) {
+    if (bytes == 0) return;
+    VkBufferCopy reg = {soff, doff, bytes};
+    vkCmdCopyBuffer(k->cb, src->buf, dst->buf, 1, &reg);
+    full_barrier(k->cb);
+}
+
+/* The backend.h entry points. */
+int sp_vulkan_hardware_available(void) { return vk_hardware_available(); }
+int sp_vulkan_available(void) { return vk_available(); }
+int sp_vulkan_describe(int device, int cas_atomics, char *out, size_t n) { return vk_describe(device, cas_atomics, out, n); }

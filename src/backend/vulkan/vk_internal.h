@@ -1,0 +1,121 @@
+/* vk_internal.h — what the files of the Vulkan backend share: the device context (instance,
+ * device, queue, pipelines), buffers, command recording with descriptor sets, timestamps and
+ * transfers (vk_ctx.c), and the backend state with its step building blocks (vk_backend.c),
+ * which the single-stage operations of the parity harness (vk_stages.c) reuse. */
+#ifndef SPLAT_VK_INTERNAL_H
+#define SPLAT_VK_INTERNAL_H
+
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#include "backend/backend.h"
+#include "backend/cpu/refine.h"
+#include "backend/cpu/stages.h"
+
+/* Compute pipelines, one per shader (or shader variant). */
+enum {
+    VP_PROJECT, VP_EMIT_COUNT, VP_EMIT_PAIRS, VP_SCAN_BLOCK, VP_SCAN_ADD, VP_SORT_HIST, VP_SORT_SCATTER,
+    VP_TILE_RANGES, VP_RASTERIZE, VP_BACKWARD_NATIVE, VP_BACKWARD_CAS, VP_GRAD_GATHER, VP_PROJECT_BACK,
+    VP_ADAM, VP_LOSS_TARGET, VP_LOSS_H, VP_LOSS_SSIM, VP_LOSS_GH, VP_LOSS_GRAD, VP_REDUCE, VP_COUNT
+};
+
+/* Embedded SPIR-V (shaders.c, generated at build time). */
+typedef struct {
+    const char *name;
+    const uint32_t *code;
+    size_t bytes;
+} vk_spirv;
+extern const vk_spirv vk_shaders[VP_COUNT];
+
+#define VK_MAX_BINDINGS 12
+#define VK_WG 256            /* workgroup size of every shader */
+#define VK_CHUNK (4 * VK_WG) /* elements per workgroup in scan and sort */
+
+/* Profiling rows (DESIGN.md names). */
+enum { VS_PROJECT, VS_EMIT_PAIRS, VS_SORT, VS_TILE_RANGES, VS_RASTERIZE, VS_LOSS, VS_BACKWARD_RASTER,
+       VS_PROJECT_BACK, VS_ADAM, VS_REFINE, VS_COUNT };
+
+typedef struct {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    VkDeviceSize size;
+    void *map; /* host-visible buffers only */
+} vk_buf;
+
+/* One command buffer with its fence, descriptor pool and timestamp queries. */
+#define VK_MAX_STAMPS 32
+typedef struct {
+    VkCommandBuffer cb;
+    VkFence fence;
+    VkDescriptorPool pool;
+    VkQueryPool qpool;
+    int pending;   /* submitted, fence not yet waited on */
+    int recording;
+    int nstamps;
+    int stamp_stage[VK_MAX_STAMPS]; /* stage that ends at stamp k (k >= 1) */
+} vk_cmd;
+
+typedef struct {
+    VkInstance inst;
+    VkPhysicalDevice phys;
+    VkDevice dev;
+    VkQueue queue;
+    uint32_t qfam;
+    VkCommandPool cpool;
+    VkDescriptorSetLayout dsl;
+    VkPipelineLayout playout;
+    VkPipeline pipe[VP_COUNT];
+    VkPhysicalDeviceMemoryProperties memprops;
+    /* what splat check prints */
+    char name[256];
+    uint32_t api_version, subgroup_size, shared_bytes, max_wg_count;
+    int float_atomics; /* shaderBufferFloat32AtomicAdd */
+    int software;      /* a CPU implementation (lavapipe) */
+    double ts_period;  /* ns per timestamp tick; 0: no timestamps */
+    int64_t bytes, peak_bytes;
+    vk_buf staging;
+} vk_ctx;
+
+/* Context: creates instance and device (cfg->device picks among suitable devices, best first).
+ * Returns -1 with sp_error set when there is no usable Vulkan device. */
+int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics);
+void vk_ctx_free(vk_ctx *c);
+
+/* Buffers. vk_buf_ensure grows a device buffer to at least `bytes` (contents are lost when it
+ * grows; waits for the device first). host: host-visible, mapped. */
+int vk_buf_ensure(vk_ctx *c, vk_buf *b, VkDeviceSize bytes, int host);
+void vk_buf_free(vk_ctx *c, vk_buf *b);
+/* Synchronous copies between host memory and a device buffer (through the staging buffer). */
+int vk_upload(vk_ctx *c, vk_buf *dst, VkDeviceSize off, const void *src, VkDeviceSize bytes);
+int vk_download(vk_ctx *c, vk_buf *src, VkDeviceSize off, void *dst, VkDeviceSize bytes);
+
+/* Command recording. */
+int vk_cmd_init(vk_ctx *c, vk_cmd *k);
+void vk_cmd_free(vk_ctx *c, vk_cmd *k);
+/* Waits for the command buffer's previous submission; profile: adds its stage times to ms. */
+int vk_cmd_wait(vk_ctx *c, vk_cmd *k, double *ms);
+int vk_cmd_begin(vk_ctx *c, vk_cmd *k, double *ms, int profile);
+int vk_cmd_submit(vk_ctx *c, vk_cmd *k);
+/* Dispatch: bufs[i] bound at binding i (NULL: not bound), 32 push-constant words, `groups`
+ * workgroups (spread over y beyond the x limit; shaders bound-check), then a full barrier. */
+int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
+                uint32_t groups);
+void vk_fill(vk_cmd *k, vk_buf *b, VkDeviceSize off, VkDeviceSize bytes, uint32_t value);
+void vk_copy(vk_cmd *k, vk_buf *src, VkDeviceSize soff, vk_buf *dst, VkDeviceSize doff, VkDeviceSize bytes);
+/* Timestamp closing stage `stage` (no-op without profiling). */
+void vk_stamp(vk_ctx *c, vk_cmd *k, int stage);
+
+/* One line about a device for `splat check`; -1 when Vulkan has no usable device. */
+int vk_describe(int device, int cas_atomics, char *out, size_t n);
+/* 1 when a hardware (not software) Vulkan device is usable: what `auto` asks. */
+int vk_hardware_available(void);
+/* 1 when any usable Vulkan device (software included) answers: what the parity harness asks. */
+int vk_available(void);
+
+static inline uint32_t vk_f2u(float f) {
+    union { float f; uint32_t u; } x = {f};
+    return x.u;
+}
+static inline uint32_t vk_groups(int64_t n, int per) { return (uint32_t)((n + per - 1) / per); }
+
+#endif

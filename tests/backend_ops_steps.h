@@ -1,0 +1,378 @@
+/* backend_ops_steps.h — the whole-step checks of the parity harness (test_backend_ops.c), through
+ * a backend's ops (backend.h) rather than its stage table: render and one train_step against the
+ * CPU stages, refine's prune / reset / clone / split / capacity rules, a short training run whose
+ * loss falls and whose profile rows add up, and two deterministic runs that agree bit for bit.
+ * Included once, by test_backend_ops.c (it uses that file's tcase). */
+#ifndef SPLAT_BACKEND_OPS_STEPS_H
+#define SPLAT_BACKEND_OPS_STEPS_H
+
+static sp_backend *make_backend(const tcase *c, int profile) {
+    sp_backend_config cfg = c->cfg;
+    cfg.profile = profile;
+    sp_backend *b = c->kind->create(&cfg);
+    if (!b) fail_msg("%s: backend creation failed: %s", c->label, sp_last_error());
+    return b;
+}
+
+/* Render vs the CPU forward, and one train_step whose gradients are read back through Adam's
+ * first moment (m = (1 - beta1) g after step 1). */
+static int step_render_and_gradients(const tcase *c, sp_backend *b) {
+    const char *stage = "step";
+    sp_rng r = pt_rng(900);
+    pt_scene s;
+    int deg = 2;
+    pt_scene_make(&s, &r, 2500, 141, 105, deg);
+    int w = s.cam.width, h = s.cam.height, n = s.n;
+    size_t np = (size_t)w * h;
+    sp_gaussians g;
+    pt_scene_store(&s, &g);
+    assert_int_equal(b->ops->set_gaussians(b, &g, NULL, NULL), 0);
+    float bg[3] = {sp_rng_uniform(&r), sp_rng_uniform(&r), sp_rng_uniform(&r)};
+    sp_proj proj;
+    sp_proj_alloc(&proj, n);
+    cpu_project(&s.p, &s.cam, deg, &proj);
+    sp_bins bins = {0};
+    cpu_bin(&proj, n, &s.cam, &bins);
+    sp_raster_out fwd;
+    sp_raster_out_alloc(&fwd, w, h);
+    cpu_rasterize(&proj, &bins, &s.cam, bg, &fwd);
+    float *img = sp_malloc(np * 3 * 4);
+    assert_int_equal(b->ops->render(b, &s.cam, deg, bg, img), 0);
+    double e = 0.0;
+    int flips = 0;
+    for (size_t i = 0; i < np; i++) {
+        double d = 0.0;
+        for (int k = 0; k < 3; k++) d = fmax(d, fabs((double)img[3 * i + k] - fwd.rgb[3 * i + k]));
+        if (!(d <= 1e-4)) flips++;
+        else e = fmax(e, d);
+    }
+    printf("INFO %s render: %d of %zu pixels differ by a threshold flip\n", c->label, flips, np);
+    int ok = pt_report(e <= 1e-4 && flips <= (int)(np / 1000), c->label, stage, "render vs CPU forward", "max abs err",
+                       e, 1e-4);
+    ok &= pt_report(pt_nonfinite(img, np * 3) == 0, c->label, stage, "render", "non-finite outputs",
+                    (double)pt_nonfinite(img, np * 3), 0);
+    /* a training view: RGBA, straight alpha */
+    sp_view v;
+    memset(&v, 0, sizeof v);
+    v.name = "parity_view";
+    v.cam = s.cam;
+    v.channels = 4;
+    v.pixels = sp_malloc(np * 4);
+    for (size_t i = 0; i < np * 4; i++) v.pixels[i] = (uint8_t)(sp_rng_u32(&r) & 255);
+    float *target = sp_malloc(np * 3 * 4), *dl = sp_malloc(np * 3 * 4);
+    for (size_t i = 0; i < np; i++) {
+        float a = v.pixels[4 * i + 3] * (1.0f / 255.0f);
+        for (int k = 0; k < 3; k++) target[3 * i + k] = v.pixels[4 * i + k] * (1.0f / 255.0f) * a + bg[k] * (1.0f - a);
+    }
+    double lc = cpu_loss(fwd.rgb, target, w, h, 0.2f, dl);
+    sp_proj_grad pg;
+    sp_proj_grad_alloc(&pg, n);
+    sp_proj_grad_zero(&pg, n);
+    cpu_backward_raster(&proj, &bins, &s.cam, bg, &fwd, dl, &pg);
+    sp_gaussians cg;
+    sp_gaussians_init(&cg, n, deg);
+    cg.n = n;
+    sp_gaussians_zero(&cg);
+    sp_params_grad pgr = {n, s.K, cg.means, cg.log_scales, cg.quats, cg.opacity_logits, cg.sh};
+    cpu_project_back(&s.p, &s.cam, deg, &proj, &pg, &pgr);
+    assert_int_equal(b->ops->upload_views(b, &v, 1, SP_ALPHA_STRAIGHT), 0);
+    sp_step_args a;
+    memset(&a, 0, sizeof a);
+    a.view = 0, a.sh_degree = deg, a.ssim_weight = 0.2f, a.adam_step = 1;
+    memcpy(a.bg, bg, sizeof bg);
+    a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-15f;
+    a.lr.means = a.lr.log_scales = a.lr.quats = a.lr.opacity = a.lr.sh_dc = a.lr.sh_rest = 1e-4f;
+    assert_int_equal(b->ops->train_step(b, &a), 0);
+    double lg = 0.0;
+    int steps = 0;
+    assert_int_equal(b->ops->take_loss(b, &lg, &steps), 0);
+    assert_int_equal(steps, 1);
+    double ev = fabs(lg - lc) / fmax(fabs(lc), 1e-12);
+    if (isnan(ev)) ev = INFINITY;
+    ok &= pt_report(ev <= 1e-5, c->label, stage, "train_step loss", "rel err", ev, 1e-5);
+    sp_gaussians gp, gm;
+    memset(&gp, 0, sizeof gp), memset(&gm, 0, sizeof gm);
+    assert_int_equal(b->ops->get_gaussians(b, &gp, &gm, NULL), 0);
+    assert_int_equal(gm.n, n);
+    struct {
+        const char *name;
+        float *m, *c;
+        size_t cnt;
+    } grp[] = {{"means", gm.means, cg.means, 3 * (size_t)n},
+               {"log_scales", gm.log_scales, cg.log_scales, 3 * (size_t)n},
+               {"quats", gm.quats, cg.quats, 4 * (size_t)n},
+               {"opacity_logits", gm.opacity_logits, cg.opacity_logits, (size_t)n},
+               {"sh", gm.sh, cg.sh, 3 * (size_t)s.K * n}};
+    for (int k = 0; k < 5; k++) {
+        for (size_t i = 0; i < grp[k].cnt; i++) grp[k].m[i] /= (1.0f - a.beta1);
+        char what[64];
+        snprintf(what, sizeof what, "train_step gradient %s", grp[k].name);
+        double eg = pt_rel_l2(grp[k].m, grp[k].c, grp[k].cnt);
+        ok &= pt_report(eg < 1e-3, c->label, stage, what, "rel L2 err", eg, 1e-3);
+    }
+    ok &= pt_report(pt_store_nonfinite(&gp) == 0 && b->ops->params_finite(b) == 1, c->label, stage,
+                    "parameters after train_step", "non-finite values", (double)pt_store_nonfinite(&gp), 0);
+    sp_gaussians_free(&g), sp_gaussians_free(&cg), sp_gaussians_free(&gp), sp_gaussians_free(&gm);
+    sp_proj_grad_free(&pg);
+    sp_raster_out_free(&fwd);
+    sp_bins_free(&bins);
+    sp_proj_free(&proj);
+    free(img), free(target), free(dl), free(v.pixels);
+    pt_scene_free(&s);
+    return ok;
+}
+
+static sp_refine_args refine_none(void) {
+    sp_refine_args a;
+    memset(&a, 0, sizeof a);
+    a.split_count = 2;
+    a.split_shrink = 1.6f;
+    a.seed = 11;
+    return a;
+}
+
+/* refine through the ops: prune keeps survivors in order, reset caps opacity, clone appends exact
+ * copies, split draws children from (seed, index), the capacity cap holds. */
+static int step_refine_ops(const tcase *c, sp_backend *b) {
+    const char *stage = "refine(ops)";
+    sp_rng r = pt_rng(910);
+    sp_gaussians g, out, out2;
+    pt_random_gaussians(&g, &r, 1000, 2, 1.0f);
+    memset(&out, 0, sizeof out), memset(&out2, 0, sizeof out2);
+    assert_int_equal(b->ops->set_gaussians(b, &g, NULL, NULL), 0);
+    sp_refine_args a = refine_none();
+    a.prune_opacity = 0.5f;
+    a.prune_world_scale = 0.1f;
+    sp_refine_result res;
+    assert_int_equal(b->ops->refine(b, &a, &res), 0);
+    assert_int_equal(b->ops->get_gaussians(b, &out, NULL, NULL), 0);
+    int good = 1, j = 0;
+    for (int i = 0; i < g.n; i++) {
+        float sig = sp_sigmoidf(g.opacity_logits[i]);
+        float ms = fmaxf(expf(g.log_scales[3 * i]), fmaxf(expf(g.log_scales[3 * i + 1]), expf(g.log_scales[3 * i + 2])));
+        if (sig < 0.5f || ms > 0.1f) continue;
+        if (j >= out.n || memcmp(out.means + 3 * j, g.means + 3 * i, 12) ||
+            out.opacity_logits[j] != g.opacity_logits[i] || memcmp(out.sh + 3 * out.K * j, g.sh + 3 * g.K * i, 12 * g.K))
+            good = 0;
+        j++;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "prune keeps survivors in order: %d -> %d (expected %d), pruned %d", g.n, out.n, j,
+             res.pruned);
+    int mism = !(good && j == out.n && res.n_after == out.n && res.pruned == g.n - j && res.n_before == g.n);
+    int ok = pt_report(!mism, c->label, stage, what, "mismatch (1=yes)", mism, 0);
+    /* reset: sigma = min(sigma, 0.6) */
+    a = refine_none();
+    a.opacity_reset = 0.6f;
+    assert_int_equal(b->ops->refine(b, &a, &res), 0);
+    assert_int_equal(b->ops->get_gaussians(b, &out2, NULL, NULL), 0);
+    double worst = out2.n == out.n ? 0.0 : INFINITY;
+    for (int i = 0; i < out2.n && out2.n == out.n; i++) {
+        double want = fmin(sp_sigmoidf(out.opacity_logits[i]), 0.6);
+        double d = fabs(sp_sigmoidf(out2.opacity_logits[i]) - want);
+        if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+    }
+    ok &= pt_report(worst <= 1e-6, c->label, stage, "opacity reset", "max |sigma - min(sigma, 0.6)|", worst, 1e-6);
+    sp_gaussians_free(&g);
+    /* clone, split, clone under a cap: threshold 0 makes every Gaussian a candidate */
+    pt_random_gaussians(&g, &r, 500, 1, 1.0f);
+    for (int i = 0; i < g.n; i++) g.opacity_logits[i] = 2.0f; /* nobody pruned */
+    for (int mode = 0; mode < 3; mode++) {
+        assert_int_equal(b->ops->set_gaussians(b, &g, NULL, NULL), 0);
+        a = refine_none();
+        a.densify = 1;
+        a.grad_threshold = 0.0f;
+        a.clone_max_scale = mode == 1 ? 0.0f : 1e9f;
+        a.capacity = mode == 2 ? g.n + 37 : 10 * g.n;
+        assert_int_equal(b->ops->refine(b, &a, &res), 0);
+        assert_int_equal(b->ops->get_gaussians(b, &out, NULL, NULL), 0);
+        if (mode == 0) {
+            int same = out.n == 2 * g.n && res.cloned == g.n;
+            for (int i = 0; same && i < g.n; i++)
+                same = !memcmp(out.means + 3 * i, g.means + 3 * i, 12) &&
+                       !memcmp(out.means + 3 * (g.n + i), g.means + 3 * i, 12) &&
+                       !memcmp(out.quats + 4 * (g.n + i), g.quats + 4 * i, 16);
+            snprintf(what, sizeof what, "clone: originals then exact copies, %d -> %d, cloned %d", g.n, out.n,
+                     res.cloned);
+            ok &= pt_report(same, c->label, stage, what, "as expected (1=yes)", same, 1);
+        } else if (mode == 1) {
+            double worst_mean = 0.0, worst_scale = 0.0;
+            int same = out.n == 2 * g.n && res.split == g.n;
+            for (int i = 0; same && i < g.n; i++) {
+                sp_rng sr;
+                sp_rng_seed(&sr, a.seed, (uint64_t)i);
+                float R[9], q[4];
+                const float *q0 = g.quats + 4 * i;
+                float ql = sqrtf(q0[0] * q0[0] + q0[1] * q0[1] + q0[2] * q0[2] + q0[3] * q0[3]);
+                for (int k = 0; k < 4; k++) q[k] = q0[k] / ql;
+                pt_mat_from_quat(q, R);
+                for (int ch = 0; ch < 2; ch++) {
+                    int d = 2 * i + ch;
+                    float e3[3];
+                    for (int k = 0; k < 3; k++) e3[k] = sp_rng_normal(&sr) * expf(g.log_scales[3 * i + k]);
+                    for (int k = 0; k < 3; k++) {
+                        float want = g.means[3 * i + k] + R[3 * k] * e3[0] + R[3 * k + 1] * e3[1] + R[3 * k + 2] * e3[2];
+                        worst_mean = fmax(worst_mean, fabs(out.means[3 * d + k] - want));
+                        worst_scale = fmax(worst_scale,
+                                           fabs(out.log_scales[3 * d + k] - (g.log_scales[3 * i + k] - logf(1.6f))));
+                    }
+                }
+            }
+            snprintf(what, sizeof what, "split: children from (seed, index), %d -> %d, split %d, log-scale err %.3g",
+                     g.n, out.n, res.split, worst_scale);
+            ok &= pt_report(same && worst_mean <= 1e-5 && worst_scale <= 1e-6, c->label, stage, what,
+                            "max mean err", same ? worst_mean : INFINITY, 1e-5);
+        } else {
+            snprintf(what, sizeof what, "capacity %d: %d -> %d, cloned %d", a.capacity, g.n, out.n, res.cloned);
+            int same = out.n == a.capacity && res.cloned == 37;
+            ok &= pt_report(same, c->label, stage, what, "as expected (1=yes)", same, 1);
+        }
+    }
+    sp_gaussians_free(&g), sp_gaussians_free(&out), sp_gaussians_free(&out2);
+    return ok;
+}
+
+#define NVIEWS 4
+/* Ground-truth Gaussians rendered by the CPU reference into 8-bit RGB views. */
+static void make_views(sp_view *views, const sp_gaussians *gt, int w, int h) {
+    sp_backend_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    sp_backend *ref = sp_cpu_backend_create(&cfg);
+    assert_non_null(ref);
+    assert_int_equal(ref->ops->set_gaussians(ref, gt, NULL, NULL), 0);
+    float *rgb = sp_malloc((size_t)w * h * 3 * 4);
+    float bg[3] = {1.0f, 1.0f, 1.0f};
+    for (int v = 0; v < NVIEWS; v++) {
+        sp_view *vw = &views[v];
+        memset(vw, 0, sizeof *vw);
+        vw->name = sp_strfmt("synthetic_%d", v);
+        pt_look_at(&vw->cam, w, h, 1.57f * v + 0.3f, 0.35f, 4.0f);
+        vw->channels = 3;
+        vw->pixels = sp_malloc((size_t)w * h * 3);
+        assert_int_equal(ref->ops->render(ref, &vw->cam, gt->sh_degree, bg, rgb), 0);
+        for (size_t i = 0; i < (size_t)w * h * 3; i++) {
+            float x = rgb[i] < 0.0f ? 0.0f : (rgb[i] > 1.0f ? 1.0f : rgb[i]);
+            vw->pixels[i] = (uint8_t)(x * 255.0f + 0.5f);
+        }
+    }
+    free(rgb);
+    ref->ops->destroy(ref);
+}
+
+static void free_views(sp_view *views) {
+    for (int v = 0; v < NVIEWS; v++) free(views[v].name), free(views[v].pixels);
+}
+
+static sp_step_args step_args(int step, int view) {
+    sp_step_args a;
+    memset(&a, 0, sizeof a);
+    a.view = view;
+    a.sh_degree = 1;
+    a.bg[0] = a.bg[1] = a.bg[2] = 1.0f;
+    a.ssim_weight = 0.2f;
+    a.adam_step = step;
+    a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-15f;
+    /* faster than the training recipe, so a short test run moves visibly */
+    a.lr.means = 0.004f, a.lr.log_scales = 0.01f, a.lr.quats = 0.002f, a.lr.opacity = 0.05f;
+    a.lr.sh_dc = 0.01f, a.lr.sh_rest = 0.0005f;
+    a.collect_stats = 1;
+    return a;
+}
+
+/* 200 steps on a synthetic scene: the loss falls, the parameters stay finite, the profile rows add
+ * up to busy time; a bad view index is an error, not a crash. */
+static int step_train_and_profile(const tcase *c, sp_backend *unused) {
+    const char *stage = "training";
+    sp_rng r = pt_rng(920);
+    sp_gaussians gt, init;
+    pt_random_gaussians(&gt, &r, 400, 1, 0.8f);
+    pt_random_gaussians(&init, &r, 400, 1, 0.8f);
+    sp_view views[NVIEWS];
+    make_views(views, &gt, 96, 80);
+    sp_backend *b = make_backend(c, 1);
+    assert_int_equal(b->ops->upload_views(b, views, NVIEWS, SP_ALPHA_STRAIGHT), 0);
+    assert_int_equal(b->ops->set_gaussians(b, &init, NULL, NULL), 0);
+    double first = 0.0, last = 0.0;
+    int steps = 0, total = 200;
+    for (int s = 1; s <= total; s++) {
+        sp_step_args a = step_args(s, s % NVIEWS);
+        assert_int_equal(b->ops->train_step(b, &a), 0);
+        if (s == 20) {
+            assert_int_equal(b->ops->take_loss(b, &first, &steps), 0);
+            assert_int_equal(steps, 20);
+        }
+    }
+    assert_int_equal(b->ops->take_loss(b, &last, &steps), 0);
+    char what[200];
+    snprintf(what, sizeof what, "loss falls: steps 1-20 %.5f, 21-%d %.5f", first, total, last);
+    double ratio = isfinite(first) && isfinite(last) && first > 0 ? last / first : INFINITY;
+    int ok = pt_report(ratio < 0.9, c->label, stage, what, "ratio", ratio, 0.9);
+    ok &= pt_report(b->ops->params_finite(b) == 1, c->label, stage, "parameters after 200 steps",
+                    "non-finite (1=yes)", b->ops->params_finite(b) != 1, 0);
+    sp_profile p;
+    assert_int_equal(b->ops->get_profile(b, &p), 0);
+    double sum = 0.0;
+    int all_positive = 1;
+    for (int i = 0; i < p.num_stages; i++) {
+        printf("INFO %s profile %-28s %9.3f ms\n", c->label, p.name[i], p.ms[i]);
+        sum += p.ms[i];
+        if (strcmp(p.name[i], "refine") && !(p.ms[i] > 0.0)) all_positive = 0;
+    }
+    snprintf(what, sizeof what, "profile: rows %.4f ms, busy %.4f ms, calls %ld, peak %lld bytes, rows > 0: %d", sum,
+             p.busy_ms, p.calls, (long long)p.peak_bytes, all_positive);
+    int good = p.calls == total && all_positive && (!c->kind->gpu || p.peak_bytes > 0);
+    double gap = fabs(sum - p.busy_ms);
+    ok &= pt_report(good && gap <= 1e-9 * fmax(1.0, sum), c->label, stage, what, "|rows - busy| ms",
+                    good ? gap : INFINITY, 1e-9 * fmax(1.0, sum));
+    sp_step_args bad = step_args(1, NVIEWS + 3);
+    int rc = b->ops->train_step(b, &bad);
+    int clear = rc == -1 && strstr(sp_last_error(), "out of range") != NULL;
+    printf("INFO %s bad view index: %s\n", c->label, rc ? sp_last_error() : "(accepted)");
+    ok &= pt_report(clear, c->label, stage, "view index out of range is an error", "reported (1=yes)", clear, 1);
+    b->ops->destroy(b);
+    free_views(views);
+    sp_gaussians_free(&gt), sp_gaussians_free(&init);
+    return ok;
+}
+
+/* Deterministic mode: two runs of 40 steps, a refine, 20 more steps agree bit for bit. */
+static int step_deterministic_repeat(const tcase *c, sp_backend *unused) {
+    sp_rng r = pt_rng(930);
+    sp_gaussians gt, init, out[2];
+    pt_random_gaussians(&gt, &r, 300, 1, 0.8f);
+    pt_random_gaussians(&init, &r, 600, 1, 0.8f);
+    sp_view views[NVIEWS];
+    make_views(views, &gt, 80, 64);
+    double loss[2];
+    memset(out, 0, sizeof out);
+    for (int k = 0; k < 2; k++) {
+        sp_backend *b = make_backend(c, 0);
+        assert_int_equal(b->ops->upload_views(b, views, NVIEWS, SP_ALPHA_STRAIGHT), 0);
+        assert_int_equal(b->ops->set_gaussians(b, &init, NULL, NULL), 0);
+        for (int s = 1; s <= 40; s++) {
+            sp_step_args a = step_args(s, s % NVIEWS);
+            assert_int_equal(b->ops->train_step(b, &a), 0);
+        }
+        sp_refine_args ra = {1, 1e-4f, 0.05f, 2, 1.6f, 0.005f, 0.0f, 0.0f, 0.01f, 0.0f, 2000, 7};
+        sp_refine_result rr;
+        assert_int_equal(b->ops->refine(b, &ra, &rr), 0);
+        for (int s = 41; s <= 60; s++) {
+            sp_step_args a = step_args(s, s % NVIEWS);
+            assert_int_equal(b->ops->train_step(b, &a), 0);
+        }
+        int steps;
+        assert_int_equal(b->ops->take_loss(b, &loss[k], &steps), 0);
+        assert_int_equal(b->ops->get_gaussians(b, &out[k], NULL, NULL), 0);
+        b->ops->destroy(b);
+    }
+    char what[160];
+    snprintf(what, sizeof what, "two runs: %d / %d Gaussians, loss %.9g / %.9g", out[0].n, out[1].n, loss[0], loss[1]);
+    int same = pt_stores_equal(&out[0], &out[1]) && loss[0] == loss[1];
+    int ok = pt_report(same, c->label, "training", what, "bit-identical (1=yes)", same, 1);
+    for (int k = 0; k < 2; k++) sp_gaussians_free(&out[k]);
+    free_views(views);
+    sp_gaussians_free(&gt), sp_gaussians_free(&init);
+    return ok;
+}
+
+#endif
