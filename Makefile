@@ -12,12 +12,14 @@ OPT     ?= -O3 -g
 CFLAGS  += $(OPT) -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-sign-compare \
            -fopenmp -D_GNU_SOURCE -Iinclude -Isrc -MMD -MP
 LDLIBS  += -lpng -ljpeg -lcjson -lz -lm -fopenmp -lpthread
+# Position-independent objects: the same objects make libsplat.a and libsplat.so.
+CFLAGS  += -fPIC
 
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA    ?= $(if $(and $(NVCC),$(wildcard src/backend/cuda/*.cu)),1,0)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 NVFLAGS ?= -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
-           -Xcompiler -Wall -Iinclude -Isrc -MMD -MP -lineinfo
+           -Xcompiler -Wall -Xcompiler -fPIC -Iinclude -Isrc -MMD -MP -lineinfo
 
 LIB_SRC := $(shell find src -name '*.c' ! -path 'src/cli/*' | sort)
 CLI_SRC := $(wildcard src/cli/*.c)
@@ -99,8 +101,8 @@ $(BUILD)/commit.stamp: FORCE
 	@echo '$(GIT_COMMIT)' | cmp -s - $@ || echo '$(GIT_COMMIT)' > $@
 FORCE:
 
-.PHONY: FORCE all splat lib tests gpu-tests test demo gpu-test clean setup bench san-tests test-san fuzz fuzz-targets
-all: splat tests
+.PHONY: FORCE all splat lib shared examples install tests gpu-tests test demo gpu-test clean setup bench san-tests test-san fuzz fuzz-targets
+all: splat tests examples shared
 
 splat: $(BUILD)/splat
 lib: $(BUILD)/libsplat.a
@@ -110,6 +112,36 @@ gpu-tests: $(GPU_TEST_BIN)
 $(BUILD)/libsplat.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+
+# The shared library (the public API of include/splat.h and everything under it).
+SO_VERSION := 1
+$(BUILD)/libsplat.so: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libsplat.so.$(SO_VERSION) -o $@ $^ $(LDLIBS)
+shared: $(BUILD)/libsplat.so
+
+# examples/*.c: programs that use include/splat.h only (no -Isrc), linked with libsplat.a.
+EXAMPLE_SRC := $(wildcard examples/*.c)
+EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
+examples: $(EXAMPLE_BIN)
+$(BUILD)/examples/%: examples/%.c include/splat.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(OPT) -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -o $@ $< $(BUILD)/libsplat.a $(LDLIBS)
+
+# make install PREFIX=DIR: PREFIX/lib/libsplat.{a,so}, PREFIX/include/splat.h and
+# PREFIX/lib/pkgconfig/splat.pc (`pkg-config --cflags --libs splat`; --static for libsplat.a).
+PREFIX  ?= /usr/local
+VERSION := $(shell sed -n 's/.*sp_version(void) { return "\(.*\)"; }/\1/p' src/core/version.c)
+install: $(BUILD)/libsplat.a $(BUILD)/libsplat.so
+	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	cp $(BUILD)/libsplat.a $(DESTDIR)$(PREFIX)/lib/libsplat.a
+	cp $(BUILD)/libsplat.so $(DESTDIR)$(PREFIX)/lib/libsplat.so.$(SO_VERSION)
+	ln -sf libsplat.so.$(SO_VERSION) $(DESTDIR)$(PREFIX)/lib/libsplat.so
+	cp include/splat.h $(DESTDIR)$(PREFIX)/include/splat.h
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: splat' 'Description: 3D Gaussian Splatting training and rendering' 'Version: $(VERSION)' \
+	  'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lsplat' 'Libs.private: $(LDLIBS)' \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/splat.pc
 
 $(BUILD)/splat: $(CLI_OBJ) $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libsplat.a $(LDLIBS)
@@ -145,7 +177,7 @@ setup:
 # end-to-end scripts).
 test: setup
 	@$(MAKE) --no-print-directory all
-	@bash tests/run.sh $(BUILD)/tests
+	@SPLAT_CUDA=$(CUDA) bash tests/run.sh $(BUILD)/tests
 	@$(MAKE) --no-print-directory test-san
 
 # Sanitizer build (gcc, ASan + UBSan, halting on the first report) of the test binaries. Without the

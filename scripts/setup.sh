@@ -3,9 +3,9 @@
 # Called by `make demo`, `make test` and .ci/run.
 set -euo pipefail
 # libvulkan-dev + glslc build the Vulkan backend; mesa-vulkan-drivers (lavapipe, software Vulkan)
-# lets the tests run it without a GPU.
+# lets the tests run it without a GPU. pkg-config: the install test builds against splat.pc.
 pkgs=(build-essential libpng-dev libjpeg62-turbo-dev libcjson-dev libcmocka-dev zlib1g-dev python3
-      libvulkan-dev glslc mesa-vulkan-drivers)
+      libvulkan-dev glslc mesa-vulkan-drivers pkg-config)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,6 +2,7 @@
 #ifndef SPLAT_CLI_H
 #define SPLAT_CLI_H
 
+#include "splat.h"
 #include "train/train.h"
 
 int cmd_train(int argc, char **argv);
@@ -25,5 +26,22 @@ int cli_encode_video(const char *dir, const char *pattern, int fps, const char *
 int cli_flag(const char *arg, const char *name);
 const char *cli_value(int argc, char **argv, int *i, const char *name); /* NULL if arg i is not --name */
 int cli_help_requested(int argc, char **argv);
+
+/* api_glue.c: for the subcommands built on the public API. cli_open_context opens a context whose
+ * messages cli_log prints as the library's default sink does (NULL, after a message, when out of
+ * memory); cli_set_live_line(1) while progress.c keeps a live line on the terminal. */
+splat_context *cli_open_context(void);
+void cli_log(void *user, splat_log_level level, const char *message);
+void cli_set_live_line(int live);
+/* The context's message, one problem per line, into probs / printed as "error: ..." lines. */
+void cli_add_problems(splat_context *ctx, sp_problems *probs);
+void cli_print_error(splat_context *ctx);
+/* key = value exactly (quoted and escaped when the value would not be taken literally). */
+splat_status cli_set_string(splat_context *ctx, const char *key, const char *value);
+
+/* interrupt.c: SIGINT/SIGTERM set a flag (the train command's cancel callback reads it). */
+void sp_install_interrupt_handler(void);
+bool sp_interrupted(void);
+void sp_set_interrupted(bool v);
 
 #endif

@@ -1,19 +1,14 @@
 /* cmd_eval.c — `splat eval` (scores a trained model on held-out views) and `splat render`
- * (writes a model's renders of a split as PNG files). */
+ * (writes a model's renders of a split, or along a camera path, as PNG files), both through the
+ * public API (include/splat.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
 #include "cli/cli.h"
 #include "core/core.h"
-#include "eval/eval.h"
-#include "io/export.h"
 #include "io/image.h"
-#include "io/loader.h"
-#include "io/ply.h"
 #include "scene/campath.h"
-#include "train/report.h"
 
 typedef struct {
     const char *run, *ply, *data, *split, *out, *background, *backend;
@@ -62,54 +57,54 @@ static int parse(int argc, char **argv, eval_args *a) {
     return 0;
 }
 
-/* Shared by eval and render: config (from the run or defaults), dataset, model, backend. */
+/* Shared by eval and render: a context with the configuration (from the run or defaults), the
+ * dataset's cameras checked, and the model loaded. */
 typedef struct {
-    sp_config cfg;
-    sp_dataset data;
-    sp_gaussians g;
-    sp_backend *b;
+    splat_context *ctx;
+    char data_path[SP_CONFIG_PATH_MAX];
+    int num_gaussians, sh_degree;
     float bg[3];
-    sp_alpha_mode alpha;
 } session;
 
 static int open_session(const eval_args *a, session *s) {
     memset(s, 0, sizeof *s);
-    sp_config_defaults(&s->cfg);
+    s->ctx = cli_open_context();
+    if (!s->ctx) return -1;
+    splat_context *ctx = s->ctx;
     char *ply = NULL;
     sp_problems probs = {0};
     if (a->run) {
         char *cp = sp_path_join(a->run, "config.toml");
-        sp_config_load(cp, &s->cfg, &probs);
+        if (splat_config_load_file(ctx, cp) != SPLAT_OK) cli_add_problems(ctx, &probs);
         free(cp);
         ply = a->ply ? sp_strdup(a->ply) : sp_path_join(a->run, "point_cloud.ply");
     } else {
         ply = sp_strdup(a->ply);
     }
-    if (a->data) snprintf(s->cfg.data.path, sizeof s->cfg.data.path, "%s", a->data);
-    if (a->background) snprintf(s->cfg.data.background, sizeof s->cfg.data.background, "%s", a->background);
-    if (a->backend) snprintf(s->cfg.backend.kind, sizeof s->cfg.backend.kind, "%s", a->backend);
-    if (a->downscale > 1) s->cfg.data.downscale = a->downscale;
-    int rc = -1;
-    if (!probs.n) {
-        sp_load_opts lo = {.downscale = s->cfg.data.downscale, .threads = s->cfg.backend.threads, .load_pixels = 1,
-                           .images = s->cfg.data.images, .holdout_every = s->cfg.data.holdout_every};
-        sp_dataset_load(s->cfg.data.path, s->cfg.data.format, &lo, &s->data, &probs);
+    if (a->data && cli_set_string(ctx, "data.path", a->data) != SPLAT_OK) cli_add_problems(ctx, &probs);
+    if (a->background && cli_set_string(ctx, "data.background", a->background) != SPLAT_OK)
+        cli_add_problems(ctx, &probs);
+    if (a->backend && cli_set_string(ctx, "backend.kind", a->backend) != SPLAT_OK) cli_add_problems(ctx, &probs);
+    if (a->downscale > 1) {
+        char *set = sp_strfmt("data.downscale=%d", a->downscale);
+        if (splat_config_set(ctx, set) != SPLAT_OK) cli_add_problems(ctx, &probs);
+        free(set);
     }
+    int rc = -1, n;
+    if (!probs.n && splat_dataset_views(ctx, "train", &n) != SPLAT_OK) cli_add_problems(ctx, &probs);
     for (int i = 0; i < probs.n; i++) fprintf(stderr, "error: %s\n", probs.items[i]);
     if (probs.n) goto done;
-    if (sp_model_read(ply, &s->g)) { /* .ply, .splat or .spz */
-        fprintf(stderr, "error: %s\n", sp_last_error());
+    if (splat_load_model(ctx, ply) != SPLAT_OK) { /* .ply, .splat or .spz */
+        cli_print_error(ctx);
         goto done;
     }
-    sp_backend_config bc = {.threads = s->cfg.backend.threads, .deterministic = s->cfg.backend.deterministic};
-    s->b = sp_backend_create(s->cfg.backend.kind, &bc);
-    if (!s->b || s->b->ops->set_gaussians(s->b, &s->g, NULL, NULL)) {
-        fprintf(stderr, "error: %s\n", sp_last_error());
-        goto done;
-    }
-    float v = !strcmp(s->cfg.data.background, "black") ? 0.0f : 1.0f;
-    s->bg[0] = s->bg[1] = s->bg[2] = v;
-    s->alpha = !strcmp(s->cfg.data.alpha, "premultiplied") ? SP_ALPHA_PREMULTIPLIED : SP_ALPHA_STRAIGHT;
+    splat_model_info(ctx, &s->num_gaussians, &s->sh_degree);
+    char v[SP_CONFIG_PATH_MAX + 2];
+    splat_config_get(ctx, "data.path", v, sizeof v);
+    snprintf(s->data_path, sizeof s->data_path, "%.*s", (int)strlen(v) - 2, v + 1); /* unquoted */
+    splat_config_get(ctx, "data.background", v, sizeof v);
+    float b = !strcmp(v, "\"black\"") ? 0.0f : 1.0f;
+    s->bg[0] = s->bg[1] = s->bg[2] = b;
     rc = 0;
 done:
     free(ply);
@@ -117,10 +112,21 @@ done:
     return rc;
 }
 
-static void close_session(session *s) {
-    if (s->b) s->b->ops->destroy(s->b);
-    sp_dataset_free(&s->data);
-    sp_gaussians_free(&s->g);
+static void close_session(session *s) { splat_close(s->ctx); }
+
+/* Renders cam on the session's background and writes it as an RGB PNG. */
+static int render_png(session *s, const splat_camera *cam, const char *path) {
+    int w = cam->width, h = cam->height;
+    uint8_t *rgba = sp_try_alloc((size_t)w * h, 4, "a render", "render a smaller image");
+    if (!rgba) return -1;
+    int rc = 0;
+    if (splat_render(s->ctx, cam, s->bg, SPLAT_RGBA8, rgba, 0) != SPLAT_OK)
+        rc = sp_error("%s", splat_errmsg(s->ctx));
+    sp_image img = {w, h, 3, rgba};
+    for (size_t i = 0; rc == 0 && i < (size_t)w * h; i++) memmove(rgba + 3 * i, rgba + 4 * i, 3);
+    if (rc == 0) rc = sp_image_save_png(path, &img);
+    free(rgba);
+    return rc;
 }
 
 int cmd_eval(int argc, char **argv) {
@@ -144,54 +150,49 @@ int cmd_eval(int argc, char **argv) {
         close_session(&s);
         return 1;
     }
-    const char *split = a.split ? a.split : (s.data.test.n ? "test" : "val");
-    sp_split *sp = sp_dataset_split(&s.data, split);
-    if (!sp || !sp->n) {
-        fprintf(stderr, "error: %s: the dataset has no %s views\n", s.cfg.data.path, split);
+    int ntest = 0;
+    splat_dataset_views(s.ctx, "test", &ntest);
+    const char *split = a.split ? a.split : (ntest ? "test" : "val");
+    int nviews = 0;
+    splat_dataset_views(s.ctx, split, &nviews);
+    if (!nviews) {
+        fprintf(stderr, "error: %s: the dataset has no %s views\n", s.data_path, split);
         close_session(&s);
         return 1;
     }
-    sp_eval_result r;
-    int rc = sp_eval_views(s.b, sp, s.alpha, s.g.sh_degree, s.bg, NULL, &r);
-    if (rc == 0) {
-        for (int i = 0; i < r.n; i++) printf("%-28s PSNR %7.3f  SSIM %.4f\n", r.names[i], r.psnr[i], r.ssim[i]);
-        printf("%s: %d views, PSNR %.3f dB, SSIM %.4f, %d Gaussians\n", split, r.n, r.mean_psnr, r.mean_ssim, s.g.n);
+    splat_eval_result r;
+    splat_status st = splat_evaluate(s.ctx, split, &r);
+    if (st == SPLAT_OK) {
+        for (int i = 0; i < r.num_views; i++)
+            printf("%-28s PSNR %7.3f  SSIM %.4f\n", r.view_names[i], r.view_psnr[i], r.view_ssim[i]);
+        printf("%s: %d views, PSNR %.3f dB, SSIM %.4f, %d Gaussians\n", split, r.num_views, r.psnr, r.ssim,
+               s.num_gaussians);
         if (a.run) {
             char *name = sp_strfmt("eval_%s.toml", split);
             char *p = sp_path_join(a.run, name);
-            rc = sp_report_write_eval(p, split, &r, s.g.n);
+            st = splat_eval_save(s.ctx, p);
             free(name);
             free(p);
         }
-        sp_eval_result_free(&r);
     }
-    if (rc) fprintf(stderr, "error: %s\n", sp_last_error());
+    if (st != SPLAT_OK) cli_print_error(s.ctx);
     close_session(&s);
-    return rc ? 1 : 0;
+    return st != SPLAT_OK ? 1 : 0;
 }
 
 /* `render --path`: frames along a camera path derived from the training cameras (scene/campath.h)
  * as OUT/frame_0000.png ..., then OUT/<path>.mp4 when ffmpeg is on PATH. */
 static int render_path(const eval_args *a, session *s) {
-    sp_path_kind kind;
-    sp_path_kind_parse(a->path, &kind); /* validated by parse() */
     int frames = a->frames > 0 ? a->frames : 120;
-    sp_camera *cams = SP_NEW(sp_camera, frames);
-    int rc = sp_campath_make(&s->data, kind, frames, cams);
+    splat_camera *cams = SP_NEW(splat_camera, frames);
+    int rc = splat_camera_path(s->ctx, a->path, frames, cams) == SPLAT_OK ? 0 : sp_error("%s", splat_errmsg(s->ctx));
     if (rc == 0) rc = sp_mkdir_p(a->out);
     int w = rc == 0 ? cams[0].width : 1, h = rc == 0 ? cams[0].height : 1;
-    float *rgb = sp_malloc((size_t)w * h * 3 * sizeof(float));
-    sp_image img = {w, h, 3, sp_malloc((size_t)w * h * 3)};
     for (int j = 0; rc == 0 && j < frames; j++) {
-        rc = s->b->ops->render(s->b, &cams[j], s->g.sh_degree, s->bg, rgb);
-        if (rc) break;
-        sp_image_quantize(rgb, w, h, img.pixels);
         char *p = sp_strfmt("%s/frame_%04d.png", a->out, j);
-        rc = sp_image_save_png(p, &img);
+        rc = render_png(s, &cams[j], p);
         free(p);
     }
-    free(rgb);
-    free(img.pixels);
     free(cams);
     if (rc) {
         fprintf(stderr, "error: %s\n", sp_last_error());
@@ -243,28 +244,26 @@ int cmd_render(int argc, char **argv) {
         return prc;
     }
     const char *split = a.split ? a.split : "test";
-    sp_split *sp = sp_dataset_split(&s.data, split);
-    int rc = 0;
-    if (!sp || !sp->n) rc = sp_error("%s: the dataset has no %s views", s.cfg.data.path, split);
+    int n = 0, rc = 0;
+    splat_dataset_views(s.ctx, split, &n);
+    if (!n) rc = sp_error("%s: the dataset has no %s views", s.data_path, split);
     char *outdir = sp_path_join(a.out, split); /* per split: train and val views may share names */
     if (rc == 0 && sp_mkdir_p(outdir)) rc = -1;
-    for (int i = 0; rc == 0 && i < sp->n; i++) {
-        const sp_camera *c = &sp->views[i].cam;
-        float *rgb = sp_malloc((size_t)c->width * c->height * 3 * sizeof(float));
-        sp_image img = {c->width, c->height, 3, sp_malloc((size_t)c->width * c->height * 3)};
-        rc = s.b->ops->render(s.b, c, s.g.sh_degree, s.bg, rgb);
-        if (rc == 0) {
-            sp_image_quantize(rgb, c->width, c->height, img.pixels);
-            const char *base = strrchr(sp->views[i].name, '/');
-            char *p = sp_strfmt("%s/%s.png", outdir, base ? base + 1 : sp->views[i].name);
-            rc = sp_image_save_png(p, &img);
-            free(p);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        splat_camera cam;
+        char name[4096];
+        if (splat_dataset_camera(s.ctx, split, i, &cam) != SPLAT_OK ||
+            splat_dataset_view_name(s.ctx, split, i, name, sizeof name) != SPLAT_OK) {
+            rc = sp_error("%s", splat_errmsg(s.ctx));
+            break;
         }
-        free(rgb);
-        free(img.pixels);
+        const char *base = strrchr(name, '/');
+        char *p = sp_strfmt("%s/%s.png", outdir, base ? base + 1 : name);
+        rc = render_png(&s, &cam, p);
+        free(p);
     }
     if (rc) fprintf(stderr, "error: %s\n", sp_last_error());
-    else printf("wrote %d renders to %s\n", sp->n, outdir);
+    else printf("wrote %d renders to %s\n", n, outdir);
     free(outdir);
     close_session(&s);
     return rc ? 1 : 0;

@@ -1,5 +1,5 @@
 /* cmd_export.c — `splat export`: a model (.ply, .splat or .spz, or a run's point_cloud.ply) written
- * as .ply, .splat or .spz (io/export.h describes the formats). */
+ * as .ply, .splat or .spz (io/export.h describes the formats), through the public API. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "core/core.h"
 #include "io/export.h"
+#include "splat.h"
 
 int cmd_export(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
@@ -44,19 +45,24 @@ int cmd_export(int argc, char **argv) {
         return 2;
     }
     char *in = ply ? sp_strdup(ply) : sp_path_join(run, "point_cloud.ply");
-    sp_gaussians g;
-    int rc = sp_model_read(in, &g);
-    if (rc == 0) {
-        rc = sp_model_write(out, f, &g);
-        if (rc == 0) {
-            struct stat st;
-            long long bytes = stat(out, &st) == 0 ? (long long)st.st_size : -1;
-            printf("wrote %s: %d Gaussians, SH degree %d, %s, %lld bytes\n", out, g.n,
-                   f == SP_MODEL_SPLAT ? 0 : g.sh_degree, sp_model_format_name(f), bytes);
-        }
-        sp_gaussians_free(&g);
+    splat_context *ctx = cli_open_context();
+    if (!ctx) {
+        free(in);
+        return 2;
     }
-    if (rc) fprintf(stderr, "error: %s\n", sp_last_error());
+    int n = 0, degree = 0;
+    splat_status st = splat_load_model(ctx, in);
+    if (st == SPLAT_OK) st = splat_export(ctx, out, sp_model_format_name(f));
+    if (st == SPLAT_OK) {
+        splat_model_info(ctx, &n, &degree);
+        struct stat sb;
+        long long bytes = stat(out, &sb) == 0 ? (long long)sb.st_size : -1;
+        printf("wrote %s: %d Gaussians, SH degree %d, %s, %lld bytes\n", out, n, f == SP_MODEL_SPLAT ? 0 : degree,
+               sp_model_format_name(f), bytes);
+    } else {
+        cli_print_error(ctx);
+    }
+    splat_close(ctx);
     free(in);
-    return rc ? 1 : 0;
+    return st == SPLAT_OK ? 0 : 1;
 }

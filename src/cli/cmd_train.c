@@ -1,14 +1,16 @@
 /* cmd_train.c — `splat train` and `splat check`: configuration from defaults, a file, a dataset
- * folder given as an argument and --set overrides, then training, or a report of every problem
- * found without training. */
+ * folder given as an argument and --set overrides, then training (through the public API,
+ * include/splat.h), or a report of every problem found without training. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "cli/cli.h"
 #include "core/core.h"
 #include "io/loader.h"
+#include "splat.h"
 
 typedef struct {
     const char *config;
@@ -69,13 +71,39 @@ static int load_config(const train_args *t, sp_config *cfg, sp_problems *probs) 
     return probs->n ? -1 : 0;
 }
 
+static void print_problems(const sp_problems *p) {
+    for (int i = 0; i < p->n; i++) fprintf(stderr, "error: %s\n", p->items[i]);
+}
+
+/* The configuration load_config makes, in a context; every problem goes to probs. */
+static int api_config(const train_args *t, splat_context *ctx, sp_problems *probs) {
+    char *path = t->config ? sp_strdup(t->config) : t->resume ? sp_path_join(t->resume, "config.toml") : NULL;
+    if (path && splat_config_load_file(ctx, path) != SPLAT_OK) cli_add_problems(ctx, probs);
+    free(path);
+    if (t->data) {
+        if (cli_set_string(ctx, "data.path", t->data) != SPLAT_OK) cli_add_problems(ctx, probs);
+        char name[SP_CONFIG_NAME_MAX] = "";
+        if (!t->config && !t->resume) dataset_name(t->data, name, sizeof name);
+        if (name[0] && cli_set_string(ctx, "experiment.name", name) != SPLAT_OK) cli_add_problems(ctx, probs);
+    }
+    for (int i = 0; i < t->nsets; i++)
+        if (splat_config_set(ctx, t->sets[i]) != SPLAT_OK) cli_add_problems(ctx, probs);
+    if (t->resume && cli_set_string(ctx, "output.run_dir", t->resume) != SPLAT_OK) cli_add_problems(ctx, probs);
+    if (splat_config_check(ctx) != SPLAT_OK) cli_add_problems(ctx, probs);
+    return probs->n ? -1 : 0;
+}
+
+static void show_progress(void *user, const splat_progress *p) {
+    sp_progress q = {.step = p->step, .max_steps = p->max_steps, .loss = p->loss, .num_gaussians = p->num_gaussians,
+                     .steps_per_s = p->steps_per_s, .elapsed_s = p->elapsed_s, .eta_s = p->eta_s, .psnr = p->psnr,
+                     .final = p->final};
+    sp_cli_progress(&q, user);
+    cli_set_live_line(!p->final && isatty(STDERR_FILENO)); /* sp_cli_progress draws a live line on a terminal */
+}
+
 int sp_cli_interrupted(void *user) {
     (void)user;
     return sp_interrupted();
-}
-
-static void print_problems(const sp_problems *p) {
-    for (int i = 0; i < p->n; i++) fprintf(stderr, "error: %s\n", p->items[i]);
 }
 
 int cmd_train(int argc, char **argv) {
@@ -108,23 +136,29 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "splat train: --force replaces a run and --resume continues one: give only one\n");
         return 2;
     }
-    sp_config *cfg = SP_NEW(sp_config, 1);
+    splat_context *ctx = cli_open_context();
+    if (!ctx) return 2;
     sp_problems probs = {0};
-    if (load_config(&t, cfg, &probs)) {
+    if (api_config(&t, ctx, &probs)) {
         print_problems(&probs);
         fprintf(stderr, "splat train: %d problem%s in the configuration; nothing was trained%s\n", probs.n,
                 probs.n == 1 ? "" : "s", t.resume ? " and the run folder is unchanged" : "");
         sp_problems_free(&probs);
-        free(cfg);
+        splat_close(ctx);
         return 2;
     }
     sp_problems_free(&probs);
     sp_install_interrupt_handler();
-    sp_train_opts o = {.resume_dir = t.resume, .force = t.force, .progress = sp_cli_progress,
-                       .cancel = sp_cli_interrupted, .user = NULL};
-    int rc = sp_train(cfg, &o);
-    free(cfg);
-    return rc;
+    splat_train_opts o = {.resume_dir = t.resume, .force = t.force, .progress = show_progress, .cancel = sp_cli_interrupted};
+    /* the trainer has logged what went wrong (or where a stopped run is kept) */
+    splat_status st = splat_train(ctx, &o);
+    splat_close(ctx);
+    switch (st) {
+    case SPLAT_OK: return 0;
+    case SPLAT_CANCELLED: return 130;
+    case SPLAT_INVALID: return 2;
+    default: return 1;
+    }
 }
 
 static void summarize_split(const char *name, const sp_split *s) {

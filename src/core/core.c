@@ -1,4 +1,4 @@
-/* core.c — errors, problem lists, allocation, logging, timers, RNG, atomic files, interrupts. */
+/* core.c — errors, problem lists, allocation, logging (per-thread sinks), timers, RNG, atomic files. */
 #include "core/core.h"
 
 #include <dirent.h>
@@ -6,7 +6,6 @@
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +48,7 @@ int sp_error_prefix(const char *fmt, ...) {
 }
 
 const char *sp_last_error(void) { return g_err[0] ? g_err : "unknown error"; }
+bool sp_has_error(void) { return g_err[0] != 0; }
 void sp_clear_error(void) { g_err[0] = 0; }
 
 void sp_problems_add(sp_problems *p, const char *fmt, ...) {
@@ -155,54 +155,64 @@ char *sp_strfmt(const char *fmt, ...) {
 }
 
 /* ---- logging ---- */
-static sp_log_level g_level = SP_LOG_INFO;
-static FILE *g_logfile;
-static bool g_quiet;
-static bool g_live;
-void sp_log_set_live_line(bool live) { g_live = live; }
-void sp_log_set_level(sp_log_level level) { g_level = level; }
-void sp_log_set_file(FILE *f) { g_logfile = f; }
-void sp_log_set_quiet(bool quiet) { g_quiet = quiet; }
+/* Per thread: the default sink and the current one (NULL: the default). */
+static _Thread_local sp_log_sink t_default_sink = {.level = SP_LOG_INFO};
+static _Thread_local sp_log_sink *t_sink;
 
-void sp_log(sp_log_level level, const char *fmt, ...) {
-    static const char *names[] = {"debug", "info", "warning", "error"};
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (level >= g_level && (!g_quiet || level >= SP_LOG_ERROR)) {
-        if (g_live) fputs("\r\033[K", stderr);
-        if (level >= SP_LOG_WARN)
-            fprintf(stderr, "splat: %s: %s\n", names[level], buf);
-        else
-            fprintf(stderr, "%s\n", buf);
-    }
-    if (g_logfile && level >= SP_LOG_INFO) {
-        time_t t = time(NULL);
-        struct tm tm;
-        localtime_r(&t, &tm);
-        char ts[32];
-        strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
-        fprintf(g_logfile, "%s %s: %s\n", ts, names[level], buf);
-        fflush(g_logfile);
-    }
+static sp_log_sink *current_sink(void) { return t_sink ? t_sink : &t_default_sink; }
+
+sp_log_sink *sp_log_use(sp_log_sink *sink) {
+    sp_log_sink *old = current_sink();
+    t_sink = sink;
+    return old;
 }
+void sp_log_set_live_line(bool live) { current_sink()->live = live; }
+void sp_log_set_level(sp_log_level level) { current_sink()->level = level; }
+void sp_log_set_file(FILE *f) { current_sink()->file = f; }
+void sp_log_set_quiet(bool quiet) { current_sink()->quiet = quiet; }
 
-void sp_log_to_file(const char *fmt, ...) {
-    if (!g_logfile) return;
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
+static const char *const level_names[] = {"debug", "info", "warning", "error"};
+
+static void write_file_line(FILE *f, const char *level, const char *msg) {
     time_t t = time(NULL);
     struct tm tm;
     localtime_r(&t, &tm);
     char ts[32];
     strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
-    fprintf(g_logfile, "%s info: %s\n", ts, buf);
-    fflush(g_logfile);
+    fprintf(f, "%s %s: %s\n", ts, level, msg);
+    fflush(f);
+}
+
+void sp_log(sp_log_level level, const char *fmt, ...) {
+    sp_log_sink *s = current_sink();
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (level >= s->level && (!s->quiet || level >= SP_LOG_ERROR)) {
+        if (s->fn) {
+            s->fn(level, buf, s->user);
+        } else {
+            if (s->live) fputs("\r\033[K", stderr);
+            if (level >= SP_LOG_WARN)
+                fprintf(stderr, "splat: %s: %s\n", level_names[level], buf);
+            else
+                fprintf(stderr, "%s\n", buf);
+        }
+    }
+    if (s->file && level >= SP_LOG_INFO) write_file_line(s->file, level_names[level], buf);
+}
+
+void sp_log_to_file(const char *fmt, ...) {
+    sp_log_sink *s = current_sink();
+    if (!s->file) return;
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    write_file_line(s->file, "info", buf);
 }
 
 /* ---- time ---- */
@@ -400,23 +410,3 @@ int sp_remove_temporaries(const char *dir) {
     closedir(d);
     return rc;
 }
-
-/* ---- interrupts ---- */
-static volatile sig_atomic_t g_interrupted;
-static void on_signal(int sig) {
-    if (g_interrupted) {
-        signal(sig, SIG_DFL); /* a second Ctrl-C ends the process at once */
-        raise(sig);
-    }
-    g_interrupted = 1;
-}
-void sp_install_interrupt_handler(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-bool sp_interrupted(void) { return g_interrupted != 0; }
-void sp_set_interrupted(bool v) { g_interrupted = v; }

@@ -19,6 +19,7 @@ int sp_verror(const char *fmt, va_list ap);
 /* Prefix the current message: sp_error_prefix("%s", path) turns "bad x" into "path: bad x". */
 int sp_error_prefix(const char *fmt, ...) SP_PRINTF(1, 2);
 const char *sp_last_error(void);
+bool sp_has_error(void); /* a message was recorded since the last sp_clear_error() */
 void sp_clear_error(void);
 
 /* Problem lists: `check` and config validation report every problem, not only the first. */
@@ -62,11 +63,32 @@ char *sp_strdup(const char *s);
 char *sp_strfmt(const char *fmt, ...) SP_PRINTF(1, 2); /* malloc'd formatted string */
 #define SP_NEW(T, count) ((T *)sp_calloc((size_t)(count), sizeof(T)))
 
-/* Logging to stderr (and to a log file once one is set, e.g. the run's log.txt). */
+/* Logging. Messages go to the calling thread's current log sink. There is no process-wide
+ * logging state: each thread starts with its own default sink (level info, shown messages on
+ * stderr, no file), and a caller that wants messages elsewhere for the duration of a call makes
+ * its own sink current with sp_log_use() and restores the previous one afterwards (the public
+ * API does this at every entry point, routing messages to the context's callback). Work that
+ * the library runs on OpenMP worker threads logs nothing; if it did, the message would go to
+ * that worker's default sink.
+ *
+ * The setters below change the current sink of the calling thread. */
 typedef enum { SP_LOG_DEBUG, SP_LOG_INFO, SP_LOG_WARN, SP_LOG_ERROR } sp_log_level;
+/* Receives every message the sink shows (already formatted, no newline). */
+typedef void (*sp_log_fn)(sp_log_level level, const char *message, void *user);
+typedef struct {
+    sp_log_level level; /* messages below it are not shown */
+    bool quiet;         /* true: only errors are shown (the file still gets everything) */
+    bool live;          /* a live progress line is on the terminal: stderr output clears it first */
+    FILE *file;         /* run log (info and above, with time stamps), e.g. the run's log.txt */
+    sp_log_fn fn;       /* where shown messages go; NULL: stderr ("splat: warning: ..." above info) */
+    void *user;
+} sp_log_sink;
+/* Makes sink the calling thread's current one (NULL: the thread's default); returns the
+ * previous one (never NULL), to be restored with sp_log_use() when the call is done. */
+sp_log_sink *sp_log_use(sp_log_sink *sink);
 void sp_log_set_level(sp_log_level level);
-void sp_log_set_file(FILE *f); /* NULL: stderr only */
-void sp_log_set_quiet(bool quiet); /* true: only the file (and errors on stderr) */
+void sp_log_set_file(FILE *f); /* NULL: no file */
+void sp_log_set_quiet(bool quiet); /* true: only the file (and errors) */
 /* true while a live progress line is on the terminal: messages clear it first. */
 void sp_log_set_live_line(bool live);
 void sp_log(sp_log_level level, const char *fmt, ...) SP_PRINTF(2, 3);
@@ -119,12 +141,6 @@ char *sp_path_absolute(const char *path);
 int sp_remove_tree(const char *path);
 /* Removes the temporaries ("NAME.tmp.PID") that interrupted atomic writes left in dir. */
 int sp_remove_temporaries(const char *dir);
-
-/* Interrupt flag set by SIGINT/SIGTERM once sp_install_interrupt_handler() ran. Only programs
- * (the CLI) install the handler; the library reads no signals (sp_train takes a cancel callback). */
-void sp_install_interrupt_handler(void);
-bool sp_interrupted(void);
-void sp_set_interrupted(bool v);
 
 static inline float sp_sigmoidf(float x) { return 1.0f / (1.0f + __builtin_expf(-x)); }
 static inline float sp_logitf(float p) { return __builtin_logf(p / (1.0f - p)); }

@@ -354,11 +354,9 @@ static void key_hint(const char *section, const char *key, char *out, size_t n) 
 }
 
 /* ---- loading ---- */
-int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems) {
-    /* Syntax problems are reported with the rest: whatever parsed is still checked and applied. */
-    int before = problems->n;
-    sp_toml_doc d;
-    sp_toml_load_all(path, &d, problems);
+/* Syntax problems are reported with the rest: whatever parsed is still checked and applied. */
+static int apply_doc(const char *path, sp_toml_doc *dp, int before, sp_config *c, sp_problems *problems) {
+    sp_toml_doc d = *dp;
     char hint[1024], why[512];
     int k = 0; /* the entries of a table are contiguous, tables in order: one pass over both */
     for (int t = 0; t < d.ntables; t++) {
@@ -398,6 +396,20 @@ int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems) 
     }
     sp_toml_free(&d);
     return problems->n > before ? -1 : 0;
+}
+
+int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems) {
+    int before = problems->n;
+    sp_toml_doc d;
+    sp_toml_load_all(path, &d, problems);
+    return apply_doc(path, &d, before, c, problems);
+}
+
+int sp_config_apply_text(const char *text, const char *name, sp_config *c, sp_problems *problems) {
+    int before = problems->n;
+    sp_toml_doc d;
+    sp_toml_parse_all(text, strlen(text), name, &d, problems);
+    return apply_doc(name, &d, before, c, problems);
 }
 
 int sp_config_load(const char *path, sp_config *c, sp_problems *problems) {

@@ -100,6 +100,8 @@ void sp_config_defaults(sp_config *c);
 int sp_config_load(const char *path, sp_config *c, sp_problems *problems);
 /* Applies the file over c's current values (layering); same problems as sp_config_load. */
 int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems);
+/* The same for TOML text; problems name `name` ("name:LINE: ...") as they would a file. */
+int sp_config_apply_text(const char *text, const char *name, sp_config *c, sp_problems *problems);
 /* Applies "section.key=value" (the CLI's --set). value is a TOML value; for string keys an
  * unquoted value is taken literally (--set data.path=/x/y). Problems read
  * "--set section.key: message". Returns -1 on any problem (c unchanged then). */

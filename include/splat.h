@@ -1,0 +1,233 @@
+/* splat.h — the public C API of splat, a 3D Gaussian Splatting trainer.
+ *
+ * Everything goes through a context (splat_context), an opaque handle that holds a training
+ * configuration, at most one model (a set of Gaussians), a log callback and the message of the
+ * last failed call. A program may open any number of contexts and use them from different
+ * threads at the same time: contexts share no state. Calls on one context are serialized (a
+ * second thread calling into a context that is busy waits), except splat_cancel(), which never
+ * waits and may be called from any thread (or a signal handler) to stop a training run.
+ *
+ * Every call that can fail returns a splat_status; on anything but SPLAT_OK,
+ * splat_errmsg(ctx) says what went wrong, naming the file (and line, for text files) it is
+ * about. The library never calls exit(), installs no signal handler, changes no process-wide
+ * setting (OpenMP thread count, locale, working directory) and prints nothing: messages go to the
+ * context's log callback, or nowhere when none is set.
+ *
+ * A minimal program (examples/train_and_render.c is a complete one):
+ *
+ *     splat_context *ctx;
+ *     if (splat_open(&ctx) != SPLAT_OK) return 1;           // out of memory
+ *     if (splat_config_set(ctx, "data.path=scenes/lego") ||
+ *         splat_config_set(ctx, "trainer.max_steps=3000") ||
+ *         splat_train(ctx, NULL) ||                          // writes runs/<name>, keeps the model
+ *         splat_export(ctx, "lego.spz", NULL))
+ *         fprintf(stderr, "%s\n", splat_errmsg(ctx));
+ *     splat_close(ctx);
+ *
+ * Build with `pkg-config --cflags --libs splat` after `make install PREFIX=...`.
+ * Conventions (docs/api.md has more): cameras in OpenCV axes (x right, y down, z forward),
+ * pixels row-major with the top row first, colours linear in [0, 1] as the training images store
+ * them. Strings are UTF-8 paths or text; the library copies what it keeps. Callbacks (log,
+ * progress, cancel) run inside a call on the context and must not call into the same context. */
+#ifndef SPLAT_PUBLIC_H
+#define SPLAT_PUBLIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPLAT_API_VERSION 1
+
+/* ---- status and context ---- */
+
+typedef enum {
+    SPLAT_OK = 0,
+    SPLAT_ERROR = 1,     /* the call failed (a file, a dataset, the backend): see splat_errmsg */
+    SPLAT_INVALID = 2,   /* bad arguments or configuration; nothing was done */
+    SPLAT_NO_MODEL = 3,  /* the call needs a model: load or train one first */
+    SPLAT_CANCELLED = 4, /* splat_cancel() or the cancel callback stopped the call */
+    SPLAT_NOMEM = 5      /* out of memory (the message says for what, and what to lower) */
+} splat_status;
+
+typedef struct splat_context splat_context;
+
+/* Opens a context with the default configuration (docs/config.md) and no model. *ctx is NULL
+ * when the memory for it is not there (SPLAT_NOMEM). */
+splat_status splat_open(splat_context **ctx);
+/* Frees the context and everything it holds. NULL is a no-op. Must not be called while another
+ * thread is inside a call on the same context. */
+void splat_close(splat_context *ctx);
+/* The message of the last call on ctx that failed ("" after a success). Valid until the next call
+ * on ctx. Never NULL (a NULL ctx gives a fixed message). */
+const char *splat_errmsg(const splat_context *ctx);
+/* "splat_status" as a word: "ok", "error", "invalid", "no model", "cancelled", "out of memory". */
+const char *splat_status_name(splat_status s);
+/* Library version ("0.1.0") and the commit it was built from. */
+const char *splat_version(void);
+const char *splat_commit(void);
+
+/* ---- logging ---- */
+
+typedef enum { SPLAT_LOG_DEBUG = 0, SPLAT_LOG_INFO = 1, SPLAT_LOG_WARN = 2, SPLAT_LOG_ERROR = 3 } splat_log_level;
+/* One message, formatted, without a trailing newline; called on the thread that made the call. */
+typedef void (*splat_log_fn)(void *user, splat_log_level level, const char *message);
+/* Messages at min_level and above go to fn(user, ...). fn NULL: messages are dropped (the
+ * default). A training run also writes its own log.txt into the run folder. */
+splat_status splat_set_log(splat_context *ctx, splat_log_fn fn, void *user, splat_log_level min_level);
+
+/* ---- configuration ----
+ * The training configuration: the keys of docs/config.md, sections [experiment], [data], [init],
+ * [output], [trainer], [loss], [refine], [adam], [backend]. Changes are layered over what is
+ * there. A call that finds a problem (syntax, unknown key, wrong type, out-of-range value) fails
+ * with SPLAT_INVALID and every problem in the message, one per line ("FILE:LINE: ..."); the
+ * valid keys of a file or string are still applied, a failed splat_config_set changes nothing. */
+
+/* Back to the defaults. */
+splat_status splat_config_reset(splat_context *ctx);
+/* Applies a TOML file. */
+splat_status splat_config_load_file(splat_context *ctx, const char *path);
+/* Applies TOML text; name stands for the file in messages (NULL: "<string>"). */
+splat_status splat_config_load_string(splat_context *ctx, const char *toml, const char *name);
+/* Applies one "section.key=value" (as `splat train --set`): a TOML value, strings unquoted or
+ * quoted, e.g. "trainer.max_steps=7000", "data.path=/data/lego". */
+splat_status splat_config_set(splat_context *ctx, const char *assignment);
+/* The value of "section.key" as TOML text (strings quoted) into buf (size n, NUL-terminated);
+ * SPLAT_INVALID for an unknown key or a buffer too small. */
+splat_status splat_config_get(splat_context *ctx, const char *key, char *buf, size_t n);
+/* Checks what training needs of the whole configuration (data.path is set, init.count fits
+ * refine.capacity); SPLAT_INVALID with every problem otherwise. splat_train checks the same. */
+splat_status splat_config_check(splat_context *ctx);
+/* Writes the whole resolved configuration (every key, with its meaning) as TOML, atomically. */
+splat_status splat_config_save(splat_context *ctx, const char *path);
+
+/* ---- training ---- */
+
+typedef struct {
+    int step, max_steps;
+    double loss;          /* mean training loss of the last few steps (NaN before the first) */
+    int num_gaussians;
+    double steps_per_s;   /* recent smoothed speed; the session's mean in the final report */
+    double elapsed_s;     /* wall time of this session's loop, saves included */
+    double eta_s;         /* NaN until the speed is known */
+    double psnr;          /* latest evaluation PSNR in dB (NaN before the first) */
+    int final;            /* 1 on the last call of a run */
+} splat_progress;
+
+typedef void (*splat_progress_fn)(void *user, const splat_progress *p);
+/* Polled between steps: non-zero stops the run cleanly (model and checkpoint are saved). */
+typedef int (*splat_cancel_fn)(void *user);
+
+typedef struct {
+    /* NULL: a fresh run into output.run_dir (default runs/<experiment.name>). A run folder:
+     * continues that run from its checkpoint.bin, with its config.toml. */
+    const char *resume_dir;
+    /* A fresh run into a folder that already holds a run fails unless force is non-zero; then
+     * the old run's files are replaced (only those). */
+    int force;
+    splat_progress_fn progress; /* NULL: none; called on the training thread */
+    splat_cancel_fn cancel;     /* NULL: only splat_cancel() stops the run */
+    void *user;                 /* passed to progress and cancel */
+} splat_train_opts;
+
+/* Trains with the context's configuration (opts NULL: a fresh run, no callbacks) and writes the
+ * run folder (config.toml, log.txt, point_cloud.ply, checkpoint.bin, result.toml, ...; see the
+ * README). When it returns SPLAT_OK or SPLAT_CANCELLED the trained model is the context's model.
+ * Everything that can be checked (dataset, run folder, backend) is checked before anything is
+ * written: a run that fails that early leaves an existing run folder unchanged. On resume the
+ * context's configuration is replaced by the run's config.toml. */
+splat_status splat_train(splat_context *ctx, const splat_train_opts *opts);
+/* Asks the training run in progress on ctx to stop at the next step (never waits; callable from
+ * any thread). A cancel that arrives while no run is in progress stops the next one before its
+ * first step. The request is consumed when splat_train returns. */
+void splat_cancel(splat_context *ctx);
+/* The run folder the last splat_train used, or "" (valid until the next call on ctx). */
+const char *splat_run_dir(splat_context *ctx);
+
+/* ---- the model ---- */
+
+/* Loads a model, replacing the context's: a .ply (3DGS layout), .splat or .spz file, a run's
+ * checkpoint.bin, or a run folder (its point_cloud.ply, else its checkpoint.bin). */
+splat_status splat_load_model(splat_context *ctx, const char *path);
+/* Gaussian count and SH degree of the context's model (SPLAT_NO_MODEL without one). */
+splat_status splat_model_info(splat_context *ctx, int *num_gaussians, int *sh_degree);
+/* Writes the model as "ply" (lossless), "splat" (web viewers, base colour only) or "spz"
+ * (compressed); format NULL: from path's extension. Written atomically. */
+splat_status splat_export(splat_context *ctx, const char *path, const char *format);
+
+/* ---- rendering ---- */
+
+/* A pinhole camera. Pose: world -> camera, x_cam = R x_world + t, in OpenCV axes (x right,
+ * y down, z forward); R row-major. Intrinsics in pixels for an image of width x height. */
+typedef struct {
+    int width, height;
+    float fx, fy, cx, cy;
+    float R[9];
+    float t[3];
+} splat_camera;
+
+/* A camera at eye looking at target, with up the world direction that appears up in the image,
+ * horizontal field of view fov_x (radians), principal point at the image centre. */
+splat_status splat_camera_look_at(splat_camera *cam, int width, int height, float fov_x, const float eye[3],
+                                  const float target[3], const float up[3]);
+/* The camera of view `index` of a split ("train", "val" or "test") of the configured dataset
+ * (data.path, data.downscale), as training and evaluation see it. The dataset's cameras are read
+ * once per configuration (any configuration call reads them again on next use). */
+splat_status splat_dataset_camera(splat_context *ctx, const char *split, int index, splat_camera *cam);
+/* How many views the split has. */
+splat_status splat_dataset_views(splat_context *ctx, const char *split, int *count);
+/* The name the dataset gives view `index` of a split ("./test/r_0", "IMG_0042.jpg") into buf
+ * (size n, NUL-terminated; SPLAT_INVALID if it does not fit). */
+splat_status splat_dataset_view_name(splat_context *ctx, const char *split, int index, char *buf, size_t n);
+/* frames cameras (>= 1) along a path derived from the dataset's training cameras, into cams:
+ * "orbit" (a circle around the point they look at), "spiral" (around the mean or first pose) or
+ * "interp" (a smooth path through up to 8 training poses); docs/formats.md describes them. */
+splat_status splat_camera_path(splat_context *ctx, const char *kind, int frames, splat_camera *cams);
+
+typedef enum {
+    SPLAT_RGBA8 = 0,   /* 4 bytes per pixel, 0..255, on the scale of the training images (round(255 v)) */
+    SPLAT_RGBA_F32 = 1 /* 4 floats per pixel, the same values v in [0, 1] before quantization */
+} splat_pixel_format;
+
+/* Renders the model from cam into pixels (cam->height rows of `stride` bytes; stride 0: tightly
+ * packed, width * 4 (RGBA8) or width * 16 (float) bytes). background: RGB in [0, 1] composited
+ * behind the model (alpha is then 1); NULL: a transparent background, the colour straight
+ * (not premultiplied) and alpha the model's coverage (this renders twice). Uses the backend of
+ * the configuration (backend.kind). */
+splat_status splat_render(splat_context *ctx, const splat_camera *cam, const float *background,
+                          splat_pixel_format format, void *pixels, size_t stride);
+
+/* ---- evaluation ---- */
+
+typedef struct {
+    int num_views;
+    double psnr, ssim;            /* means over the views */
+    double seconds;
+    const double *view_psnr;      /* [num_views], owned by the context, valid until the next call */
+    const double *view_ssim;
+    const char *const *view_names;
+} splat_eval_result;
+
+/* Renders every view of a split ("test", "val" or "train") of the configured dataset with the
+ * model and scores it against the images (8-bit quantized renders, PSNR in dB and SSIM), on the
+ * configured background (data.background; "random" evaluates on white). */
+splat_status splat_evaluate(splat_context *ctx, const char *split, splat_eval_result *out);
+/* Writes the last evaluation as TOML (split, Gaussian count, mean and per-view PSNR and SSIM: the
+ * layout of a run folder's eval_<split>.toml), atomically. SPLAT_INVALID before any evaluation. */
+splat_status splat_eval_save(splat_context *ctx, const char *path);
+
+/* ---- the demo scene ---- */
+
+/* Ray-traces splat's procedural demo scene into dir in the NeRF-synthetic layout
+ * (transforms_{train,val,test}.json and RGBA PNGs), size x size pixels (8..8192), with the given
+ * number of views per split (at least one train view); equal arguments give byte-identical files. */
+splat_status splat_synth(splat_context *ctx, const char *dir, int size, int num_train, int num_val, int num_test,
+                         uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

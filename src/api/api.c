@@ -1,0 +1,350 @@
+/* api.c — the context of the public API (include/splat.h): opening and closing, errors, the log
+ * callback, the configuration, loading and exporting models, the demo scene. Training,
+ * rendering and evaluation are in api_run.c. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_internal.h"
+#include "io/export.h"
+#include "scene/synth.h"
+#include "train/checkpoint.h"
+
+/* ---- calls: lock, log sink, errors ---- */
+
+static void sink_to_callback(sp_log_level level, const char *message, void *user) {
+    splat_context *ctx = user;
+    if (level >= SP_LOG_ERROR) {
+        free(ctx->last_logged_error);
+        ctx->last_logged_error = sp_strdup(message);
+    }
+    if (ctx->log_fn && level >= (sp_log_level)ctx->sink.level) ctx->log_fn(ctx->log_user, (splat_log_level)level, message);
+}
+
+void api_enter(splat_context *ctx) {
+    pthread_mutex_lock(&ctx->lock);
+    /* errors are always seen by the sink (to keep the last one); the callback filters by level */
+    ctx->sink.fn = sink_to_callback;
+    ctx->sink.user = ctx;
+    ctx->sink.file = NULL;
+    ctx->sink.quiet = false;
+    ctx->sink.live = false;
+    ctx->saved_sink = sp_log_use(&ctx->sink);
+    free(ctx->last_logged_error);
+    ctx->last_logged_error = NULL;
+    sp_clear_error();
+}
+
+splat_status api_leave(splat_context *ctx, splat_status status) {
+    free(ctx->err);
+    if (status == SPLAT_OK) ctx->err = sp_strdup("");
+    else if (sp_has_error()) ctx->err = sp_strdup(sp_last_error());
+    else if (ctx->last_logged_error) ctx->err = sp_strdup(ctx->last_logged_error);
+    else ctx->err = sp_strdup(splat_status_name(status));
+    sp_log_use(ctx->saved_sink);
+    ctx->saved_sink = NULL;
+    sp_clear_error();
+    pthread_mutex_unlock(&ctx->lock);
+    return status;
+}
+
+splat_status api_fail(splat_status status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    sp_verror(fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+splat_status api_status_for_error(splat_status otherwise) {
+    return sp_has_error() && !strncmp(sp_last_error(), "out of memory", 13) ? SPLAT_NOMEM : otherwise;
+}
+
+void api_drop_backend(splat_context *ctx) {
+    if (ctx->b) ctx->b->ops->destroy(ctx->b);
+    ctx->b = NULL;
+}
+
+void api_drop_cameras(splat_context *ctx) {
+    if (ctx->have_cams) sp_dataset_free(&ctx->cams);
+    ctx->have_cams = 0;
+}
+
+void api_set_model(splat_context *ctx, sp_gaussians *g) {
+    api_drop_backend(ctx);
+    if (ctx->have_model) sp_gaussians_free(&ctx->g);
+    ctx->g = *g;
+    memset(g, 0, sizeof *g);
+    ctx->have_model = 1;
+}
+
+/* ---- context ---- */
+
+splat_status splat_open(splat_context **out) {
+    if (!out) return SPLAT_INVALID;
+    splat_context *ctx = calloc(1, sizeof *ctx);
+    *out = NULL;
+    if (!ctx) return SPLAT_NOMEM;
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        free(ctx);
+        return SPLAT_NOMEM;
+    }
+    sp_config_defaults(&ctx->cfg);
+    ctx->sink.level = SP_LOG_INFO;
+    atomic_init(&ctx->cancel, 0);
+    ctx->err = sp_strdup("");
+    ctx->run_dir = sp_strdup("");
+    *out = ctx;
+    return SPLAT_OK;
+}
+
+static void free_eval(splat_context *ctx) {
+    for (int i = 0; i < ctx->eval_n; i++) free(ctx->eval_names[i]);
+    free(ctx->eval_names);
+    free(ctx->eval_psnr);
+    free(ctx->eval_ssim);
+    ctx->eval_names = NULL;
+    ctx->eval_psnr = ctx->eval_ssim = NULL;
+    ctx->eval_n = 0;
+}
+
+void splat_close(splat_context *ctx) {
+    if (!ctx) return;
+    api_drop_backend(ctx);
+    api_drop_cameras(ctx);
+    if (ctx->have_model) sp_gaussians_free(&ctx->g);
+    free_eval(ctx);
+    free(ctx->err);
+    free(ctx->last_logged_error);
+    free(ctx->run_dir);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+const char *splat_errmsg(const splat_context *ctx) { return ctx ? ctx->err : "no context (NULL)"; }
+
+const char *splat_status_name(splat_status s) {
+    switch (s) {
+    case SPLAT_OK: return "ok";
+    case SPLAT_ERROR: return "error";
+    case SPLAT_INVALID: return "invalid";
+    case SPLAT_NO_MODEL: return "no model";
+    case SPLAT_CANCELLED: return "cancelled";
+    case SPLAT_NOMEM: return "out of memory";
+    }
+    return "unknown status";
+}
+
+const char *splat_version(void) { return sp_version(); }
+const char *splat_commit(void) { return sp_commit(); }
+
+splat_status splat_set_log(splat_context *ctx, splat_log_fn fn, void *user, splat_log_level min_level) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (min_level < SPLAT_LOG_DEBUG || min_level > SPLAT_LOG_ERROR)
+        return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_set_log: level %d is not a splat_log_level", (int)min_level));
+    ctx->log_fn = fn;
+    ctx->log_user = user;
+    ctx->sink.level = (sp_log_level)min_level;
+    return api_leave(ctx, SPLAT_OK);
+}
+
+/* ---- configuration ---- */
+
+/* Every problem, one per line, as the message; SPLAT_INVALID. */
+static splat_status problems_status(sp_problems *p) {
+    if (!p->n) return SPLAT_OK;
+    size_t len = 0;
+    for (int i = 0; i < p->n; i++) len += strlen(p->items[i]) + 1;
+    char *msg = sp_malloc(len + 1), *w = msg;
+    for (int i = 0; i < p->n; i++) w += sprintf(w, "%s%s", i ? "\n" : "", p->items[i]);
+    sp_error("%s", msg);
+    free(msg);
+    sp_problems_free(p);
+    return SPLAT_INVALID;
+}
+
+/* The backend is made from the configuration: any change may concern it. */
+static splat_status config_changed(splat_context *ctx, splat_status st) {
+    api_drop_backend(ctx);
+    api_drop_cameras(ctx);
+    return st;
+}
+
+splat_status splat_config_reset(splat_context *ctx) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    sp_config_defaults(&ctx->cfg);
+    return api_leave(ctx, config_changed(ctx, SPLAT_OK));
+}
+
+splat_status splat_config_load_file(splat_context *ctx, const char *path) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_config_load_file: no path (NULL)"));
+    sp_problems p = {0};
+    sp_config_apply_file(path, &ctx->cfg, &p);
+    return api_leave(ctx, config_changed(ctx, problems_status(&p)));
+}
+
+splat_status splat_config_load_string(splat_context *ctx, const char *toml, const char *name) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!toml) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_config_load_string: no text (NULL)"));
+    sp_problems p = {0};
+    sp_config_apply_text(toml, name ? name : "<string>", &ctx->cfg, &p);
+    return api_leave(ctx, config_changed(ctx, problems_status(&p)));
+}
+
+splat_status splat_config_set(splat_context *ctx, const char *assignment) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!assignment) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_config_set: no assignment (NULL)"));
+    sp_problems p = {0};
+    sp_config_set(&ctx->cfg, assignment, &p);
+    return api_leave(ctx, config_changed(ctx, problems_status(&p)));
+}
+
+/* A field's value as TOML text. */
+static char *field_toml(const sp_config *c, const sp_config_field *f) {
+    const char *base = (const char *)c + f->offset;
+    switch (f->type) {
+    case SP_CFG_INT: return sp_strfmt("%d", *(const int *)base);
+    case SP_CFG_FLOAT: return sp_strfmt("%.17g", *(const double *)base);
+    case SP_CFG_BOOL: return sp_strdup(*(const bool *)base ? "true" : "false");
+    case SP_CFG_STRING: break;
+    }
+    size_t n = strnlen(base, f->size);
+    char *s = sp_malloc(2 * n + 3), *w = s;
+    *w++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        if (base[i] == '"' || base[i] == '\\') *w++ = '\\';
+        *w++ = base[i];
+    }
+    *w++ = '"';
+    *w = 0;
+    return s;
+}
+
+splat_status splat_config_get(splat_context *ctx, const char *key, char *buf, size_t n) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!key || !buf || !n) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_config_get: no key or buffer"));
+    const char *dot = strchr(key, '.');
+    char section[64];
+    const sp_config_field *f = NULL;
+    if (dot && (size_t)(dot - key) < sizeof section) {
+        memcpy(section, key, (size_t)(dot - key));
+        section[dot - key] = 0;
+        f = sp_config_find(section, dot + 1);
+    }
+    if (!f) return api_leave(ctx, api_fail(SPLAT_INVALID, "unknown configuration key '%s' (docs/config.md)", key));
+    char *v = field_toml(&ctx->cfg, f);
+    splat_status st = SPLAT_OK;
+    if (strlen(v) + 1 > n) st = api_fail(SPLAT_INVALID, "%s: the value needs %zu bytes, the buffer has %zu", key,
+                                         strlen(v) + 1, n);
+    else memcpy(buf, v, strlen(v) + 1);
+    free(v);
+    return api_leave(ctx, st);
+}
+
+splat_status splat_config_check(splat_context *ctx) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    sp_problems p = {0};
+    sp_config_validate_for_training(&ctx->cfg, &p);
+    return api_leave(ctx, problems_status(&p));
+}
+
+splat_status splat_config_save(splat_context *ctx, const char *path) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_config_save: no path (NULL)"));
+    return api_leave(ctx, sp_config_write(&ctx->cfg, path) ? SPLAT_ERROR : SPLAT_OK);
+}
+
+/* ---- the model ---- */
+
+static int ends_with(const char *s, const char *tail) {
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && !strcmp(s + a - b, tail);
+}
+
+/* A checkpoint's parameters (its Adam moments and curves are dropped). */
+static int read_checkpoint_model(const char *path, sp_gaussians *g) {
+    sp_checkpoint ck;
+    if (sp_checkpoint_read(path, &ck)) return -1;
+    *g = ck.g;
+    memset(&ck.g, 0, sizeof ck.g);
+    sp_checkpoint_free(&ck);
+    return 0;
+}
+
+splat_status splat_load_model(splat_context *ctx, const char *path) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_load_model: no path (NULL)"));
+    sp_gaussians g;
+    memset(&g, 0, sizeof g);
+    int rc;
+    if (sp_dir_exists(path)) {
+        char *ply = sp_path_join(path, "point_cloud.ply"), *ck = sp_path_join(path, "checkpoint.bin");
+        if (sp_file_exists(ply)) rc = sp_model_read(ply, &g);
+        else if (sp_file_exists(ck)) rc = read_checkpoint_model(ck, &g);
+        else rc = sp_error("%s: neither point_cloud.ply nor checkpoint.bin (not a run folder)", path);
+        free(ply);
+        free(ck);
+    } else if (ends_with(path, ".bin")) {
+        rc = read_checkpoint_model(path, &g);
+    } else {
+        rc = sp_model_read(path, &g);
+    }
+    if (rc) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
+    api_set_model(ctx, &g);
+    return api_leave(ctx, SPLAT_OK);
+}
+
+splat_status splat_model_info(splat_context *ctx, int *num_gaussians, int *sh_degree) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!ctx->have_model) return api_leave(ctx, api_fail(SPLAT_NO_MODEL, "no model: load or train one first"));
+    if (num_gaussians) *num_gaussians = ctx->g.n;
+    if (sh_degree) *sh_degree = ctx->g.sh_degree;
+    return api_leave(ctx, SPLAT_OK);
+}
+
+splat_status splat_export(splat_context *ctx, const char *path, const char *format) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_export: no path (NULL)"));
+    if (!ctx->have_model) return api_leave(ctx, api_fail(SPLAT_NO_MODEL, "no model to export: load or train one first"));
+    sp_model_format f = format ? sp_model_format_from_name(format) : sp_model_format_from_path(path);
+    if (f == SP_MODEL_UNKNOWN) {
+        if (format) return api_leave(ctx, api_fail(SPLAT_INVALID, "export format must be ply, splat or spz, got '%s'", format));
+        return api_leave(ctx, api_fail(SPLAT_INVALID, "cannot tell the format from '%s': give ply, splat or spz", path));
+    }
+    if (sp_model_write(path, f, &ctx->g)) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
+    return api_leave(ctx, SPLAT_OK);
+}
+
+/* ---- the demo scene ---- */
+
+splat_status splat_synth(splat_context *ctx, const char *dir, int size, int num_train, int num_val, int num_test,
+                         uint64_t seed) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!dir) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_synth: no folder (NULL)"));
+    if (size < 8 || size > 8192)
+        return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_synth: size %d is outside 8..8192", size));
+    if (num_train < 1 || num_val < 0 || num_test < 0 || num_train > 100000 || num_val > 100000 || num_test > 100000)
+        return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_synth: at least 1 train view, counts up to 100000"));
+    sp_synth_opts o;
+    sp_synth_defaults(&o);
+    o.width = o.height = size;
+    o.num_train = num_train;
+    o.num_val = num_val;
+    o.num_test = num_test;
+    o.seed = seed;
+    return api_leave(ctx, sp_synth_write(dir, &o) ? api_status_for_error(SPLAT_ERROR) : SPLAT_OK);
+}

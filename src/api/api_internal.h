@@ -1,0 +1,61 @@
+/* api_internal.h — the context behind include/splat.h, shared by the files of src/api/.
+ *
+ * Every entry point brackets its work with api_enter() / api_leave(): enter takes the context's
+ * lock, makes the context's log sink the calling thread's current one and clears the thread's
+ * error; leave copies the error (sp_error is thread-local) into the context, restores the
+ * thread's previous sink and releases the lock. */
+#ifndef SPLAT_API_INTERNAL_H
+#define SPLAT_API_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "backend/backend.h"
+#include "core/core.h"
+#include "scene/dataset.h"
+#include "scene/gaussians.h"
+#include "splat.h"
+#include "train/config.h"
+
+struct splat_context {
+    pthread_mutex_t lock;
+    sp_config cfg;
+    sp_log_sink sink;
+    splat_log_fn log_fn;
+    void *log_user;
+    sp_log_sink *saved_sink; /* the caller thread's sink during a call */
+    char *err;               /* message of the last failed call ("" after a success) */
+    char *last_logged_error; /* the last error-level message of the current call */
+    atomic_int cancel;       /* splat_cancel() */
+    /* the model, and a backend holding it for rendering (created on first use) */
+    int have_model;
+    sp_gaussians g;
+    sp_backend *b;
+    char *run_dir;
+    /* the configured dataset's cameras (no pixels), loaded on first use */
+    int have_cams;
+    sp_dataset cams;
+    /* splat_evaluate's result, kept for the pointers it hands out */
+    int eval_n, eval_gaussians;
+    double eval_seconds;
+    char eval_split[8];
+    char **eval_names;
+    double *eval_psnr, *eval_ssim;
+};
+
+void api_enter(splat_context *ctx);
+/* Ends a call: status SPLAT_OK clears the context's message, any other keeps the thread's
+ * sp_error message (or `fallback` if there is none). Returns status. */
+splat_status api_leave(splat_context *ctx, splat_status status);
+/* Sets the thread's error and returns status (for checks made at the API boundary). */
+splat_status api_fail(splat_status status, const char *fmt, ...) SP_PRINTF(2, 3);
+/* SPLAT_NOMEM for "out of memory" messages, else `otherwise`. */
+splat_status api_status_for_error(splat_status otherwise);
+/* Drops the backend (the model or the backend settings changed). */
+void api_drop_backend(splat_context *ctx);
+/* Drops the cached dataset cameras (the configuration changed). */
+void api_drop_cameras(splat_context *ctx);
+/* Replaces the model with g (taken over; g is emptied). */
+void api_set_model(splat_context *ctx, sp_gaussians *g);
+
+#endif

@@ -1,0 +1,469 @@
+/* test_api.c — the public API (include/splat.h): statuses and per-context messages, the log
+ * callback, configuration, loading and exporting models, cancelling, rendering any camera, and
+ * two contexts training on two threads at once with the same results as one at a time. */
+#include "testutil.h"
+
+#include <math.h>
+#include <pthread.h>
+
+#include "io/image.h"
+#include "splat.h"
+
+/* One tiny demo scene for the whole file. */
+static char *g_tmp, *g_scene;
+
+static int setup(void **state) {
+    (void)state;
+    g_tmp = tu_tmpdir();
+    if (!g_tmp) return -1;
+    g_scene = sp_path_join(g_tmp, "scene");
+    splat_context *ctx;
+    if (splat_open(&ctx) != SPLAT_OK) return -1;
+    splat_status st = splat_synth(ctx, g_scene, 24, 8, 1, 2, 3);
+    splat_close(ctx);
+    return st == SPLAT_OK ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    sp_remove_tree(g_tmp);
+    free(g_tmp);
+    free(g_scene);
+    return 0;
+}
+
+/* A context configured for a short CPU run on the scene into g_tmp/<run>. */
+static splat_context *tiny_context(const char *run, int seed, int steps) {
+    splat_context *ctx;
+    assert_int_equal(splat_open(&ctx), SPLAT_OK);
+    char *set = sp_strfmt("data.path=%s", g_scene);
+    assert_int_equal(splat_config_set(ctx, set), SPLAT_OK);
+    free(set);
+    char *dir = sp_path_join(g_tmp, run);
+    set = sp_strfmt("output.run_dir=%s", dir);
+    assert_int_equal(splat_config_set(ctx, set), SPLAT_OK);
+    free(set);
+    free(dir);
+    char *toml = sp_strfmt("[experiment]\nseed = %d\n[init]\ncount = 400\n[trainer]\nmax_steps = %d\n"
+                           "sh_interval = 40\n[refine]\nstart = 20\nstop = 100\nevery = 20\n"
+                           "[output]\nsave_renders = false\n[backend]\nkind = \"cpu\"\n",
+                           seed, steps);
+    assert_int_equal(splat_config_load_string(ctx, toml, "tiny"), SPLAT_OK);
+    free(toml);
+    return ctx;
+}
+
+static char *read_all(const char *path, size_t *n) {
+    char *d = NULL;
+    assert_int_equal(sp_read_file(path, &d, n), 0);
+    return d;
+}
+
+/* ---- statuses, messages, configuration ---- */
+
+static void test_errors_name_what_failed(void **state) {
+    (void)state;
+    assert_int_equal(splat_config_set(NULL, "trainer.max_steps=1"), SPLAT_INVALID);
+    assert_string_equal(splat_errmsg(NULL), "no context (NULL)");
+    splat_context *a, *b;
+    assert_int_equal(splat_open(&a), SPLAT_OK);
+    assert_int_equal(splat_open(&b), SPLAT_OK);
+    assert_string_equal(splat_errmsg(a), "");
+
+    assert_int_equal(splat_config_set(a, "trainer.max_stepz=10"), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(a), "trainer.max_stepz");
+    assert_string_equal(splat_errmsg(b), ""); /* messages are per context */
+
+    assert_int_equal(splat_load_model(b, "/nonexistent/model.ply"), SPLAT_ERROR);
+    tu_assert_contains(splat_errmsg(b), "/nonexistent/model.ply");
+    tu_assert_contains(splat_errmsg(a), "trainer.max_stepz");
+
+    /* every problem of a text, each with its name and line */
+    assert_int_equal(splat_config_load_string(a, "[trainer]\nmax_steps = -3\n[nope]\nx = 1\n", "mine.toml"),
+                     SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(a), "mine.toml:2:");
+    tu_assert_contains(splat_errmsg(a), "mine.toml:3: unknown section [nope]");
+
+    assert_int_equal(splat_model_info(a, NULL, NULL), SPLAT_NO_MODEL);
+    float px[4];
+    splat_camera cam;
+    const float eye[3] = {0, -4, 0}, at[3] = {0, 0, 0}, up[3] = {0, 0, 1};
+    assert_int_equal(splat_camera_look_at(&cam, 1, 1, 0.7f, eye, at, up), SPLAT_OK);
+    assert_int_equal(splat_render(a, &cam, NULL, SPLAT_RGBA_F32, px, 0), SPLAT_NO_MODEL);
+    tu_assert_contains(splat_errmsg(a), "no model");
+    assert_int_equal(splat_export(a, "x.ply", NULL), SPLAT_NO_MODEL);
+    /* looking along up has no image orientation */
+    const float above[3] = {0, 0, 5};
+    assert_int_equal(splat_camera_look_at(&cam, 8, 8, 0.7f, above, at, up), SPLAT_INVALID);
+    /* a success clears the message */
+    assert_int_equal(splat_config_set(a, "trainer.max_steps=10"), SPLAT_OK);
+    assert_string_equal(splat_errmsg(a), "");
+    assert_string_equal(splat_status_name(SPLAT_NOMEM), "out of memory");
+    splat_close(a);
+    splat_close(b);
+}
+
+static void test_config_get_set_save(void **state) {
+    (void)state;
+    splat_context *ctx;
+    assert_int_equal(splat_open(&ctx), SPLAT_OK);
+    char buf[256];
+    assert_int_equal(splat_config_get(ctx, "trainer.max_steps", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "30000");
+    assert_int_equal(splat_config_set(ctx, "data.path=/some/where"), SPLAT_OK);
+    assert_int_equal(splat_config_get(ctx, "data.path", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "\"/some/where\"");
+    assert_int_equal(splat_config_set(ctx, "loss.ssim_weight=0.25"), SPLAT_OK);
+    assert_int_equal(splat_config_get(ctx, "loss.ssim_weight", buf, sizeof buf), SPLAT_OK);
+    assert_float_equal(atof(buf), 0.25, 1e-12);
+    assert_int_equal(splat_config_get(ctx, "output.save_ply", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "true");
+    assert_int_equal(splat_config_get(ctx, "trainer.max_steps", buf, 3), SPLAT_INVALID);
+    assert_int_equal(splat_config_get(ctx, "trainer", buf, sizeof buf), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "unknown configuration key 'trainer'");
+    /* what training needs of the whole configuration */
+    splat_context *empty;
+    assert_int_equal(splat_open(&empty), SPLAT_OK);
+    assert_int_equal(splat_config_check(empty), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(empty), "data.path");
+    assert_int_equal(splat_eval_save(empty, "/tmp/never.toml"), SPLAT_INVALID);
+    splat_close(empty);
+    assert_int_equal(splat_config_check(ctx), SPLAT_OK);
+
+    /* saved, reset, loaded back */
+    char *path = sp_path_join(g_tmp, "saved.toml");
+    assert_int_equal(splat_config_save(ctx, path), SPLAT_OK);
+    assert_int_equal(splat_config_reset(ctx), SPLAT_OK);
+    assert_int_equal(splat_config_get(ctx, "loss.ssim_weight", buf, sizeof buf), SPLAT_OK);
+    assert_float_equal(atof(buf), 0.2, 1e-12);
+    assert_int_equal(splat_config_load_file(ctx, path), SPLAT_OK);
+    assert_int_equal(splat_config_get(ctx, "loss.ssim_weight", buf, sizeof buf), SPLAT_OK);
+    assert_float_equal(atof(buf), 0.25, 1e-12);
+    assert_int_equal(splat_config_load_file(ctx, "/nonexistent.toml"), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "/nonexistent.toml");
+    free(path);
+    splat_close(ctx);
+}
+
+/* ---- logging ---- */
+
+typedef struct {
+    int infos, errors;
+    char last[512];
+} log_counts;
+
+static void count_log(void *user, splat_log_level level, const char *message) {
+    log_counts *c = user;
+    if (level == SPLAT_LOG_INFO) c->infos++;
+    if (level == SPLAT_LOG_ERROR) c->errors++;
+    snprintf(c->last, sizeof c->last, "%s", message);
+}
+
+static void test_log_callback_per_call(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("logrun", 1, 30);
+    log_counts c = {0};
+    assert_int_equal(splat_set_log(ctx, count_log, &c, SPLAT_LOG_INFO), SPLAT_OK);
+    splat_train_opts o = {.force = 1};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_OK);
+    assert_true(c.infos > 0);
+    assert_int_equal(c.errors, 0);
+    /* the sink is the context's only during its calls: a message of this thread afterwards
+     * does not reach the callback */
+    int before = c.infos;
+    sp_log_sink quiet = {.level = SP_LOG_ERROR};
+    sp_log_sink *old = sp_log_use(&quiet);
+    SP_INFO("not for the context");
+    sp_log_use(old);
+    assert_int_equal(c.infos, before);
+    /* warnings only */
+    assert_int_equal(splat_set_log(ctx, count_log, &c, SPLAT_LOG_WARN), SPLAT_OK);
+    assert_int_equal(splat_train(ctx, &o), SPLAT_OK);
+    assert_int_equal(c.infos, before);
+    /* a failed run: its error goes to the callback and is the context's message */
+    char *set = sp_strfmt("data.path=%s/none", g_tmp);
+    assert_int_equal(splat_config_set(ctx, set), SPLAT_OK);
+    free(set);
+    assert_int_equal(splat_train(ctx, &o), SPLAT_ERROR);
+    assert_true(c.errors > 0);
+    tu_assert_contains(splat_errmsg(ctx), "/none");
+    splat_close(ctx);
+}
+
+/* ---- models ---- */
+
+static void test_load_export_formats(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("models", 2, 40);
+    splat_train_opts o = {.force = 1};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_OK);
+    int n, deg;
+    assert_int_equal(splat_model_info(ctx, &n, &deg), SPLAT_OK);
+    assert_true(n > 0);
+    assert_int_equal(deg, 3);
+    char *run = sp_path_join(g_tmp, "models");
+    tu_assert_contains(splat_run_dir(ctx), "models");
+    const char *names[] = {"m.ply", "m.splat", "m.spz"};
+    for (int i = 0; i < 3; i++) {
+        char *p = sp_path_join(g_tmp, names[i]);
+        assert_int_equal(splat_export(ctx, p, NULL), SPLAT_OK);
+        splat_context *other;
+        assert_int_equal(splat_open(&other), SPLAT_OK);
+        assert_int_equal(splat_load_model(other, p), SPLAT_OK);
+        int n2, d2;
+        assert_int_equal(splat_model_info(other, &n2, &d2), SPLAT_OK);
+        assert_int_equal(n2, n);
+        assert_int_equal(d2, i == 1 ? 0 : 3); /* .splat keeps the base colour only */
+        splat_close(other);
+        free(p);
+    }
+    /* the ply export equals the run's point_cloud.ply byte for byte */
+    char *a = sp_path_join(g_tmp, "m.ply"), *b = sp_path_join(run, "point_cloud.ply");
+    size_t na, nb;
+    char *da = read_all(a, &na), *db = read_all(b, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(da, db, na);
+    free(da);
+    free(db);
+    free(a);
+    free(b);
+    /* a run folder and its checkpoint load too */
+    assert_int_equal(splat_load_model(ctx, run), SPLAT_OK);
+    char *ck = sp_path_join(run, "checkpoint.bin");
+    assert_int_equal(splat_load_model(ctx, ck), SPLAT_OK);
+    assert_int_equal(splat_model_info(ctx, &deg, NULL), SPLAT_OK);
+    assert_int_equal(deg, n);
+    free(ck);
+    assert_int_equal(splat_load_model(ctx, g_tmp), SPLAT_ERROR);
+    tu_assert_contains(splat_errmsg(ctx), "not a run folder");
+    assert_int_equal(splat_export(ctx, "/tmp/x.obj", NULL), SPLAT_INVALID);
+    assert_int_equal(splat_export(ctx, "/tmp/x.ply", "obj"), SPLAT_INVALID);
+    free(run);
+    splat_close(ctx);
+}
+
+/* ---- cancelling ---- */
+
+static int cancel_at_30(void *user) {
+    int *step = user;
+    return *step >= 30;
+}
+
+static void note_step(void *user, const splat_progress *p) { *(int *)user = p->step; }
+
+static void test_cancel(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("cancelled", 1, 500);
+    /* before the run: nothing is written */
+    splat_cancel(ctx);
+    splat_train_opts o = {.force = 1};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_CANCELLED);
+    tu_assert_contains(splat_errmsg(ctx), "before it started");
+    char *ply = sp_path_join(g_tmp, "cancelled/point_cloud.ply");
+    assert_false(sp_file_exists(ply));
+    assert_int_equal(splat_model_info(ctx, NULL, NULL), SPLAT_NO_MODEL);
+    /* the request was consumed; a callback stops the next run mid-way, model and checkpoint kept */
+    int step = 0;
+    splat_train_opts o2 = {.force = 1, .progress = note_step, .cancel = cancel_at_30, .user = &step};
+    assert_int_equal(splat_train(ctx, &o2), SPLAT_CANCELLED);
+    tu_assert_contains(splat_errmsg(ctx), "saved in");
+    assert_true(step >= 30 && step < 500);
+    assert_true(sp_file_exists(ply));
+    assert_int_equal(splat_model_info(ctx, NULL, NULL), SPLAT_OK);
+    /* and it resumes to the end */
+    char *run = sp_path_join(g_tmp, "cancelled");
+    assert_int_equal(splat_config_set(ctx, "trainer.max_steps=60"), SPLAT_OK);
+    splat_train_opts o3 = {.resume_dir = run};
+    assert_int_equal(splat_train(ctx, &o3), SPLAT_OK);
+    free(run);
+    free(ply);
+    splat_close(ctx);
+}
+
+/* ---- rendering ---- */
+
+static void test_render_cameras(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("render", 4, 120);
+    splat_train_opts o = {.force = 1};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_OK);
+    int nt;
+    assert_int_equal(splat_dataset_views(ctx, "test", &nt), SPLAT_OK);
+    assert_int_equal(nt, 2);
+    splat_camera cam;
+    assert_int_equal(splat_dataset_camera(ctx, "test", 5, &cam), SPLAT_INVALID);
+    assert_int_equal(splat_dataset_camera(ctx, "test", 0, &cam), SPLAT_OK);
+    assert_int_equal(cam.width, 24);
+
+    /* look_at from the same centre (the demo cameras look at the origin, world z up) gives the
+     * dataset's camera */
+    float c[3];
+    for (int i = 0; i < 3; i++) c[i] = -(cam.R[i] * cam.t[0] + cam.R[3 + i] * cam.t[1] + cam.R[6 + i] * cam.t[2]);
+    splat_camera la;
+    const float at[3] = {0, 0, 0}, up[3] = {0, 0, 1};
+    assert_int_equal(splat_camera_look_at(&la, 24, 24, 0.6911112f, c, at, up), SPLAT_OK);
+    for (int k = 0; k < 9; k++) assert_float_equal(la.R[k], cam.R[k], 1e-4);
+    for (int k = 0; k < 3; k++) assert_float_equal(la.t[k], cam.t[k], 1e-4);
+    assert_float_equal(la.fx, cam.fx, 1e-3);
+
+    /* on white: RGBA8 against the float render, and PSNR against the test image as evaluate
+     * scores it */
+    const float white[3] = {1, 1, 1};
+    uint8_t px8[24 * 24 * 4];
+    float pxf[24 * 24 * 4];
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, px8, 0), SPLAT_OK);
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA_F32, pxf, 0), SPLAT_OK);
+    for (int i = 0; i < 24 * 24 * 4; i++) assert_int_equal(px8[i], (int)(pxf[i] * 255.0f + 0.5f));
+    for (int i = 0; i < 24 * 24; i++) assert_int_equal(px8[4 * i + 3], 255);
+    splat_eval_result ev;
+    assert_int_equal(splat_evaluate(ctx, "test", &ev), SPLAT_OK);
+    assert_int_equal(ev.num_views, 2);
+    char *img = sp_path_join(g_scene, "test/r_0.png");
+    sp_image gt;
+    assert_int_equal(sp_image_load(img, &gt), 0);
+    double se = 0;
+    for (int i = 0; i < 24 * 24; i++) {
+        float a = gt.pixels[4 * i + 3] / 255.0f;
+        for (int k = 0; k < 3; k++) {
+            float g = gt.pixels[4 * i + k] / 255.0f * a + (1 - a); /* straight alpha over white */
+            int g8 = (int)(g * 255.0f + 0.5f);
+            se += (double)(g8 - px8[4 * i + k]) * (g8 - px8[4 * i + k]);
+        }
+    }
+    double psnr = 10 * log10(255.0 * 255.0 / (se / (24 * 24 * 3)));
+    assert_float_equal(psnr, ev.view_psnr[0], 1e-6);
+    assert_true(ev.psnr > 12.0); /* it learned something in 120 steps */
+    sp_image_free(&gt);
+    free(img);
+
+    /* transparent: the alpha follows the demo scene's coverage; colour over white recomposes */
+    float pxt[24 * 24 * 4];
+    assert_int_equal(splat_render(ctx, &cam, NULL, SPLAT_RGBA_F32, pxt, 0), SPLAT_OK);
+    double max_diff = 0;
+    int clear = 0, solid = 0;
+    for (int i = 0; i < 24 * 24; i++) {
+        float a = pxt[4 * i + 3];
+        assert_true(a >= 0 && a <= 1);
+        clear += a < 0.1f;
+        solid += a > 0.9f;
+        for (int k = 0; k < 3; k++) {
+            double d = fabs(pxt[4 * i + k] * a + (1 - a) - pxf[4 * i + k]);
+            if (d > max_diff) max_diff = d;
+        }
+    }
+    assert_true(clear > 0 && solid > 0);
+    assert_true(max_diff < 1e-3);
+
+    /* view names, camera paths and the saved evaluation */
+    char name[64];
+    assert_int_equal(splat_dataset_view_name(ctx, "test", 1, name, sizeof name), SPLAT_OK);
+    assert_string_equal(name, "./test/r_1");
+    assert_int_equal(splat_dataset_view_name(ctx, "test", 1, name, 4), SPLAT_INVALID);
+    assert_string_equal(ev.view_names[1], "./test/r_1");
+    splat_camera path[5];
+    assert_int_equal(splat_camera_path(ctx, "orbit", 5, path), SPLAT_OK);
+    for (int j = 0; j < 5; j++) {
+        assert_int_equal(path[j].width, 24);
+        float cz = -(path[j].R[2] * path[j].t[0] + path[j].R[5] * path[j].t[1] + path[j].R[8] * path[j].t[2]);
+        assert_true(cz > 0); /* the demo cameras are all above the ground plane: so is the orbit */
+    }
+    assert_int_equal(splat_camera_path(ctx, "zigzag", 5, path), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "zigzag");
+    char *saved = sp_path_join(g_tmp, "render/eval_test.toml");
+    assert_int_equal(splat_eval_save(ctx, saved), SPLAT_OK);
+    char *text = read_all(saved, NULL);
+    tu_assert_contains(text, "r_1");
+    char mean[64];
+    snprintf(mean, sizeof mean, "%.3f", ev.psnr);
+    tu_assert_contains(text, mean);
+    free(text);
+    free(saved);
+
+    /* a padded stride leaves the padding alone */
+    uint8_t padded[24 * 100];
+    memset(padded, 0xAB, sizeof padded);
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, padded, 100), SPLAT_OK);
+    for (int y = 0; y < 24; y++) {
+        assert_memory_equal(padded + y * 100, px8 + y * 96, 96);
+        assert_int_equal(padded[y * 100 + 96], 0xAB);
+    }
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, padded, 50), SPLAT_INVALID);
+    cam.fx = -1;
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, px8, 0), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "focal");
+    splat_close(ctx);
+}
+
+/* ---- two contexts on two threads ---- */
+
+typedef struct {
+    const char *run;
+    int seed, steps;
+    splat_status st;
+    char msg[512];
+} job;
+
+static void *run_job(void *arg) {
+    job *j = arg;
+    splat_context *ctx = tiny_context(j->run, j->seed, j->steps);
+    splat_train_opts o = {.force = 1};
+    j->st = splat_train(ctx, &o);
+    snprintf(j->msg, sizeof j->msg, "%s", splat_errmsg(ctx));
+    splat_close(ctx);
+    return NULL;
+}
+
+static void test_two_contexts_two_threads(void **state) {
+    (void)state;
+    job seq[2] = {{.run = "seq_a", .seed = 11, .steps = 150}, {.run = "seq_b", .seed = 12, .steps = 110}};
+    job par[2] = {{.run = "par_a", .seed = 11, .steps = 150}, {.run = "par_b", .seed = 12, .steps = 110}};
+    for (int i = 0; i < 2; i++) {
+        run_job(&seq[i]);
+        assert_int_equal(seq[i].st, SPLAT_OK);
+    }
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&t[i], NULL, run_job, &par[i]), 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        if (par[i].st != SPLAT_OK) fail_msg("%s: %s", par[i].run, par[i].msg);
+        char *a = sp_strfmt("%s/%s/point_cloud.ply", g_tmp, seq[i].run);
+        char *b = sp_strfmt("%s/%s/point_cloud.ply", g_tmp, par[i].run);
+        size_t na, nb;
+        char *da = read_all(a, &na), *db = read_all(b, &nb);
+        assert_int_equal(na, nb);
+        assert_memory_equal(da, db, na);
+        free(da);
+        free(db);
+        free(a);
+        free(b);
+        /* each run's log has its own lines only */
+        char *lp = sp_strfmt("%s/%s/log.txt", g_tmp, par[i].run);
+        char *log = read_all(lp, NULL);
+        tu_assert_contains(log, par[i].run);
+        assert_null(strstr(log, par[1 - i].run));
+        free(log);
+        free(lp);
+    }
+    /* the two configurations did give different models */
+    char *a = sp_strfmt("%s/seq_a/point_cloud.ply", g_tmp), *b = sp_strfmt("%s/seq_b/point_cloud.ply", g_tmp);
+    size_t na, nb;
+    char *da = read_all(a, &na), *db = read_all(b, &nb);
+    assert_true(na != nb || memcmp(da, db, na) != 0);
+    free(da);
+    free(db);
+    free(a);
+    free(b);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_errors_name_what_failed),
+        cmocka_unit_test(test_config_get_set_save),
+        cmocka_unit_test(test_log_callback_per_call),
+        cmocka_unit_test(test_load_export_formats),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_render_cameras),
+        cmocka_unit_test(test_two_contexts_two_threads),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
