@@ -52,7 +52,7 @@ void main() {
     rect[4 * i] = int(x0); rect[4 * i + 1] = int(y0); rect[4 * i + 2] = int(x1); rect[4 * i + 3] = int(y1);
     radius[i] = ex > ey ? ex : ey;
     mean2d[2 * i] = mx; mean2d[2 * i + 1] = my;
-    conic[3 * i] = g.c / g.det; conic[3 * i + 1] = -g.b / g.det; conic[3 * i + 2] = g.a / g.det;
+    conic[3 * i] = fdiv(g.c, g.det); conic[3 * i + 1] = fdiv(-g.b, g.det); conic[3 * i + 2] = fdiv(g.a, g.det);
     depth[i] = z;
     opac[i] = sig;
     vec3 C = cam_C();

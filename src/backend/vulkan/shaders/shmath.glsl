@@ -94,15 +94,16 @@ bool geometry(vec3 m, vec3 ls, vec4 q, out Geo g) {
         g.T[3 + k] = J11 * R[1 * 3 + k] + J12 * R[2 * 3 + k];
     }
     float Sf[9] = float[9](g.S[0], g.S[1], g.S[2], g.S[1], g.S[3], g.S[4], g.S[2], g.S[4], g.S[5]);
-    float TS[6];
+    precise float TS[6]; // precise: no FMA contraction, rounded as the CPU's float code
     for (int r = 0; r < 2; r++)
         for (int k = 0; k < 3; k++) TS[r * 3 + k] = g.T[r * 3 + 0] * Sf[0 * 3 + k] + g.T[r * 3 + 1] * Sf[1 * 3 + k] + g.T[r * 3 + 2] * Sf[2 * 3 + k];
-    float s00 = TS[0] * g.T[0] + TS[1] * g.T[1] + TS[2] * g.T[2];
-    float s01 = TS[0] * g.T[3] + TS[1] * g.T[4] + TS[2] * g.T[5];
-    float s11 = TS[3] * g.T[3] + TS[4] * g.T[4] + TS[5] * g.T[5];
+    precise float s00 = TS[0] * g.T[0] + TS[1] * g.T[1] + TS[2] * g.T[2];
+    precise float s01 = TS[0] * g.T[3] + TS[1] * g.T[4] + TS[2] * g.T[5];
+    precise float s11 = TS[3] * g.T[3] + TS[4] * g.T[4] + TS[5] * g.T[5];
     g.a = s00 + 0.3;
     g.b = s01;
     g.c = s11 + 0.3;
-    g.det = g.a * g.c - g.b * g.b;
+    precise float det = g.a * g.c - g.b * g.b;
+    g.det = det;
     return g.det > 0.0;
 }
