@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
     __shared__ int s_max_nc;
     int tile = blockIdx.x;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
-    int lx = threadIdx.x % CU_TILE, ly = threadIdx.x / CU_TILE;
+    int lx = cu_tile_lx((int)threadIdx.x), ly = cu_tile_ly((int)threadIdx.x);
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
     int inside = px < w && py < h;
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
@@ -236,7 +236,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
     __shared__ int s_max_nc;
     int tile = blockIdx.x;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
-    int lx = threadIdx.x % CU_TILE, ly = threadIdx.x / CU_TILE;
+    int lx = cu_tile_lx((int)threadIdx.x), ly = cu_tile_ly((int)threadIdx.x);
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
     int inside = px < w && py < h;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -390,7 +390,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_splat(cu_proj proj, cu_bi
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     {
-        int px = tx * CU_TILE + (int)threadIdx.x % CU_TILE, py = ty * CU_TILE + (int)threadIdx.x / CU_TILE;
+        int px = tx * CU_TILE + cu_tile_lx((int)threadIdx.x), py = ty * CU_TILE + cu_tile_ly((int)threadIdx.x);
         int nc = 0;
         float3 dl = make_float3(0.0f, 0.0f, 0.0f), rgb = dl;
         if (px < w && py < h) {
@@ -441,7 +441,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_splat(cu_proj proj, cu_bi
                 T = s0.x, F0 = s0.y, F1 = s0.z, F2 = s0.w;
             }
             if (p < 0 || p >= CU_BLOCK || !(kl < s_nc[p])) continue;
-            float dx = m.x - (ox + (float)(p % CU_TILE)), dy = m.y - (oy + (float)(p / CU_TILE));
+            float dx = m.x - (ox + (float)cu_tile_lx(p)), dy = m.y - (oy + (float)cu_tile_ly(p));
             float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
             float e = __expf(power);
             float gw = co.w * e;
