@@ -436,6 +436,7 @@ int sp_load_blender(const char *path, const sp_load_opts *opts, sp_dataset *out,
                 fr->name = fr->path = NULL;
                 frame_camera(fr, &v->cam);
                 v->channels = has_alpha ? 4 : 3;
+                v->downscale = o->downscale > 1 ? o->downscale : 1;
                 if (fr->img.pixels) {
                     if (has_alpha && fr->img.channels == 3) {
                         v->pixels = rgb_to_rgba(fr->img.pixels, (size_t)fr->img.width * fr->img.height);

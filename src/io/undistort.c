@@ -279,6 +279,8 @@ int sp_capture_load(sp_dataset *out, sp_capture_view *views, int n, const sp_loa
             memcpy(o->cam.R, views[i].R, sizeof o->cam.R);
             memcpy(o->cam.t, views[i].t, sizeof o->cam.t);
             o->channels = w->img.channels;
+            o->downscale = views[i].downscale > 1 ? views[i].downscale : 1;
+            o->undistorted = !sp_lens_is_pinhole(&w->lens) || (c->left | c->top | c->right | c->bottom);
             if (o->channels == 4) out->has_alpha = 1;
             if (load_pixels) o->pixels = w->img.pixels, w->img.pixels = NULL;
         }
