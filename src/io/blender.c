@@ -277,8 +277,9 @@ static void decode_frames(bl_frame **all, int n, const sp_load_opts *o) {
 #pragma omp parallel for num_threads(threads) schedule(dynamic)
     for (int i = 0; i < n; i++) {
         bl_frame *fr = all[i];
-        sp_image img;
-        if (sp_image_load(fr->path, &img)) {
+        sp_image img = {0};
+        if (!o->load_pixels && o->header_only ? sp_image_probe(fr->path, &img.width, &img.height, &img.channels)
+                                              : sp_image_load(fr->path, &img)) {
             fr->err = sp_strdup(sp_last_error());
             continue;
         }

@@ -27,7 +27,7 @@ int sp_view_load_pixels(const sp_view *v, uint8_t **pixels) {
     if (v->downscale > 1) {
         sp_image small;
         if (sp_image_downscale(&img, v->downscale, &small)) {
-            sp_error("%s: %s", v->path, sp_last_error());
+            sp_error_prefix("%s", v->path);
             sp_image_free(&img);
             return -1;
         }
@@ -46,7 +46,7 @@ int sp_view_load_pixels(const sp_view *v, uint8_t **pixels) {
         size_t px = (size_t)img.width * img.height;
         uint8_t *q = sp_try_realloc(NULL, px, 4, "a streamed training image", "lower data.cache_mb");
         if (!q) {
-            sp_error("%s: %s", v->path, sp_last_error());
+            sp_error_prefix("%s", v->path);
             sp_image_free(&img);
             return -1;
         }

@@ -30,7 +30,7 @@ sp_train_stream *sp_train_stream_create(const sp_split *train, sp_backend *b, sp
     }
     for (int i = 0; i < train->n; i++)
         if (sp_view_streamable(&train->views[i])) {
-            sp_error("data.cache_mb = %d: %s", cache_mb, sp_last_error());
+            sp_error_prefix("data.cache_mb = %d", cache_mb);
             return NULL;
         }
     sp_train_stream *s = sp_calloc(1, sizeof *s);
@@ -44,7 +44,7 @@ sp_train_stream *sp_train_stream_create(const sp_split *train, sp_backend *b, sp
                            .schedule = schedule, .user = &s->sched};
     s->cache = sp_viewcache_create(train, &o);
     if (!s->cache) {
-        sp_error("data.cache_mb = %d: %s; raise data.cache_mb", cache_mb, sp_last_error());
+        sp_error_prefix("data.cache_mb = %d (raise it)", cache_mb);
         sp_train_stream_free(s);
         return NULL;
     }

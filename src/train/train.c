@@ -512,7 +512,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     /* data */
     {
         sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads,
-                           .load_pixels = cfg->data.cache_mb == 0, /* > 0: decoded when used */
+                           .load_pixels = cfg->data.cache_mb == 0, .header_only = 1, /* > 0: decoded when used */
                            .images = cfg->data.images, .holdout_every = cfg->data.holdout_every};
         sp_problems probs = {0};
         double t0 = sp_now();
