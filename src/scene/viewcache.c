@@ -135,10 +135,9 @@ sp_viewcache *sp_viewcache_create(const sp_split *split, const sp_viewcache_opts
         return NULL;
     }
     if (o->budget < largest) {
-        char *need = sp_strdup(sp_bytes_str((double)largest));
-        sp_error("a cache of %s is smaller than one training image (%s decoded: %s)", sp_bytes_str((double)o->budget),
-                 need, split->views[which].path ? split->views[which].path : "?");
-        free(need);
+        sp_error("a cache of %.2f MiB is smaller than one training image (%.2f MiB decoded: %s)",
+                 (double)o->budget / 1048576.0, (double)largest / 1048576.0,
+                 split->views[which].path ? split->views[which].path : "?");
         return NULL;
     }
     sp_viewcache *c = sp_calloc(1, sizeof *c);
