@@ -72,9 +72,8 @@ int sp_train_stream_step(sp_train_stream *s, int step, sp_step_args *a) {
     return 0;
 }
 
-int sp_train_stream_ahead(sp_train_stream *s, int step) {
-    if (step > s->last_step || s->staged[step % SP_STAGE_SLOTS] == step) return 0;
-    return stage(s, step);
+void sp_train_stream_ahead(sp_train_stream *s, int step) {
+    if (step <= s->last_step && s->staged[step % SP_STAGE_SLOTS] != step) stage(s, step);
 }
 
 void sp_train_stream_log(sp_train_stream *s) {

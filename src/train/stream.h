@@ -24,8 +24,9 @@ sp_train_stream *sp_train_stream_create(const sp_split *train, sp_backend *b, sp
  * decode error names the file) return -1. */
 int sp_train_stream_step(sp_train_stream *s, int step, sp_step_args *a);
 /* Stages the view of `step` ahead (call after issuing the step before it; GPU backends copy it
- * while that step runs). Nothing to do past the last step. */
-int sp_train_stream_ahead(sp_train_stream *s, int step);
+ * while that step runs). Nothing to do past the last step. A failure here is not reported: the
+ * step itself stages again and reports it (so the steps before it still run and save). */
+void sp_train_stream_ahead(sp_train_stream *s, int step);
 /* One log line: decodes, hits, waits, peak cache bytes. */
 void sp_train_stream_log(sp_train_stream *s);
 void sp_train_stream_free(sp_train_stream *s);

@@ -593,7 +593,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         a.collect_stats = step < rf->stop;
         if (r->b->ops->train_step(r->b, &a)) goto fail_loop;
         r->step = step;
-        if (r->stream && sp_train_stream_ahead(r->stream, step + 1)) goto fail_loop;
+        if (r->stream) sp_train_stream_ahead(r->stream, step + 1);
 
         /* refine (3DGS schedule: after `start`, every `every` steps, before `stop`) */
         if (step > rf->start && step < rf->stop && step % rf->every == 0) {
