@@ -689,6 +689,7 @@ static const struct {
     {"refine through the ops", NULL, step_refine_ops},
     {"training run and profile", NULL, step_train_and_profile},
     {"deterministic training repeats", NULL, step_deterministic_repeat},
+    {"staged views train like uploaded views", NULL, step_staged_views},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8
@@ -855,7 +856,9 @@ int main(int argc, char **argv) {
         int nv = variant_configs(&kinds[k], cfgs, labels);
         for (int v = 0; v < nv; v++)
             for (int ch = 0; ch < NUM_CHECKS; ch++) {
-                if (k_checks[ch].step == step_deterministic_repeat && !cfgs[v].deterministic) continue;
+                if ((k_checks[ch].step == step_deterministic_repeat || k_checks[ch].step == step_staged_views) &&
+                    !cfgs[v].deterministic)
+                    continue;
                 tcase *c = &cases[nt];
                 c->kind = &kinds[k];
                 c->cfg = cfgs[v];

@@ -33,8 +33,13 @@ typedef struct {
     float means, log_scales, quats, opacity, sh_dc, sh_rest;
 } sp_lrs;
 
+/* Staging slots for streamed training images (stage_view): a view is staged while the step
+ * before it runs, so two slots let the copy overlap the computation. */
+#define SP_STAGE_SLOTS 2
+
 typedef struct {
-    int view;          /* index into the uploaded training views */
+    int view;          /* index into the uploaded training views (staged: the staging slot) */
+    int staged;        /* 1: train on the view staged in slot `view` (stage_view) */
     int sh_degree;     /* active SH degree this step */
     float bg[3];       /* background this step (random backgrounds are drawn by the trainer) */
     float ssim_weight; /* loss = (1 - w) L1 + w (1 - SSIM) */
@@ -102,6 +107,11 @@ typedef struct sp_backend_ops {
     int (*get_profile)(sp_backend *b, sp_profile *p);
     /* Single stages over host arrays (backend/stage_ops.h); NULL if the backend has none. */
     const struct sp_stage_ops *stages;
+    /* Streamed training images (data.cache_mb), instead of upload_views: copies one view's camera
+     * and pixels into staging slot `slot` (0 <= slot < SP_STAGE_SLOTS) for a coming train_step with
+     * `staged` set. The caller may reuse v->pixels when it returns; staging into a slot waits for
+     * a step still reading it. The device holds SP_STAGE_SLOTS images, whatever the capture. */
+    int (*stage_view)(sp_backend *b, int slot, const sp_view *v, sp_alpha_mode alpha);
 } sp_backend_ops;
 
 struct sp_backend {

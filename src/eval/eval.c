@@ -9,6 +9,7 @@
 #include "eval/metrics.h"
 #include "eval/plot.h"
 #include "io/image.h"
+#include "io/viewload.h"
 
 #define EVAL_BATCH 32
 
@@ -45,7 +46,17 @@ static int score_view(const sp_view *v, int index, const float *pred, sp_alpha_m
         free(g8);
         return -1;
     }
-    sp_view_composite(v, alpha, bg, gt);
+    if (v->pixels) {
+        sp_view_composite(v, alpha, bg, gt);
+    } else { /* streamed (data.cache_mb): decoded for this score only */
+        sp_view dv = *v;
+        if (sp_view_load_pixels(v, &dv.pixels)) {
+            free(gt), free(p8), free(g8);
+            return -1;
+        }
+        sp_view_composite(&dv, alpha, bg, gt);
+        free(dv.pixels);
+    }
     sp_image_quantize(pred, w, h, p8);
     sp_image_quantize(gt, w, h, g8);
     *psnr = sp_psnr_u8(p8, g8, w, h);

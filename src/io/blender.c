@@ -277,8 +277,9 @@ static void decode_frames(bl_frame **all, int n, const sp_load_opts *o) {
 #pragma omp parallel for num_threads(threads) schedule(dynamic)
     for (int i = 0; i < n; i++) {
         bl_frame *fr = all[i];
-        sp_image img;
-        if (sp_image_load(fr->path, &img)) {
+        sp_image img = {0};
+        if (!o->load_pixels && o->header_only ? sp_image_probe(fr->path, &img.width, &img.height, &img.channels)
+                                              : sp_image_load(fr->path, &img)) {
             fr->err = sp_strdup(sp_last_error());
             continue;
         }
@@ -436,6 +437,7 @@ int sp_load_blender(const char *path, const sp_load_opts *opts, sp_dataset *out,
                 fr->name = fr->path = NULL;
                 frame_camera(fr, &v->cam);
                 v->channels = has_alpha ? 4 : 3;
+                v->downscale = o->downscale > 1 ? o->downscale : 1;
                 if (fr->img.pixels) {
                     if (has_alpha && fr->img.channels == 3) {
                         v->pixels = rgb_to_rgba(fr->img.pixels, (size_t)fr->img.width * fr->img.height);

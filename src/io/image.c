@@ -181,6 +181,61 @@ int sp_image_load(const char *path, sp_image *img) {
     return rc;
 }
 
+/* Header only: libpng's simplified API reads up to the first image data; libjpeg reads the
+ * markers before the scan (EXIF included). */
+static int probe_jpeg(const char *path, const uint8_t *data, size_t n, sp_image *img) {
+    struct jpeg_decompress_struct c;
+    jpeg_err err;
+    c.err = jpeg_std_error(&err.pub);
+    err.pub.error_exit = jpeg_error_exit;
+    err.pub.emit_message = jpeg_quiet;
+    err.truncated = 0;
+    if (setjmp(err.jb)) {
+        jpeg_destroy_decompress(&c);
+        return sp_error("%s: corrupt JPEG: %s", path, err.msg);
+    }
+    jpeg_create_decompress(&c);
+    jpeg_mem_src(&c, data, (unsigned long)n);
+    jpeg_save_markers(&c, JPEG_APP0 + 1, 0xffff);
+    jpeg_read_header(&c, TRUE);
+    int rc = check_size(path, "JPEG", c.image_width, c.image_height, SP_IMAGE_MAX_PIXELS);
+    int swap = exif_orientation(&c) >= 5;
+    img->width = (int)(swap ? c.image_height : c.image_width);
+    img->height = (int)(swap ? c.image_width : c.image_height);
+    img->channels = 3;
+    jpeg_destroy_decompress(&c);
+    return rc;
+}
+
+int sp_image_probe(const char *path, int *width, int *height, int *channels) {
+    char *data;
+    size_t n;
+    if (sp_read_file(path, &data, &n)) return -1;
+    const uint8_t *u = (const uint8_t *)data;
+    sp_image img = {0};
+    int rc;
+    if (n >= 8 && !png_sig_cmp(u, 0, 8)) {
+        png_image pi;
+        memset(&pi, 0, sizeof pi);
+        pi.version = PNG_IMAGE_VERSION;
+        if (!png_image_begin_read_from_memory(&pi, u, n)) {
+            rc = sp_error("%s: corrupt PNG: %s", path, pi.message);
+        } else {
+            rc = check_size(path, "PNG", pi.width, pi.height, SP_IMAGE_MAX_PIXELS);
+            img.width = (int)pi.width, img.height = (int)pi.height;
+            img.channels = (pi.format & PNG_FORMAT_FLAG_ALPHA) ? 4 : 3;
+            png_image_free(&pi);
+        }
+    } else if (n >= 3 && u[0] == 0xFF && u[1] == 0xD8 && u[2] == 0xFF) {
+        rc = probe_jpeg(path, u, n, &img);
+    } else {
+        rc = sp_error("%s: not a PNG or JPEG file", path);
+    }
+    free(data);
+    *width = img.width, *height = img.height, *channels = img.channels;
+    return rc;
+}
+
 /* ---- PNG writing ---- */
 /* Encoded into a growing memory buffer, then written atomically. zlib level 2 with the Sub
  * filter: renders are written by the hundred at the end of a run, and the default level costs

@@ -25,6 +25,9 @@ int sp_image_load(const char *path, sp_image *img);
 /* The same from n bytes in memory; `name` prefixes errors; images of more than max_pixels
  * pixels (or with a side over SP_IMAGE_MAX_SIDE) are rejected before decoding. */
 int sp_image_decode(const char *name, const uint8_t *data, size_t n, long long max_pixels, sp_image *img);
+/* Size and channel count (3 or 4, as sp_image_load would return them, EXIF orientation applied)
+ * from the file's header only, without decoding pixels. Errors name the path. */
+int sp_image_probe(const char *path, int *width, int *height, int *channels);
 /* Writes an 8-bit PNG atomically. channels 1, 3 or 4. */
 int sp_image_save_png(const char *path, const sp_image *img);
 /* Float RGB [h][w][3] in [0,1] -> 8-bit (round to nearest, clamped). */

@@ -14,6 +14,8 @@ typedef struct {
     int downscale;      /* integer factor >= 1 applied on load */
     int threads;        /* image decoding threads (0 = all cores) */
     int load_pixels;    /* 0: cameras and sizes only (check) */
+    int header_only;    /* with load_pixels 0: sizes from each image's header, no decoding (data.cache_mb
+                           streams the pixels later); else every image is decoded and checked */
     const char *images; /* colmap: image folder name ("" = "images", or images_<downscale> if present) */
     int holdout_every;  /* colmap/transforms: every Nth image is held out as "test" (0 = none) */
 } sp_load_opts;

@@ -173,13 +173,20 @@ int sp_capture_load(sp_dataset *out, sp_capture_view *views, int n, const sp_loa
 #pragma omp parallel for num_threads(nt) schedule(dynamic)
     for (int i = 0; i < n; i++) {
         view_work *w = &wk[i];
-        sp_image im;
-        if (sp_image_load(views[i].path, &im)) {
+        sp_image im = {0};
+        int header_only = !load_pixels && opts->header_only;
+        if (header_only ? sp_image_probe(views[i].path, &im.width, &im.height, &im.channels)
+                        : sp_image_load(views[i].path, &im)) {
             w->err = sp_strdup(sp_last_error());
             continue;
         }
         w->orig_w = im.width, w->orig_h = im.height;
-        if (views[i].downscale > 1) {
+        if (header_only && views[i].downscale > 1) { /* the size sp_image_downscale gives */
+            im.width /= views[i].downscale, im.height /= views[i].downscale;
+            if (im.width < 1 || im.height < 1)
+                w->err = sp_strfmt("%s: image of %dx%d is too small to downscale by %d", views[i].path, w->orig_w,
+                                   w->orig_h, views[i].downscale);
+        } else if (views[i].downscale > 1) {
             sp_image small;
             if (sp_image_downscale(&im, views[i].downscale, &small)) {
                 w->err = sp_strfmt("%s: %s", views[i].path, sp_last_error());
@@ -279,6 +286,8 @@ int sp_capture_load(sp_dataset *out, sp_capture_view *views, int n, const sp_loa
             memcpy(o->cam.R, views[i].R, sizeof o->cam.R);
             memcpy(o->cam.t, views[i].t, sizeof o->cam.t);
             o->channels = w->img.channels;
+            o->downscale = views[i].downscale > 1 ? views[i].downscale : 1;
+            o->undistorted = !sp_lens_is_pinhole(&w->lens) || (c->left | c->top | c->right | c->bottom);
             if (o->channels == 4) out->has_alpha = 1;
             if (load_pixels) o->pixels = w->img.pixels, w->img.pixels = NULL;
         }

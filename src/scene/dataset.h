@@ -12,7 +12,10 @@ typedef struct {
     char *path;      /* resolved image file path */
     sp_camera cam;   /* intrinsics already scaled to the loaded (downscaled) size */
     int channels;    /* 3 (RGB) or 4 (RGBA, straight alpha unless the config says otherwise) */
-    uint8_t *pixels; /* cam.width * cam.height * channels, row-major, top row first */
+    uint8_t *pixels; /* cam.width * cam.height * channels, row-major, top row first; NULL when the
+                        dataset was loaded without pixels (data.cache_mb streams them: io/viewload.h) */
+    int downscale;   /* the file is decoded at 1/downscale of its size to give cam's size */
+    int undistorted; /* the pixels were resampled to remove lens distortion (or cropped) on load */
 } sp_view;
 
 typedef struct {

@@ -447,7 +447,7 @@ int sp_synth_write(const char *dir, const sp_synth_opts *o) {
         return sp_error("%s: synth samples per pixel %d is out of range (1..1024)", dir, o->samples);
     if (sp_mkdir_p(dir) != 0) return -1;
     int counts[3] = {o->num_train, o->num_val, o->num_test};
-    for (int s = 0; s < 3; s++)
-        if (write_split(dir, o, s, counts[s]) != 0) return -1;
+    for (int s = 0; s < 3; s++) /* an empty val or test split is left out (the loader rejects empty files) */
+        if ((s == 0 || counts[s] > 0) && write_split(dir, o, s, counts[s]) != 0) return -1;
     return 0;
 }

@@ -7,6 +7,7 @@
  *   dir/transforms_{train,val,test}.json   camera_angle_x + frames {file_path "./train/r_0",
  *                                          transform_matrix: 4x4 camera-to-world, OpenGL axes}
  *   dir/{train,val,test}/r_<i>.png         RGBA, straight alpha, transparent where nothing is hit
+ *   (a val or test split of 0 views is not written)
  * Cameras sit on a sphere of radius SP_SYNTH_CAMERA_RADIUS in the upper hemisphere (elevation about
  * 7 to 67 degrees, any azimuth), look at the origin, and keep world z up in the image. Poses depend on
  * (seed, split, index) only, so the three splits see different poses; poses and pixel jitter are

@@ -56,6 +56,10 @@ const sp_config_field sp_config_schema[] = {
         "COLMAP image folder name; \"\" = automatic (images, or images_<downscale> when present)."),
     INT(data, holdout_every, GE(0), 8,
         "Captured scenes without splits: every Nth image is held out for evaluation; 0 = none."),
+    INT(data, cache_mb, IN(0, 1 << 24), 0,
+        "0 = decode every image into memory at load; N > 0 = stream training images from disk through a "
+        "cache of N MiB (decoded ahead of use), for captures larger than memory (docs/config.md, \"Large "
+        "captures\")."),
 
     STR(init, method, "auto|random|points", "auto",
         "Initial Gaussians: points = the dataset's sparse points, random = uniform in a cube; auto = points "

@@ -29,6 +29,7 @@ typedef struct {
         char eval_split[SP_CONFIG_WORD_MAX]; /* test | val | both */
         char images[SP_CONFIG_PATH_MAX];     /* COLMAP image folder; "" = automatic */
         int holdout_every;
+        int cache_mb; /* > 0: stream training images through a cache of this many MiB */
     } data;
     struct {
         char method[SP_CONFIG_WORD_MAX]; /* auto | random | points */

@@ -3,6 +3,8 @@
  * seconds to 0.01, losses to 5 significant digits (every value still a TOML integer or float). */
 #include "train/report.h"
 
+#include <sys/resource.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +123,7 @@ int sp_report_write(const char *path, const sp_report *r) {
         }
     }
     if (r->profile && r->profile->peak_bytes > 0) sp_tomlw_int(&w, "peak_memory_bytes", r->profile->peak_bytes);
+    if (r->peak_host_mib > 0) put_float(&w, "peak_host_mib", r->peak_host_mib, 1);
 
     if (r->test) eval_tables(&w, "test", r->test);
     if (r->val) eval_tables(&w, "val", r->val);
@@ -161,6 +164,12 @@ int sp_report_write_eval(const char *path, const char *split, const sp_eval_resu
     int rc = sp_tomlw_save(&w, path);
     sp_tomlw_free(&w);
     return rc;
+}
+
+double sp_report_peak_host_mib(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru)) return 0.0;
+    return (double)ru.ru_maxrss / 1024.0; /* kilobytes on Linux */
 }
 
 void sp_report_print_profile(FILE *f, const sp_profile *p, double wall_seconds) {

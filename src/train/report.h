@@ -20,6 +20,7 @@ typedef struct {
     const sp_series *curves;          /* [SP_CURVES] */
     const sp_series *eval_seconds;    /* training seconds at each PSNR curve point (may be NULL) */
     const sp_profile *profile;
+    double peak_host_mib; /* peak resident host memory of the process (> 0: written) */
 } sp_report;
 
 int sp_report_write(const char *path, const sp_report *r);
@@ -28,6 +29,8 @@ int sp_report_write_eval(const char *path, const char *split, const sp_eval_resu
 /* The first point of the PSNR curve at or above target (> 0): its step and the training seconds
  * then (NaN if unknown). Returns 1 if reached, 0 if not (or target <= 0). */
 int sp_report_target(const sp_series *psnr, const sp_series *seconds, double target, int *step, double *secs);
+/* Peak resident memory of this process so far, in MiB (getrusage ru_maxrss); 0 if unknown. */
+double sp_report_peak_host_mib(void);
 void sp_report_print_profile(FILE *f, const sp_profile *p, double wall_seconds);
 
 #endif

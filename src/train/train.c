@@ -25,6 +25,8 @@
 #include "scene/init.h"
 #include "train/checkpoint.h"
 #include "train/report.h"
+#include "train/stream.h"
+#include "train/viewsched.h"
 
 
 char *sp_train_run_dir(const sp_config *cfg) {
@@ -70,25 +72,6 @@ static int remove_old_run(const char *dir) {
         if (rc) return -1;
     }
     return sp_remove_temporaries(dir);
-}
-
-/* View for a step: a fresh permutation of the training views every epoch, from (seed, epoch),
- * so a resumed run continues the same sequence. */
-static int view_for_step(uint64_t seed, int step, int n, int *perm, int *perm_epoch) {
-    int epoch = (step - 1) / n;
-    if (epoch != *perm_epoch) {
-        sp_rng r;
-        sp_rng_seed(&r, seed, 0x5e1ec7ull + (uint64_t)epoch);
-        for (int i = 0; i < n; i++) perm[i] = i;
-        for (int i = n - 1; i > 0; i--) {
-            int j = (int)(sp_rng_u32(&r) % (uint32_t)(i + 1));
-            int t = perm[i];
-            perm[i] = perm[j];
-            perm[j] = t;
-        }
-        *perm_epoch = epoch;
-    }
-    return perm[(step - 1) % n];
 }
 
 static void background_for_step(const sp_config *cfg, int step, float bg[3]) {
@@ -139,6 +122,7 @@ typedef struct {
     char *dir;
     sp_dataset data;
     sp_backend *b;
+    sp_train_stream *stream; /* data.cache_mb > 0: training images streamed from disk */
     sp_alpha_mode alpha;
     sp_series curves[SP_CURVES];
     sp_series eval_seconds; /* training seconds at each PSNR curve point (NaN before a resume) */
@@ -242,7 +226,9 @@ static int write_result(run *r, const char *status) {
         .curves = r->curves,
         .eval_seconds = &r->eval_seconds,
         .profile = &prof,
+        .peak_host_mib = sp_report_peak_host_mib(),
     };
+    sp_log_to_file("peak host memory: %.1f MiB", rep.peak_host_mib);
     char *p = run_path(r, "result.toml");
     int rc = sp_report_write(p, &rep);
     free(p);
@@ -434,6 +420,7 @@ static void push_eval(run *r, double psnr, double ssim) {
 }
 
 static void free_run(run *r) {
+    sp_train_stream_free(r->stream); /* before the backend it stages into */
     if (r->b) r->b->ops->destroy(r->b);
     sp_dataset_free(&r->data);
     for (int k = 0; k < SP_CURVES; k++) sp_series_free(&r->curves[k]);
@@ -524,7 +511,8 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
 
     /* data */
     {
-        sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads, .load_pixels = 1,
+        sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads,
+                           .load_pixels = cfg->data.cache_mb == 0, .header_only = 1, /* > 0: decoded when used */
                            .images = cfg->data.images, .holdout_every = cfg->data.holdout_every};
         sp_problems probs = {0};
         double t0 = sp_now();
@@ -549,9 +537,16 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;
         SP_INFO("backend: %s", r->b->ops->name);
-        if (r->b->ops->upload_views(r->b, r->data.train.views, r->data.train.n, r->alpha)) goto fail;
+        if (!cfg->data.cache_mb && r->b->ops->upload_views(r->b, r->data.train.views, r->data.train.n, r->alpha))
+            goto fail;
     }
     if (o->resume_dir ? resume_from(r, &ck) : init_gaussians(r)) goto fail;
+    if (cfg->data.cache_mb > 0) {
+        r->stream = sp_train_stream_create(&r->data.train, r->b, r->alpha, cfg->data.cache_mb,
+                                           (uint64_t)cfg->experiment.seed, r->step + 1, cfg->trainer.max_steps);
+        if (!r->stream) goto fail;
+        SP_INFO("streaming the training images through a cache of %d MiB", cfg->data.cache_mb);
+    }
     sp_checkpoint_free(&ck);
     if (cancelled(o)) {
         SP_WARN("interrupted before training started; nothing was written to %s", r->dir);
@@ -571,7 +566,8 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         if (cj_rc) goto fail;
     }
     int max_steps = cfg->trainer.max_steps, nviews = r->data.train.n;
-    int *perm = SP_NEW(int, nviews), perm_epoch = -1;
+    sp_view_sched sched;
+    sp_view_sched_init(&sched, (uint64_t)cfg->experiment.seed, nviews);
     float extent = r->data.extent;
     const __typeof__(cfg->refine) *rf = &cfg->refine;
     int diverged = 0, loss_n = 0, stop = 0;
@@ -583,7 +579,8 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     while (r->step < max_steps && !(stop = cancelled(o))) {
         int step = r->step + 1;
         sp_step_args a = {0};
-        a.view = view_for_step((uint64_t)cfg->experiment.seed, step, nviews, perm, &perm_epoch);
+        if (r->stream ? sp_train_stream_step(r->stream, step, &a) : ((a.view = sp_view_sched_at(&sched, step)), 0))
+            goto fail_loop;
         a.sh_degree = active_sh_degree(cfg, step);
         background_for_step(cfg, step, a.bg);
         a.ssim_weight = (float)cfg->loss.ssim_weight;
@@ -596,6 +593,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         a.collect_stats = step < rf->stop;
         if (r->b->ops->train_step(r->b, &a)) goto fail_loop;
         r->step = step;
+        if (r->stream) sp_train_stream_ahead(r->stream, step + 1);
 
         /* refine (3DGS schedule: after `start`, every `every` steps, before `stop`) */
         if (step > rf->start && step < rf->stop && step % rf->every == 0) {
@@ -680,9 +678,9 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     }
     r->train_seconds = train_seconds_now(r);
     r->in_loop = 0;
-    free(perm);
-    perm = NULL;
+    sp_view_sched_free(&sched);
     report_progress(r, o, last_loss, 1);
+    if (r->stream) sp_train_stream_log(r->stream);
 
     if (diverged) {
         write_result(r, "diverged");
@@ -712,7 +710,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     goto out;
 
 fail_loop:
-    free(perm);
+    sp_view_sched_free(&sched);
 fail:
     if (!committed) {
         SP_ERROR("%s", sp_last_error());

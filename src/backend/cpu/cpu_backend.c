@@ -28,6 +28,8 @@ typedef struct {
     sp_view *views;
     int num_views;
     sp_alpha_mode alpha;
+    sp_view slot[SP_STAGE_SLOTS]; /* staged views (stage_view): copies of camera and pixels */
+    size_t slot_cap[SP_STAGE_SLOTS];
     /* per-step buffers */
     sp_proj proj;
     int proj_cap;
@@ -91,6 +93,7 @@ static void cpu_destroy(sp_backend *base) {
     sp_raster_out_free(&b->ro);
     free(b->target);
     free(b->dl_drgb);
+    for (int k = 0; k < SP_STAGE_SLOTS; k++) free(b->slot[k].pixels);
     free(b);
 }
 
@@ -98,6 +101,26 @@ static int cpu_upload_views(sp_backend *base, const sp_view *views, int n, sp_al
     cpu_backend *b = (cpu_backend *)base;
     b->views = (sp_view *)views; /* borrowed: the dataset outlives the backend */
     b->num_views = n;
+    b->alpha = alpha;
+    return 0;
+}
+
+/* Streamed views: the step runs synchronously, so a slot is a plain copy of the pixels. */
+static int cpu_stage_view(sp_backend *base, int slot, const sp_view *v, sp_alpha_mode alpha) {
+    cpu_backend *b = (cpu_backend *)base;
+    if (slot < 0 || slot >= SP_STAGE_SLOTS) return sp_error("stage_view: slot %d out of range", slot);
+    if (!v->pixels || (v->channels != 3 && v->channels != 4))
+        return sp_error("stage_view: view %s has no pixels", v->path ? v->path : "?");
+    size_t bytes = (size_t)v->cam.width * v->cam.height * v->channels;
+    if (bytes > b->slot_cap[slot]) {
+        uint8_t *p = sp_try_realloc(b->slot[slot].pixels, bytes, 1, "a staged training image", "raise data.downscale");
+        if (!p) return -1;
+        b->slot[slot].pixels = p;
+        b->slot_cap[slot] = bytes;
+    }
+    memcpy(b->slot[slot].pixels, v->pixels, bytes);
+    b->slot[slot].cam = v->cam;
+    b->slot[slot].channels = v->channels;
     b->alpha = alpha;
     return 0;
 }
@@ -188,8 +211,9 @@ static int cpu_train_step(sp_backend *base, const sp_step_args *a) {
 }
 
 static int train_step(cpu_backend *b, const sp_step_args *a) {
-    if (a->view < 0 || a->view >= b->num_views) return sp_error("train_step: view %d out of range", a->view);
-    const sp_view *view = &b->views[a->view];
+    if (a->view < 0 || a->view >= (a->staged ? SP_STAGE_SLOTS : b->num_views))
+        return sp_error("train_step: %s %d out of range", a->staged ? "staging slot" : "view", a->view);
+    const sp_view *view = a->staged ? &b->slot[a->view] : &b->views[a->view];
     const sp_camera *cam = &view->cam;
     int n = b->g.n, w = cam->width, h = cam->height;
     if (forward(b, cam, a->sh_degree, a->bg, b->stage_s)) return -1;
@@ -373,6 +397,7 @@ static const sp_backend_ops cpu_ops = {
     .params_finite = cpu_params_finite,
     .get_profile = cpu_get_profile,
     .stages = &cpu_stage_ops,
+    .stage_view = cpu_stage_view,
 };
 
 sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {

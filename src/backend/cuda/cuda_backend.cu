@@ -300,8 +300,50 @@ static void cu_destroy(sp_backend *base) {
     if (b->h_acc) cudaFreeHost(b->h_acc);
     if (b->h_u32) cudaFreeHost(b->h_u32);
     if (b->st) cudaStreamDestroy(b->st);
+    for (int k = 0; k < SP_STAGE_SLOTS; k++) {
+        cu_free(&b->mem, &b->slot_pix[k]);
+        if (b->h_slot[k]) cudaFreeHost(b->h_slot[k]);
+        if (b->slot_ev[k]) cudaEventDestroy(b->slot_ev[k]);
+    }
     free(b->views);
     free(b);
+}
+
+/* Streamed views: the pixels go to a pinned copy, then to the device slot on the step stream (after
+ * the steps queued before, which may read the slot; before the step that uses it), so the host
+ * returns at once and decodes the next view while the GPU trains. */
+static int cu_stage_view(sp_backend *base, int slot, const sp_view *v, sp_alpha_mode alpha) {
+    cu_backend *b = (cu_backend *)base;
+    if (slot < 0 || slot >= SP_STAGE_SLOTS) return sp_error("cuda: stage_view: slot %d out of range", slot);
+    if (!v->pixels || (v->channels != 3 && v->channels != 4))
+        return sp_error("cuda: stage_view: view %s has no pixels", v->path ? v->path : "?");
+    size_t bytes = (size_t)v->cam.width * v->cam.height * v->channels;
+    /* the pinned copy may still feed this slot's previous upload */
+    if (b->slot_ev[slot] && cu_check(cudaEventSynchronize(b->slot_ev[slot]), "stage a training image")) return -1;
+    if (bytes > b->slot_cap[slot]) {
+        cudaStreamSynchronize(b->st); /* a step in flight may read the device slot */
+        cu_free(&b->mem, &b->slot_pix[slot]);
+        if (b->h_slot[slot]) cudaFreeHost(b->h_slot[slot]);
+        b->h_slot[slot] = NULL;
+        b->slot_cap[slot] = 0;
+        if (cu_check(cudaMallocHost((void **)&b->h_slot[slot], bytes), "pinned memory for a staged training image") ||
+            cu_alloc(&b->mem, &b->slot_pix[slot], bytes, "a staged training image"))
+            return -1;
+        if (!b->slot_ev[slot] &&
+            cu_check(cudaEventCreateWithFlags(&b->slot_ev[slot], cudaEventDisableTiming), "stage a training image"))
+            return -1;
+        b->slot_cap[slot] = bytes;
+    }
+    memcpy(b->h_slot[slot], v->pixels, bytes);
+    if (cu_check(cudaMemcpyAsync(b->slot_pix[slot].p, b->h_slot[slot], bytes, cudaMemcpyHostToDevice, b->st),
+                 "stage a training image") ||
+        cu_check(cudaEventRecord(b->slot_ev[slot], b->st), "stage a training image"))
+        return -1;
+    b->slot_view[slot].off = 0;
+    b->slot_view[slot].channels = v->channels;
+    b->slot_view[slot].cam = v->cam;
+    b->alpha = alpha;
+    return 0;
 }
 
 static int cu_upload_views(sp_backend *base, const sp_view *views, int n, sp_alpha_mode alpha) {
@@ -418,11 +460,14 @@ static int cu_num_gaussians(sp_backend *base) { return ((cu_backend *)base)->n; 
 
 static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_backend *b = (cu_backend *)base;
-    if (a->view < 0 || a->view >= b->num_views)
-        return sp_error("cuda: train_step: view %d out of range (%d uploaded)", a->view, b->num_views);
+    if (a->staged ? a->view < 0 || a->view >= SP_STAGE_SLOTS || !b->slot_cap[a->view]
+                  : a->view < 0 || a->view >= b->num_views)
+        return sp_error("cuda: train_step: %s %d out of range (%d uploaded)", a->staged ? "staging slot" : "view",
+                        a->view, a->staged ? SP_STAGE_SLOTS : b->num_views);
     if (a->sh_degree < 0 || a->sh_degree > b->sh_degree)
         return sp_error("cuda: train_step: SH degree %d exceeds the stored degree %d", a->sh_degree, b->sh_degree);
-    const cu_view *view = &b->views[a->view];
+    const cu_view *view = a->staged ? &b->slot_view[a->view] : &b->views[a->view];
+    const uint8_t *view_pix = (const uint8_t *)(a->staged ? b->slot_pix[a->view].p : b->view_pix.p) + view->off;
     const sp_camera *cam = &view->cam;
     int w = cam->width, h = cam->height, n = b->n;
     float3 bg = make_float3(a->bg[0], a->bg[1], a->bg[2]);
@@ -437,7 +482,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_raster fwd = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
 
     cu_prof_begin(b, CU_ST_LOSS);
-    cuda_composite_target((const uint8_t *)b->view_pix.p + view->off, view->channels,
+    cuda_composite_target(view_pix, view->channels,
                           b->alpha == SP_ALPHA_PREMULTIPLIED, w, h, bg, (float *)b->target.p, b->st);
     double *acc = (double *)b->acc.p;
     cuda_loss((const float *)b->rgb.p, (const float *)b->target.p, w, h, a->ssim_weight, (float *)b->dl_drgb.p,
@@ -551,7 +596,7 @@ extern "C" const struct sp_stage_ops cuda_stage_ops; /* stage_ops.cu: single sta
 static const sp_backend_ops k_cuda_ops = {
     "cuda",          cu_destroy,      cu_upload_views, cu_set_gaussians, cu_get_gaussians, cu_num_gaussians,
     cu_train_step,   cu_take_loss,    cu_refine,       cu_render,        cu_params_finite, cu_get_profile,
-    &cuda_stage_ops,
+    &cuda_stage_ops, cu_stage_view,
 };
 
 extern "C" int sp_cuda_device_count(void) {

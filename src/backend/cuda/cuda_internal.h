@@ -215,6 +215,12 @@ typedef struct {
     cu_view *views;
     int num_views;
     sp_alpha_mode alpha;
+    /* streamed views (stage_view): device slots, their pinned host copies, the event after each copy */
+    cu_buf slot_pix[SP_STAGE_SLOTS];
+    uint8_t *h_slot[SP_STAGE_SLOTS];
+    size_t slot_cap[SP_STAGE_SLOTS];
+    cudaEvent_t slot_ev[SP_STAGE_SLOTS];
+    cu_view slot_view[SP_STAGE_SLOTS];
     /* profiling */
     cu_prof_set prof[CU_PROF_RING];
     int prof_cur;

@@ -353,6 +353,7 @@ static void vk_destroy(sp_backend *base) {
 static int vk_upload_views(sp_backend *base, const sp_view *views, int n, sp_alpha_mode alpha) {
     vk_backend *b = (vk_backend *)base;
     if (vk_wait_all(b)) return -1;
+    memset(b->slot_cam, 0, sizeof b->slot_cam), b->slot_px = 0; /* pix holds these views, not slots */
     free(b->view_off);
     b->view_off = SP_NEW(int64_t, n + 1);
     for (int i = 0; i < n; i++) b->view_off[i + 1] = b->view_off[i] + (int64_t)views[i].cam.width * views[i].cam.height;
@@ -373,6 +374,36 @@ static int vk_upload_views(sp_backend *base, const sp_view *views, int n, sp_alp
     }
     b->views = views;
     b->num_views = n;
+    b->alpha = alpha;
+    return 0;
+}
+
+/* Streamed views: the slots take pix's place (uploaded views are dropped); staging waits for the
+ * steps in flight, then goes through the upload path. Growing the slots drops the other slot. */
+static int vk_stage_view(sp_backend *base, int slot, const sp_view *v, sp_alpha_mode alpha) {
+    vk_backend *b = (vk_backend *)base;
+    if (slot < 0 || slot >= SP_STAGE_SLOTS) return sp_error("stage_view: slot %d out of range", slot);
+    if (!v->pixels || (v->channels != 3 && v->channels != 4))
+        return sp_error("stage_view: view %s has no pixels", v->path ? v->path : "?");
+    int64_t px = (int64_t)v->cam.width * v->cam.height;
+    if (vk_wait_all(b)) return -1;
+    if (b->num_views || px > b->slot_px) {
+        b->views = NULL, b->num_views = 0;
+        b->slot_px = px > b->slot_px ? px : b->slot_px;
+        memset(b->slot_cam, 0, sizeof b->slot_cam);
+        if (vk_buf_ensure(&b->c, &b->pix, (VkDeviceSize)b->slot_px * SP_STAGE_SLOTS * 4, 0)) return -1;
+    }
+    uint32_t *w = sp_try_realloc(NULL, (size_t)px, 4, "a staged training image", "raise data.downscale");
+    if (!w) return -1;
+    for (int64_t p = 0; p < px; p++) {
+        const uint8_t *s = v->pixels + (size_t)p * v->channels;
+        uint32_t a = v->channels == 4 ? s[3] : 255;
+        w[p] = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | a << 24;
+    }
+    int rc = vk_upload(&b->c, &b->pix, (VkDeviceSize)(slot * b->slot_px) * 4, w, (VkDeviceSize)px * 4);
+    free(w);
+    if (rc) return -1;
+    b->slot_cam[slot] = v->cam;
     b->alpha = alpha;
     return 0;
 }
@@ -458,15 +489,17 @@ static int fold_ring(vk_backend *b) {
 
 static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     vk_backend *b = (vk_backend *)base;
-    if (a->view < 0 || a->view >= b->num_views) return sp_error("train_step: view %d out of range", a->view);
-    const sp_view *view = &b->views[a->view];
-    const sp_camera *cam = &view->cam;
+    if (a->view < 0 || a->view >= (a->staged ? SP_STAGE_SLOTS : b->num_views) ||
+        (a->staged && b->slot_cam[a->view].width <= 0))
+        return sp_error("train_step: %s %d out of range", a->staged ? "staging slot" : "view", a->view);
+    const sp_camera *cam = a->staged ? &b->slot_cam[a->view] : &b->views[a->view].cam;
+    int64_t pix_off = a->staged ? a->view * b->slot_px : b->view_off[a->view];
     int prof = b->base.cfg.profile;
     if (b->ring_n == VK_LOSS_RING && fold_ring(b)) return -1;
     if (forward(b, cam, a->sh_degree, a->bg, prof)) return -1;
     vk_cmd *k = &b->kb;
     uint32_t tw[32] = {0};
-    tw[0] = (uint32_t)cam->width, tw[1] = (uint32_t)cam->height, tw[2] = (uint32_t)b->view_off[a->view];
+    tw[0] = (uint32_t)cam->width, tw[1] = (uint32_t)cam->height, tw[2] = (uint32_t)pix_off;
     tw[3] = b->alpha == SP_ALPHA_PREMULTIPLIED;
     for (int i = 0; i < 3; i++) tw[4 + i] = vk_f2u(a->bg[i]);
     vk_buf *tb[] = {&b->pix, &b->target};
@@ -554,6 +587,7 @@ static const sp_backend_ops vk_ops = {
     .name = "vulkan",
     .destroy = vk_destroy,
     .upload_views = vk_upload_views,
+    .stage_view = vk_stage_view,
     .set_gaussians = vk_set_gaussians,
     .get_gaussians = vk_get_gaussians,
     .num_gaussians = vk_num_gaussians,

@@ -1,0 +1,22 @@
+/* viewload.h — one view's pixels decoded from its file, for datasets loaded without pixels (the
+ * streaming mode of data.cache_mb, scene/viewcache.h): byte for byte what the loader stores when
+ * it decodes everything up front. */
+#ifndef SPLAT_VIEWLOAD_H
+#define SPLAT_VIEWLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scene/dataset.h"
+
+/* Bytes of the view's decoded pixels: width * height * channels. */
+size_t sp_view_bytes(const sp_view *v);
+/* 0 if the view's pixels can be decoded later by sp_view_load_pixels; -1 with the reason (naming
+ * the file) otherwise: views whose lens distortion is removed on load are not streamed. */
+int sp_view_streamable(const sp_view *v);
+/* Decodes v->path, downscales it by v->downscale and converts it to v->channels; *pixels receives
+ * sp_view_bytes(v) malloc'd bytes. Errors name the file, including a file whose size no longer
+ * matches the camera (changed since the dataset was loaded). Thread safe. */
+int sp_view_load_pixels(const sp_view *v, uint8_t **pixels);
+
+#endif

@@ -1,0 +1,21 @@
+/* viewsched.h — which training view each step uses: a fresh permutation of the views every epoch,
+ * drawn from (seed, epoch), so a resumed run continues the same sequence and the sequence is known
+ * ahead (the streaming view cache decodes along it, scene/viewcache.h). */
+#ifndef SPLAT_VIEWSCHED_H
+#define SPLAT_VIEWSCHED_H
+
+#include <stdint.h>
+
+typedef struct {
+    uint64_t seed;
+    int n;     /* training views */
+    int epoch; /* epoch of perm; -1: none yet */
+    int *perm; /* [n] */
+} sp_view_sched;
+
+void sp_view_sched_init(sp_view_sched *s, uint64_t seed, int n);
+/* The view of step (1-based). */
+int sp_view_sched_at(sp_view_sched *s, int step);
+void sp_view_sched_free(sp_view_sched *s);
+
+#endif
