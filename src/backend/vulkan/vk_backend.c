@@ -459,6 +459,9 @@ static int fold_ring(vk_backend *b) {
 static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     vk_backend *b = (vk_backend *)base;
     if (a->view < 0 || a->view >= b->num_views) return sp_error("train_step: view %d out of range", a->view);
+    if (a->accumulate) /* project_back overwrites the gradients: no sums over views yet */
+        return sp_error("vulkan: trainer.batch > 1 (gradients summed over views) is not supported by this backend; "
+                        "use trainer.batch = 1, or the cpu or cuda backend");
     const sp_view *view = &b->views[a->view];
     const sp_camera *cam = &view->cam;
     int prof = b->base.cfg.profile;
