@@ -508,6 +508,9 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
         int ids[SP_MAX_DEVICES];
         if (sp_parse_devices(c->backend.devices, 0, ids) < 0) sp_problems_add(problems, "%s", sp_last_error());
     }
+    if (c->trainer.batch > 1 && !strcmp(c->backend.kind, "vulkan"))
+        sp_problems_add(problems, "trainer.batch = %d: the vulkan backend trains one view per Adam step (batch 1); "
+                                  "batches need the cpu or cuda backend", c->trainer.batch);
     if (c->init.count > c->refine.capacity)
         sp_problems_add(problems, "init.count (%d) is larger than refine.capacity (%d)", c->init.count,
                         c->refine.capacity);

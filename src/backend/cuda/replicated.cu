@@ -8,7 +8,11 @@
  * decisions; the cuda refine writes Gaussians in an order fixed by scans and stable sorts, not by
  * atomics, so the replicas stay identical after it (backend.check_replicas verifies this with a
  * checksum). Loss: the mean over the replicas of this process; render, evaluation and
- * get_gaussians read replica 0. No host synchronisation per step beyond what one replica does. */
+ * get_gaussians read replica 0. With several devices in a process, each replica's steps are
+ * launched by a thread of its own, so that one replica's host waits (the pair count after project)
+ * never hold back the others; the all-reduce and Adam are launched once every thread has launched
+ * its views. No host synchronisation per step beyond what one replica does. */
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +28,76 @@ int sp_cuda_device_count(void);
 /* Seconds the other ranks wait for rank 0's id file. */
 #define ID_TIMEOUT_S 300.0
 
+/* A replica's launcher thread: a queue of train_step calls. */
+#define QN 64
+typedef struct {
+    cu_backend *b;
+    pthread_t th;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sp_step_args q[QN];
+    long head, tail; /* calls taken, calls queued */
+    int quit, failed;
+    char err[512];
+} rep_worker;
+
+static void *worker_main(void *p) {
+    rep_worker *w = (rep_worker *)p;
+    cudaSetDevice(w->b->base.cfg.device);
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (w->head == w->tail && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
+        if (w->head == w->tail) break; /* quit, queue empty */
+        sp_step_args a = w->q[w->head % QN];
+        int skip = w->failed;
+        pthread_mutex_unlock(&w->mu);
+        int rc = skip ? 0 : w->b->base.ops->train_step(&w->b->base, &a);
+        pthread_mutex_lock(&w->mu);
+        if (rc && !w->failed) {
+            w->failed = 1;
+            snprintf(w->err, sizeof w->err, "%s", sp_last_error());
+        }
+        w->head++;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static void worker_push(rep_worker *w, const sp_step_args *a) {
+    pthread_mutex_lock(&w->mu);
+    while (w->tail - w->head == QN) pthread_cond_wait(&w->cv, &w->mu);
+    w->q[w->tail % QN] = *a;
+    w->tail++;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Waits until the thread launched every queued call; -1 with its error if one failed. */
+static int worker_drain(rep_worker *w) {
+    if (!w->started) return 0;
+    pthread_mutex_lock(&w->mu);
+    while (w->head != w->tail) pthread_cond_wait(&w->cv, &w->mu);
+    int failed = w->failed;
+    w->failed = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (failed) return sp_error("%s", w->err);
+    return 0;
+}
+
+static void worker_stop(rep_worker *w) {
+    if (!w->started) return;
+    pthread_mutex_lock(&w->mu);
+    w->quit = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->th, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    w->started = 0;
+}
+
 typedef struct {
     sp_backend base;
     sp_nccl nc;
@@ -35,7 +109,16 @@ typedef struct {
     int rank, world;
     long refines;
     uint64_t *d_sum[SP_MAX_DEVICES];    /* checksum scratch: [0] own, [1..] gathered */
+    rep_worker work[SP_MAX_DEVICES];    /* launcher threads (several devices) */
 } rep_backend;
+
+/* Every launcher thread idle: the other operations run on the calling thread. */
+static int drain(rep_backend *rb) {
+    int rc = 0;
+    for (int i = 0; i < rb->n; i++)
+        if (worker_drain(&rb->work[i])) rc = -1;
+    return rc;
+}
 
 static int use(rep_backend *rb, int i) {
     return cu_check(cudaSetDevice(rb->rep[i]->base.cfg.device), "select device");
@@ -43,6 +126,7 @@ static int use(rep_backend *rb, int i) {
 
 static void rep_destroy(sp_backend *base) {
     rep_backend *rb = (rep_backend *)base;
+    for (int i = 0; i < rb->n; i++) worker_stop(&rb->work[i]);
     for (int i = 0; i < rb->n; i++) {
         if (!rb->rep[i]) continue;
         use(rb, i);
@@ -57,6 +141,7 @@ static void rep_destroy(sp_backend *base) {
 
 static int rep_upload_views(sp_backend *base, const sp_view *views, int n, sp_alpha_mode alpha) {
     rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
     for (int i = 0; i < rb->n; i++)
         if (use(rb, i) || rb->rep[i]->base.ops->upload_views(&rb->rep[i]->base, views, n, alpha)) return -1;
     return 0;
@@ -64,6 +149,7 @@ static int rep_upload_views(sp_backend *base, const sp_view *views, int n, sp_al
 
 static int rep_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_gaussians *m, const sp_gaussians *v) {
     rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
     for (int i = 0; i < rb->n; i++)
         if (use(rb, i) || rb->rep[i]->base.ops->set_gaussians(&rb->rep[i]->base, g, m, v)) return -1;
     rb->calls = 0;
@@ -73,6 +159,7 @@ static int rep_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_g
 
 static int rep_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v) {
     rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
     if (use(rb, 0)) return -1;
     return rb->rep[0]->base.ops->get_gaussians(&rb->rep[0]->base, g, m, v);
 }
@@ -81,6 +168,7 @@ static int rep_num_gaussians(sp_backend *base) { return ((rep_backend *)base)->r
 
 /* Sums the replicas' gradients over every device of every rank, in place, then Adam on each. */
 static int finish_batch(rep_backend *rb, const sp_step_args *a) {
+    if (drain(rb)) return -1;
     for (int i = 0; i < rb->n; i++)
         if (!rb->have_view[i]) { /* no view this batch (the run's last, short batch): adds nothing */
             if (use(rb, i)) return -1;
@@ -118,7 +206,8 @@ static int rep_train_step(sp_backend *base, const sp_step_args *a) {
     if (a->view >= 0) { /* view -1: a slot past the end of the run */
         sp_step_args one = *a;
         one.accumulate = 1;
-        if (use(rb, i) || rb->rep[i]->base.ops->train_step(&rb->rep[i]->base, &one)) return -1;
+        if (rb->work[i].started) worker_push(&rb->work[i], &one);
+        else if (use(rb, i) || rb->rep[i]->base.ops->train_step(&rb->rep[i]->base, &one)) return -1;
         rb->have_view[i] = 1;
     }
     return a->accumulate ? 0 : finish_batch(rb, a);
@@ -126,6 +215,7 @@ static int rep_train_step(sp_backend *base, const sp_step_args *a) {
 
 static int rep_take_loss(sp_backend *base, double *mean_loss, int *steps) {
     rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
     double sum = 0;
     int total = 0, bad = 0;
     for (int i = 0; i < rb->n; i++) {
@@ -189,6 +279,7 @@ static int check_replicas(rep_backend *rb) {
 
 static int rep_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result *r) {
     rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
     /* statistics: grad_accum and grad_count summed, max_radius the max, over every device */
     if (sp_nccl_check(&rb->nc, rb->nc.GroupStart(), "group start")) return -1;
     for (int i = 0; i < rb->n; i++) {
@@ -222,18 +313,21 @@ static int rep_refine(sp_backend *base, const sp_refine_args *a, sp_refine_resul
 
 static int rep_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
     rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
     if (use(rb, 0)) return -1;
     return rb->rep[0]->base.ops->render(&rb->rep[0]->base, cam, sh_degree, bg, rgb);
 }
 
 static int rep_params_finite(sp_backend *base) {
     rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return 0;
     if (use(rb, 0)) return 0;
     return rb->rep[0]->base.ops->params_finite(&rb->rep[0]->base);
 }
 
 static int rep_get_profile(sp_backend *base, sp_profile *p) {
     rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
     if (use(rb, 0)) return -1;
     return rb->rep[0]->base.ops->get_profile(&rb->rep[0]->base, p);
 }
@@ -326,6 +420,20 @@ extern "C" sp_backend *sp_replicated_create(const sp_backend_config *cfg) {
         /* every rank has read the id once the communicators exist: the file has served */
         if (rb->rank == 0 && rb->world > 1) unlink(cfg->dist_file);
     }
+    if (rb->n > 1)
+        for (int i = 0; i < rb->n; i++) {
+            rep_worker *w = &rb->work[i];
+            w->b = rb->rep[i];
+            pthread_mutex_init(&w->mu, NULL);
+            pthread_cond_init(&w->cv, NULL);
+            if (pthread_create(&w->th, NULL, worker_main, w)) {
+                pthread_mutex_destroy(&w->mu);
+                pthread_cond_destroy(&w->cv);
+                sp_error("cannot start the launcher thread of device %d", rb->rep[i]->base.cfg.device);
+                goto fail;
+            }
+            w->started = 1;
+        }
     return &rb->base;
 fail:
     rep_destroy(&rb->base);
