@@ -46,7 +46,36 @@ const sp_backend_kind *sp_backend_find_kind(const char *name) {
     return NULL;
 }
 
+/* Several devices or processes: the cuda backend replicated over NCCL. */
+static int wants_replicas(const sp_backend_config *cfg) { return cfg->num_devices > 1 || cfg->world > 1; }
+
+static int replicas_need_cuda(const char *kind, char *out, size_t n) {
+    if (!strcmp(kind, "cuda") || !strcmp(kind, "auto")) {
+#ifdef SPLAT_HAVE_CUDA
+        if (sp_backend_cuda_available()) return 0;
+        snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need a CUDA GPU; none is visible");
+#else
+        snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need the cuda backend, "
+                         "which this build lacks (nvcc was not found at build time)");
+#endif
+        return -1;
+    }
+    snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need backend.kind = \"cuda\" "
+                     "(or auto); the %s backend trains on one device", kind);
+    return -1;
+}
+
 sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
+    if (wants_replicas(cfg)) {
+        char why[256];
+        if (replicas_need_cuda(kind, why, sizeof why)) {
+            sp_error("%s", why);
+            return NULL;
+        }
+#ifdef SPLAT_HAVE_CUDA
+        return sp_replicated_create(cfg);
+#endif
+    }
     if (!strcmp(kind, "auto")) {
         for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds; i++)
             if (k_kinds[i].auto_pick ? k_kinds[i].auto_pick() : k_kinds[i].available())
@@ -73,6 +102,12 @@ sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
 
 int sp_backend_describe(const char *kind, const sp_backend_config *cfg, char *out, size_t n) {
     const sp_backend_kind *k = NULL;
+    if (wants_replicas(cfg)) {
+        if (replicas_need_cuda(kind, out, n)) return -1;
+#ifdef SPLAT_HAVE_CUDA
+        return sp_replicated_describe(cfg, out, n);
+#endif
+    }
     if (!strcmp(kind, "auto")) {
         for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds && !k; i++)
             if (k_kinds[i].auto_pick ? k_kinds[i].auto_pick() : k_kinds[i].available()) k = &k_kinds[i];

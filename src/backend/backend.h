@@ -24,6 +24,12 @@ typedef struct {
     int deterministic; /* fixed-order reductions: bit-identical results for identical inputs */
     int profile;       /* record per-stage device time */
     int device;        /* GPU ordinal */
+    int num_devices;   /* cuda: > 1 = one replica per id of devices[] (data-parallel over NCCL) */
+    int devices[16];
+    int check_replicas; /* replicated: compare a checksum of every replica's parameters after refine */
+    /* several processes: rank, world size and the NCCL id file (world 1 = this process alone) */
+    int rank, world;
+    const char *dist_file;
     int backward_splat; /* cuda: per-splat backward_raster instead of per-pixel */
     int cas_atomics;    /* GPU: float atomic add through a compare-and-swap loop even where the device
                            has native float atomics (tests the fallback path) */
@@ -48,6 +54,10 @@ typedef struct {
     float beta1, beta2, eps;
     sp_lrs lr;
     int collect_stats; /* accumulate densification statistics this step */
+    /* Batches: 1 = add this view's gradients to the running sum and stop before Adam; the next
+     * step (of either kind) adds to the same sum. 0 = add this view, then one Adam update with the
+     * sum, which starts a new one. A batch of B views is B-1 accumulate steps and one full step. */
+    int accumulate;
 } sp_step_args;
 
 typedef struct {
@@ -152,6 +162,11 @@ sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg);
 #ifdef SPLAT_HAVE_CUDA
 sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg);
 int sp_cuda_device_count(void);
+/* cuda/replicated.cu: one cuda backend per device of cfg->devices (and per process of cfg->world),
+ * gradients and densification statistics summed over NCCL (loaded at run time). */
+sp_backend *sp_replicated_create(const sp_backend_config *cfg);
+/* One line for `splat check`; -1 with the reason (no NCCL, too few devices) in out. */
+int sp_replicated_describe(const sp_backend_config *cfg, char *out, size_t n);
 #endif
 #ifdef SPLAT_HAVE_VULKAN
 sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg);

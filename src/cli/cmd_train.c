@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/dist.h"
 #include "cli/cli.h"
 #include "core/core.h"
 #include "io/loader.h"
@@ -36,6 +37,7 @@ static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
         } else if (allow_resume && (v = cli_value(argc, argv, &i, "--resume"))) t->resume = v;
         else if (allow_resume && cli_flag(argv[i], "--force")) t->force = 1;
         else if (!allow_resume && cli_flag(argv[i], "--print-config")) t->print_config = 1;
+        else if ((v = cli_value(argc, argv, &i, "--dist-file"))) setenv("SPLAT_DIST_FILE", v, 1); /* the CLI's own env */
         else if (argv[i][0] != '-' && !t->data) t->data = argv[i];
         else {
             fprintf(stderr, "splat: unknown option '%s' (see --help)\n", argv[i]);
@@ -121,6 +123,8 @@ int cmd_train(int argc, char **argv) {
                "  --resume RUN_DIR    continue an interrupted run from RUN_DIR/checkpoint.bin, with\n"
                "                      RUN_DIR/config.toml (plus --set overrides)\n"
                "  --force             replace a run already in the run folder (its files are deleted)\n"
+               "  --dist-file PATH    several processes (SPLAT_RANK, SPLAT_WORLD_SIZE or mpirun): the file\n"
+               "                      through which rank 0 hands out the NCCL id (docs/scale.md)\n"
                "A run folder that already holds a run is never overwritten without --force, and a command\n"
                "that fails before training starts changes nothing in it.\n"
                "Ctrl-C stops cleanly: the model and a checkpoint are saved; a second Ctrl-C exits at once.\n");
@@ -205,7 +209,10 @@ int cmd_check(int argc, char **argv) {
     char dev[512]; /* the device backend.kind resolves to, and its limits */
     {
         sp_backend_config bc = {.threads = cfg->backend.threads, .cas_atomics = cfg->backend.cas_atomics};
-        if (sp_backend_describe(cfg->backend.kind, &bc, dev, sizeof dev))
+        sp_dist dist; /* several GPUs or processes: NCCL and the devices are checked too */
+        if (sp_dist_from_env(&dist) || sp_dist_backend_config(&bc, cfg->backend.devices, 0, &dist))
+            snprintf(dev, sizeof dev, "%s", sp_last_error()), sp_problems_add(&probs, "%s", dev);
+        else if (sp_backend_describe(cfg->backend.kind, &bc, dev, sizeof dev))
             sp_problems_add(&probs, "backend.kind = \"%s\": %s", cfg->backend.kind, dev);
     }
     /* The verdict first, then the details. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/dist.h"
 #include "io/toml.h"
 
 #define FIELD(sec, k) #sec, #k
@@ -74,6 +75,13 @@ const sp_config_field sp_config_schema[] = {
     BOOL(output, save_ply, 1, "Save the trained Gaussians as a standard 3DGS .ply."),
 
     INT(trainer, max_steps, GE(1), 30000, "Training steps (one view per step)."),
+    INT(trainer, batch, IN(1, 64), 1,
+        "Views whose gradients are summed before one Adam update, per device (the global batch is batch x devices x "
+        "processes). Steps count views seen, in every schedule: the run takes max_steps / global batch Adam "
+        "updates. docs/scale.md."),
+    STR(trainer, batch_lr, "sqrt|none", "sqrt",
+        "Learning rates for a global batch B > 1: sqrt = multiplied by sqrt(B), none = unchanged (bench/RESULTS.md "
+        "measures both)."),
     INT(trainer, eval_every, GE(0), 0, "Evaluate every N steps; 0 = only at the end."),
     INT(trainer, save_every, GE(0), 0, "Save the model every N steps, plus point_cloud/iteration_N/point_cloud.ply (also at the end); 0 = only at the end."),
     INT(trainer, log_every, GE(1), 100, "Log loss and speed every N steps."),
@@ -130,6 +138,12 @@ const sp_config_field sp_config_schema[] = {
          "GPU: float atomic adds through a compare-and-swap loop even where the device has native float atomics "
          "(checks the fallback path that devices without them take)."),
     BOOL(backend, deterministic, 0, "Fixed-order reductions: identical results for identical seeds (slower on GPU)."),
+    STR(backend, devices, NULL, "1",
+        "cuda: GPUs of this process, a count (\"2\": devices 0 and 1) or ids (\"0,2\"); more than one trains a "
+        "replica on each and sums gradients over NCCL. docs/scale.md."),
+    BOOL(backend, check_replicas, 0,
+         "Several GPUs: after every refine, compare a checksum of every replica's parameters and stop if they "
+         "differ (debugging)."),
     STR(backend, backward, "pixel|splat", "pixel",
         "CUDA backward_raster variant: per pixel (warp reductions) or per splat (forward keeps per-pixel state "
         "every 32 Gaussians). Both give the same gradients; bench/RESULTS.md compares their speed."),
@@ -226,6 +240,10 @@ static int apply_value(sp_config *c, const sp_config_field *f, const sp_toml_val
     describe_allowed(f, allowed, sizeof allowed);
     switch (f->type) {
     case SP_CFG_STRING:
+        if (v->type == SP_TOML_INT && !strcmp(f->key, "devices")) { /* devices = 2 reads as "2" */
+            snprintf(p, f->size, "%lld", (long long)v->i);
+            return 0;
+        }
         if (v->type != SP_TOML_STRING) {
             snprintf(why, n, "must be a string, got %s", sp_toml_type_name(v->type));
             return -1;
@@ -490,6 +508,20 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
     if (!c->output.run_dir[0] && (!c->experiment.name[0] || strchr(c->experiment.name, '/')))
         sp_problems_add(problems, "experiment.name must be a non-empty name without '/' when output.run_dir is \"\" "
                                   "(the run goes to runs/<experiment.name>)");
+    {
+        int ids[SP_MAX_DEVICES];
+        if (sp_parse_devices(c->backend.devices, 0, ids) < 0) sp_problems_add(problems, "%s", sp_last_error());
+    }
+    {
+        int ids[SP_MAX_DEVICES];
+        if (c->data.cache_mb > 0 && sp_parse_devices(c->backend.devices, 0, ids) > 1)
+            sp_problems_add(problems, "data.cache_mb = %d with backend.devices = \"%s\": streamed images go to one device; "
+                                      "use data.cache_mb = 0 (images in memory) to train on several GPUs",
+                            c->data.cache_mb, c->backend.devices);
+    }
+    if (c->trainer.batch > 1 && !strcmp(c->backend.kind, "vulkan"))
+        sp_problems_add(problems, "trainer.batch = %d: the vulkan backend trains one view per Adam step (batch 1); "
+                                  "batches need the cpu or cuda backend", c->trainer.batch);
     if (c->init.count > c->refine.capacity)
         sp_problems_add(problems, "init.count (%d) is larger than refine.capacity (%d)", c->init.count,
                         c->refine.capacity);

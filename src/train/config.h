@@ -42,6 +42,8 @@ typedef struct {
     } output;
     struct {
         int max_steps, eval_every, save_every, log_every, sh_degree, sh_interval, checkpoint_every;
+        int batch;
+        char batch_lr[SP_CONFIG_WORD_MAX]; /* sqrt | none */
         double target_psnr; /* 0 = off */
     } trainer;
     struct {
@@ -65,7 +67,8 @@ typedef struct {
     struct {
         char kind[SP_CONFIG_WORD_MAX]; /* auto | cpu | cuda */
         int threads;
-        bool profile, deterministic, cas_atomics;
+        bool profile, deterministic, cas_atomics, check_replicas;
+        char devices[64]; /* "N" or "0,1,..." (backend/dist.h) */
         char backward[SP_CONFIG_WORD_MAX]; /* pixel | splat (cuda) */
     } backend;
 } sp_config;

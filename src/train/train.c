@@ -23,6 +23,8 @@
 #include "io/loader.h"
 #include "io/ply.h"
 #include "scene/init.h"
+#include "backend/dist.h"
+#include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/report.h"
 #include "train/stream.h"
@@ -139,6 +141,8 @@ typedef struct {
     double prog_t, prog_sps;
     int prog_step0, prog_step, prog_skip;
     int in_loop; /* train_seconds does not yet include this session's loop */
+    sp_dist dist; /* several processes: only rank 0 (writer) writes the run folder */
+    int writer;
 } run;
 
 /* Steps between loss read-backs: often enough for a live progress line, rarely enough that a GPU
@@ -153,6 +157,7 @@ static double train_seconds_now(const run *r) {
 }
 
 static int save_model(run *r, int announce) {
+    if (!r->writer) return 0;
     double t0 = sp_now();
     sp_gaussians g = {0}, m = {0}, v = {0};
     if (r->b->ops->get_gaussians(r->b, &g, &m, &v)) return -1;
@@ -479,6 +484,17 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     sp_log_set_file(early);
 
     SP_INFO("splat %s (%s): run folder %s", sp_version(), sp_commit(), r->dir);
+    /* several processes: this one's rank (SPLAT_RANK, ... or Open MPI's variables) */
+    if (sp_dist_from_env(&r->dist)) goto fail;
+    if (r->dist.world > 1 && cfg->data.cache_mb > 0) {
+        sp_error("data.cache_mb = %d in a run of %d processes: streamed images go to one device; use "
+                 "data.cache_mb = 0 (images in memory) to train on several GPUs", cfg->data.cache_mb, r->dist.world);
+        goto fail;
+    }
+    r->writer = r->dist.rank == 0;
+    if (r->dist.world > 1)
+        SP_INFO("process %d of %d (local rank %d)%s", r->dist.rank, r->dist.world, r->dist.local_rank,
+                r->writer ? ": writes the run folder" : ": trains, writes nothing");
     /* the run folder */
     if (o->resume_dir) {
         if (!sp_dir_exists(r->dir)) {
@@ -492,7 +508,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             status = SP_TRAIN_OK;
             goto out;
         }
-    } else {
+    } else if (r->writer) {
         char *old = existing_run_files(r->dir);
         if (old && !o->force) {
             sp_error("%s already holds a run (%s). To replace it use --force; to keep it, "
@@ -534,6 +550,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                                 .profile = cfg->backend.profile, .device = 0,
                                 .backward_splat = !strcmp(cfg->backend.backward, "splat"),
                                 .cas_atomics = cfg->backend.cas_atomics};
+        if (sp_dist_backend_config(&bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) goto fail;
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;
         SP_INFO("backend: %s", r->b->ops->name);
@@ -554,12 +571,18 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         goto out;
     }
     committed = 1;
-    int crc = commit_run(r, o, &logf, early, &early_buf, &early_n);
+    int crc = 0;
+    if (r->writer) {
+        crc = commit_run(r, o, &logf, early, &early_buf, &early_n);
+    } else { /* other ranks: the log goes to stderr only */
+        sp_log_set_file(NULL);
+        fclose(early);
+    }
     early = NULL;
     if (crc) goto fail;
 
     /* cameras.json: what viewers of the original 3DGS layout read beside point_cloud/ */
-    {
+    if (r->writer) {
         char *cj = run_path(r, "cameras.json");
         int cj_rc = sp_cameras_json_write(cj, &r->data);
         free(cj);
@@ -575,28 +598,57 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     r->loop_t0 = r->prog_t = sp_now();
     r->prog_step0 = r->prog_step = r->step;
     r->in_loop = 1;
+    /* Batches: one Adam step sums plan.global views (batch x devices x processes); r->step and every
+     * schedule count views seen (docs/scale.md). A replicated backend gets every slot of this process,
+     * with view -1 past max_steps, so all replicas join each all-reduce. */
+    sp_batch_plan plan;
+    int ndev = r->b->cfg.num_devices > 1 ? r->b->cfg.num_devices : 1;
+    int replicated = ndev > 1 || r->dist.world > 1;
+    sp_batch_plan_init(&plan, cfg->trainer.batch, ndev, r->dist.world, r->dist.rank);
+    double lr_scale = sp_batch_lr_scale(cfg->trainer.batch_lr, plan.global);
+    if (plan.global > 1)
+        SP_INFO("batch of %d views per Adam step (%d per device, %d device%s, %d process%s): %d Adam steps, "
+                "learning rates x %.3f", plan.global, plan.batch, ndev, ndev == 1 ? "" : "s", plan.world,
+                plan.world == 1 ? "" : "es", sp_batch_adam_steps(max_steps, plan.global), lr_scale);
 
     while (r->step < max_steps && !(stop = cancelled(o))) {
-        int step = r->step + 1;
+        int prev = r->step, step = prev + plan.global < max_steps ? prev + plan.global : max_steps;
         sp_step_args a = {0};
-        if (r->stream ? sp_train_stream_step(r->stream, step, &a) : ((a.view = sp_view_sched_at(&sched, step)), 0))
-            goto fail_loop;
-        a.sh_degree = active_sh_degree(cfg, step);
-        background_for_step(cfg, step, a.bg);
         a.ssim_weight = (float)cfg->loss.ssim_weight;
-        a.adam_step = step;
+        a.adam_step = sp_batch_adam_steps(step, plan.global);
         a.beta1 = (float)cfg->adam.beta1;
         a.beta2 = (float)cfg->adam.beta2;
         a.eps = (float)cfg->adam.eps;
         a.lr = (sp_lrs){means_lr(cfg, step, extent), (float)cfg->adam.scales_lr, (float)cfg->adam.quats_lr,
                         (float)cfg->adam.opacity_lr, (float)cfg->adam.sh_dc_lr, (float)cfg->adam.sh_rest_lr};
-        a.collect_stats = step < rf->stop;
-        if (r->b->ops->train_step(r->b, &a)) goto fail_loop;
+        float *lrs[6] = {&a.lr.means, &a.lr.log_scales, &a.lr.quats, &a.lr.opacity, &a.lr.sh_dc, &a.lr.sh_rest};
+        for (int k = 0; k < 6; k++) *lrs[k] = (float)(*lrs[k] * lr_scale);
+        /* this process's calls: every slot when replicated, else the slots up to max_steps */
+        int calls = replicated ? plan.local : step - prev;
+        for (int j = 0; j < calls; j++) {
+            int s = prev + sp_batch_slot(&plan, j) + 1; /* views-seen index of this slot */
+            int real = s <= max_steps;
+            a.view = -1;
+            if (real && (r->stream ? sp_train_stream_step(r->stream, s, &a) : ((a.view = sp_view_sched_at(&sched, s)), 0)))
+                goto fail_loop;
+            a.sh_degree = active_sh_degree(cfg, real ? s : step);
+            background_for_step(cfg, s, a.bg);
+            a.collect_stats = real && s < rf->stop;
+            a.accumulate = j < calls - 1;
+            if (r->b->ops->train_step(r->b, &a)) goto fail_loop;
+            if (r->stream && real) sp_train_stream_ahead(r->stream, s + 1);
+        }
         r->step = step;
-        if (r->stream) sp_train_stream_ahead(r->stream, step + 1);
+        a.sh_degree = active_sh_degree(cfg, step);
 
-        /* refine (3DGS schedule: after `start`, every `every` steps, before `stop`) */
-        if (step > rf->start && step < rf->stop && step % rf->every == 0) {
+        /* refine (3DGS schedule: after `start`, every `every` views, before `stop`); at most one
+         * per batch, at the last due index in it */
+        int refine_at = 0, reset_at = 0;
+        for (int s = prev + 1; s <= step; s++) {
+            if (s > rf->start && s < rf->stop && s % rf->every == 0) refine_at = s;
+            if (sp_train_opacity_reset_due(cfg, s)) reset_at = s;
+        }
+        if (refine_at) {
             sp_refine_args ra = {0};
             ra.densify = 1;
             ra.grad_threshold = (float)rf->grad_threshold;
@@ -604,18 +656,18 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             ra.split_count = rf->split_count;
             ra.split_shrink = (float)rf->split_shrink;
             ra.prune_opacity = (float)rf->prune_opacity;
-            int late = step > rf->opacity_reset_every;
+            int late = refine_at > rf->opacity_reset_every;
             ra.prune_world_scale = late && rf->prune_world_scale > 0 ? (float)(rf->prune_world_scale * extent) : 0;
             ra.prune_screen_px = late ? (float)rf->prune_screen_px : 0;
             if (!strcmp(rf->opacity_mode, "decay")) ra.opacity_decay = (float)rf->opacity_decay;
             ra.capacity = rf->capacity;
-            ra.seed = sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)step);
+            ra.seed = sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)refine_at);
             sp_refine_result res;
             if (r->b->ops->refine(r->b, &ra, &res)) goto fail_loop;
             sp_log_to_file("step %d refine: %d cloned, %d split, %d pruned: %d -> %d Gaussians", step, res.cloned,
                            res.split, res.pruned, res.n_before, res.n_after);
         }
-        if (sp_train_opacity_reset_due(cfg, step)) {
+        if (reset_at) {
             sp_refine_args ra = {0};
             ra.opacity_reset = (float)rf->opacity_reset_value;
             ra.capacity = rf->capacity;
@@ -624,8 +676,9 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             sp_log_to_file("step %d: opacity reset to %g", step, rf->opacity_reset_value);
         }
 
-        int log_now = step % cfg->trainer.log_every == 0 || step == max_steps;
-        if (log_now || step % LOSS_EVERY == 0) {
+        int log_now = sp_batch_crossed(prev, step, cfg->trainer.log_every) || step == max_steps;
+        int loss_now = sp_batch_crossed(prev, step, LOSS_EVERY);
+        if (log_now || loss_now) {
             double mean;
             int n;
             r->b->ops->take_loss(r->b, &mean, &n);
@@ -650,7 +703,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             sp_series_push(&r->curves[SP_CURVE_GAUSSIANS], step, ng);
             sp_log_to_file("step %d loss %.5f, %d Gaussians", step, mean, ng);
         }
-        if (cfg->trainer.eval_every > 0 && step % cfg->trainer.eval_every == 0 && step != max_steps) {
+        if (r->writer && sp_batch_crossed(prev, step, cfg->trainer.eval_every) && step != max_steps) {
             sp_split *es = eval_split_for_curve(r);
             if (es) {
                 float bg[3];
@@ -666,15 +719,15 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                 r->prog_skip = 1; /* not a training speed */
             }
         }
-        int save_now = (cfg->trainer.save_every > 0 && step % cfg->trainer.save_every == 0) ||
-                       (cfg->trainer.checkpoint_every > 0 && step % cfg->trainer.checkpoint_every == 0);
+        int save_now = sp_batch_crossed(prev, step, cfg->trainer.save_every) ||
+                       sp_batch_crossed(prev, step, cfg->trainer.checkpoint_every);
         if (save_now && step != max_steps) {
             double t0 = sp_now(); /* saving time is not training time */
             if (save_model(r, 1)) goto fail_loop;
             r->paused_s += sp_now() - t0;
             r->prog_skip = 1;
         }
-        if ((log_now || step % LOSS_EVERY == 0) && step != max_steps) report_progress(r, o, last_loss, 0);
+        if ((log_now || loss_now) && step != max_steps) report_progress(r, o, last_loss, 0);
     }
     r->train_seconds = train_seconds_now(r);
     r->in_loop = 0;
@@ -682,6 +735,10 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     report_progress(r, o, last_loss, 1);
     if (r->stream) sp_train_stream_log(r->stream);
 
+    if (!r->writer) { /* other ranks write nothing */
+        status = diverged ? SP_TRAIN_FAILED : stop && r->step < max_steps ? SP_TRAIN_INTERRUPTED : SP_TRAIN_OK;
+        goto out;
+    }
     if (diverged) {
         write_result(r, "diverged");
         status = SP_TRAIN_FAILED;

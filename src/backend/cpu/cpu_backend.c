@@ -23,6 +23,7 @@ static const char *stage_names[ST_COUNT] = {"project", "emit_pairs+sort+tile_ran
 typedef struct {
     sp_backend base;
     sp_gaussians g, m, v, grad;
+    int grad_pending; /* grad holds the sum of accumulate-only steps since the last Adam update */
     sp_refine_stats stats;
     /* training views */
     sp_view *views;
@@ -148,6 +149,7 @@ static int cpu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_g
         b->g.n = b->m.n = b->v.n = b->grad.n = 0; /* no half-set model */
         return -1;
     }
+    b->grad_pending = 0;
     return 0;
 }
 
@@ -225,7 +227,7 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
     sp_proj_grad_zero(&b->pgrad, n);
     cpu_backward_raster(&b->proj, &b->bins, cam, a->bg, &b->ro, b->dl_drgb, &b->pgrad);
     double t2 = sp_now();
-    sp_gaussians_zero(&b->grad);
+    if (!b->grad_pending) sp_gaussians_zero(&b->grad); /* project_back adds to grad */
     sp_params p = params_of(&b->g);
     sp_params_grad pg = {n, b->grad.K, b->grad.means, b->grad.log_scales, b->grad.quats, b->grad.opacity_logits,
                          b->grad.sh};
@@ -244,7 +246,8 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
         }
     }
     double t3 = sp_now();
-    adam_store(&b->g, &b->grad, &b->m, &b->v, a);
+    b->grad_pending = a->accumulate;
+    if (!a->accumulate) adam_store(&b->g, &b->grad, &b->m, &b->v, a);
     double t4 = sp_now();
     b->stage_s[ST_LOSS] += t1 - t0;
     b->stage_s[ST_BACKWARD_RASTER] += t2 - t1;
@@ -273,6 +276,7 @@ static int cpu_refine_op(sp_backend *base, const sp_refine_args *a, sp_refine_re
     int old = sp_omp_threads_set(b->threads.cur);
     int rc = cpu_refine(&b->g, &b->m, &b->v, &b->stats, a, r);
     if (rc == 0) rc = copy_store(&b->grad, NULL, b->g.sh_degree, b->g.n);
+    b->grad_pending = 0; /* a refine between accumulate-only steps drops their sum */
     sp_omp_threads_set(old);
     b->stage_s[ST_REFINE] += sp_now() - t0;
     return rc;

@@ -287,6 +287,7 @@ static void cu_destroy(sp_backend *base) {
     if (!b) return;
     cudaStreamSynchronize(b->st);
     cu_buf *bufs[] = {&b->params,   &b->grads,       &b->m1,         &b->m2,          &b->stats,     &b->proj_buf,
+                      &b->grads_view,
                       &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted, &b->pair_gid,
                       &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
@@ -430,6 +431,7 @@ static int cu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_ga
     if (v) copy_regions(b, (float *)b->m2.p, v, cudaMemcpyHostToDevice);
     else cudaMemsetAsync(b->m2.p, 0, bytes, b->st);
     cudaMemsetAsync(b->grads.p, 0, bytes, b->st);
+    b->grads_pending = 0;
     cudaMemsetAsync(b->stats.p, 0, (size_t)g->n * 3 * sizeof(float), b->st);
     return cu_check(cudaStreamSynchronize(b->st), "set_gaussians");
 }
@@ -457,6 +459,11 @@ static int cu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, 
 }
 
 static int cu_num_gaussians(sp_backend *base) { return ((cu_backend *)base)->n; }
+
+__global__ void k_add(float *dst, const float *src, int64_t count) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count) dst[i] += src[i];
+}
 
 static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_backend *b = (cu_backend *)base;
@@ -505,12 +512,36 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_prof_end(b);
 
     cu_prof_begin(b, CU_ST_PROJECT_BACK);
-    cu_params P = params_of(b, &b->params), Gp = params_of(b, &b->grads);
+    /* project_back writes (not adds) its gradients: a view added to a pending sum goes through
+     * grads_view */
+    int add = b->grads_pending;
+    size_t gcount = (size_t)n * cu_floats(b->K);
+    if (add && cu_reserve(&b->mem, &b->grads_view, gcount * sizeof(float), "batch gradients")) {
+        cu_prof_end(b);
+        cu_prof_close(b);
+        return -1;
+    }
+    cu_params P = params_of(b, &b->params), Gp = params_of(b, add ? &b->grads_view : &b->grads);
     float *stats = (float *)b->stats.p;
     cuda_project_back(&P, n, b->K, cam, a->sh_degree, &b->proj, &b->pgrad, &Gp, a->collect_stats ? stats : NULL,
                       stats + n, stats + 2 * (size_t)n, b->st);
+    if (add && gcount) k_add<<<CU_GRID(gcount, 256), 256, 0, b->st>>>((float *)b->grads.p, (const float *)b->grads_view.p,
+                                                                   (int64_t)gcount);
+    b->grads_pending = 1;
     cu_prof_end(b);
+    int rc = a->accumulate ? 0 : cuda_backend_adam(b, a);
+    cu_prof_close(b);
+    if (rc) return rc;
+    return cu_check(cudaGetLastError(), "train_step");
+}
 
+void cuda_backend_zero_grads(cu_backend *b) {
+    if (b->n) cudaMemsetAsync(b->grads.p, 0, (size_t)b->n * cu_floats(b->K) * sizeof(float), b->st);
+    b->grads_pending = 1;
+}
+
+int cuda_backend_adam(cu_backend *b, const sp_step_args *a) {
+    int n = b->n;
     cu_prof_begin(b, CU_ST_ADAM);
     cu_adam_args aa;
     aa.lr[0] = a->lr.means, aa.lr[1] = a->lr.log_scales, aa.lr[2] = a->lr.quats;
@@ -521,8 +552,8 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cuda_adam((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, n, b->K, &aa,
               b->st);
     cu_prof_end(b);
-    cu_prof_close(b);
-    return cu_check(cudaGetLastError(), "train_step");
+    b->grads_pending = 0;
+    return cu_check(cudaGetLastError(), "adam");
 }
 
 static int cu_take_loss(sp_backend *base, double *mean_loss, int *steps) {
@@ -543,6 +574,7 @@ static int cu_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result
     cu_prof_open(b, 0);
     cu_prof_begin(b, CU_ST_REFINE);
     int rc = cuda_refine(b, a, r);
+    b->grads_pending = 0; /* refine gives fresh zero gradients */
     cu_prof_end(b);
     cu_prof_close(b);
     return rc;

@@ -190,6 +190,8 @@ typedef struct {
     int n, K, sh_degree;
     cu_buf params, grads, m1, m2; /* n * sp_gaussian_floats(K) floats each, regions at offsets of n */
     cu_buf stats;                 /* grad_accum[n], grad_count[n], max_radius[n] */
+    cu_buf grads_view;            /* batches: this view's gradients, added to grads (grads_pending) */
+    int grads_pending;            /* grads holds a sum of views not yet given to Adam */
     /* per-Gaussian scratch */
     cu_buf proj_buf, pgrad_buf;
     int scratch_n;
@@ -251,6 +253,12 @@ void cu_prof_open(cu_backend *b, int train);
 void cu_prof_close(cu_backend *b);
 
 static inline int cu_floats(int K) { return 3 + 3 + 4 + 1 + 3 * K; }
+
+/* Batches (cuda_backend.cu), for the replicated backend: Adam with the gradients summed so far,
+ * which starts a new sum; and an empty contribution (zero gradients) for a replica with no view
+ * in a batch. Both asynchronous on b->st. */
+int cuda_backend_adam(cu_backend *b, const sp_step_args *a);
+void cuda_backend_zero_grads(cu_backend *b);
 
 /* refine.cu */
 int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *r);

@@ -492,6 +492,9 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     if (a->view < 0 || a->view >= (a->staged ? SP_STAGE_SLOTS : b->num_views) ||
         (a->staged && b->slot_cam[a->view].width <= 0))
         return sp_error("train_step: %s %d out of range", a->staged ? "staging slot" : "view", a->view);
+    if (a->accumulate) /* project_back overwrites the gradients: no sums over views yet */
+        return sp_error("vulkan: trainer.batch > 1 (gradients summed over views) is not supported by this backend; "
+                        "use trainer.batch = 1, or the cpu or cuda backend");
     const sp_camera *cam = a->staged ? &b->slot_cam[a->view] : &b->views[a->view].cam;
     int64_t pix_off = a->staged ? a->view * b->slot_px : b->view_off[a->view];
     int prof = b->base.cfg.profile;

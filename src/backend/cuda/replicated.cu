@@ -1,0 +1,441 @@
+/* replicated.cu — data-parallel training: one cuda backend (replica) per device of this process,
+ * and the same over several processes (one communicator spans every device of every rank).
+ * A batch gives each replica its views (call j of a batch goes to replica j % devices); each
+ * replica sums its views' gradients (accumulate-only steps), the sums are added over every device
+ * with ncclAllReduce, and every replica applies the same Adam update: the replicas stay equal
+ * without ever copying parameters. Before a refine the densification statistics are reduced too
+ * (sums of gradient norms and counts, max of the screen radius), so every replica makes the same
+ * decisions; the cuda refine writes Gaussians in an order fixed by scans and stable sorts, not by
+ * atomics, so the replicas stay identical after it (backend.check_replicas verifies this with a
+ * checksum). Loss: the mean over the replicas of this process; render, evaluation and
+ * get_gaussians read replica 0. With several devices in a process, each replica's steps are
+ * launched by a thread of its own, so that one replica's host waits (the pair count after project)
+ * never hold back the others; the all-reduce and Adam are launched once every thread has launched
+ * its views. No host synchronisation per step beyond what one replica does. */
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/nccl_lib.h"
+
+extern "C" {
+#include "backend/dist.h"
+sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg); /* cuda_backend.cu */
+int sp_cuda_device_count(void);
+}
+
+/* Seconds the other ranks wait for rank 0's id file. */
+#define ID_TIMEOUT_S 300.0
+
+/* A replica's launcher thread: a queue of train_step calls. */
+#define QN 64
+typedef struct {
+    cu_backend *b;
+    pthread_t th;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sp_step_args q[QN];
+    long head, tail; /* calls taken, calls queued */
+    int quit, failed;
+    char err[512];
+} rep_worker;
+
+static void *worker_main(void *p) {
+    rep_worker *w = (rep_worker *)p;
+    cudaSetDevice(w->b->base.cfg.device);
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (w->head == w->tail && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
+        if (w->head == w->tail) break; /* quit, queue empty */
+        sp_step_args a = w->q[w->head % QN];
+        int skip = w->failed;
+        pthread_mutex_unlock(&w->mu);
+        int rc = skip ? 0 : w->b->base.ops->train_step(&w->b->base, &a);
+        pthread_mutex_lock(&w->mu);
+        if (rc && !w->failed) {
+            w->failed = 1;
+            snprintf(w->err, sizeof w->err, "%s", sp_last_error());
+        }
+        w->head++;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static void worker_push(rep_worker *w, const sp_step_args *a) {
+    pthread_mutex_lock(&w->mu);
+    while (w->tail - w->head == QN) pthread_cond_wait(&w->cv, &w->mu);
+    w->q[w->tail % QN] = *a;
+    w->tail++;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Waits until the thread launched every queued call; -1 with its error if one failed. */
+static int worker_drain(rep_worker *w) {
+    if (!w->started) return 0;
+    pthread_mutex_lock(&w->mu);
+    while (w->head != w->tail) pthread_cond_wait(&w->cv, &w->mu);
+    int failed = w->failed;
+    w->failed = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (failed) return sp_error("%s", w->err);
+    return 0;
+}
+
+static void worker_stop(rep_worker *w) {
+    if (!w->started) return;
+    pthread_mutex_lock(&w->mu);
+    w->quit = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->th, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    w->started = 0;
+}
+
+typedef struct {
+    sp_backend base;
+    sp_nccl nc;
+    int n;                              /* replicas (devices) of this process */
+    cu_backend *rep[SP_MAX_DEVICES];
+    ncclComm_t comm[SP_MAX_DEVICES];
+    int have_view[SP_MAX_DEVICES];      /* the replica holds gradients of this batch */
+    int calls;                          /* train_step calls in the current batch */
+    int rank, world;
+    long refines;
+    uint64_t *d_sum[SP_MAX_DEVICES];    /* checksum scratch: [0] own, [1..] gathered */
+    rep_worker work[SP_MAX_DEVICES];    /* launcher threads (several devices) */
+} rep_backend;
+
+/* Every launcher thread idle: the other operations run on the calling thread. */
+static int drain(rep_backend *rb) {
+    int rc = 0;
+    for (int i = 0; i < rb->n; i++)
+        if (worker_drain(&rb->work[i])) rc = -1;
+    return rc;
+}
+
+static int use(rep_backend *rb, int i) {
+    return cu_check(cudaSetDevice(rb->rep[i]->base.cfg.device), "select device");
+}
+
+static void rep_destroy(sp_backend *base) {
+    rep_backend *rb = (rep_backend *)base;
+    for (int i = 0; i < rb->n; i++) worker_stop(&rb->work[i]);
+    for (int i = 0; i < rb->n; i++) {
+        if (!rb->rep[i]) continue;
+        use(rb, i);
+        cudaStreamSynchronize(rb->rep[i]->st);
+        if (rb->comm[i]) rb->nc.CommDestroy(rb->comm[i]);
+        if (rb->d_sum[i]) cudaFree(rb->d_sum[i]);
+        rb->rep[i]->base.ops->destroy(&rb->rep[i]->base);
+    }
+    sp_nccl_close(&rb->nc);
+    free(rb);
+}
+
+static int rep_upload_views(sp_backend *base, const sp_view *views, int n, sp_alpha_mode alpha) {
+    rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
+    for (int i = 0; i < rb->n; i++)
+        if (use(rb, i) || rb->rep[i]->base.ops->upload_views(&rb->rep[i]->base, views, n, alpha)) return -1;
+    return 0;
+}
+
+static int rep_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_gaussians *m, const sp_gaussians *v) {
+    rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
+    for (int i = 0; i < rb->n; i++)
+        if (use(rb, i) || rb->rep[i]->base.ops->set_gaussians(&rb->rep[i]->base, g, m, v)) return -1;
+    rb->calls = 0;
+    memset(rb->have_view, 0, sizeof rb->have_view);
+    return 0;
+}
+
+static int rep_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v) {
+    rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
+    if (use(rb, 0)) return -1;
+    return rb->rep[0]->base.ops->get_gaussians(&rb->rep[0]->base, g, m, v);
+}
+
+static int rep_num_gaussians(sp_backend *base) { return ((rep_backend *)base)->rep[0]->n; }
+
+/* Sums the replicas' gradients over every device of every rank, in place, then Adam on each. */
+static int finish_batch(rep_backend *rb, const sp_step_args *a) {
+    if (drain(rb)) return -1;
+    for (int i = 0; i < rb->n; i++)
+        if (!rb->have_view[i]) { /* no view this batch (the run's last, short batch): adds nothing */
+            if (use(rb, i)) return -1;
+            cuda_backend_zero_grads(rb->rep[i]);
+        }
+    if (sp_nccl_check(&rb->nc, rb->nc.GroupStart(), "group start")) return -1;
+    for (int i = 0; i < rb->n; i++) {
+        cu_backend *b = rb->rep[i];
+        size_t count = (size_t)b->n * cu_floats(b->K);
+        if (count && sp_nccl_check(&rb->nc, rb->nc.AllReduce(b->grads.p, b->grads.p, count, ncclFloat32, ncclSum,
+                                                             rb->comm[i], b->st),
+                                   "all-reduce of the gradients")) {
+            rb->nc.GroupEnd();
+            return -1;
+        }
+    }
+    if (sp_nccl_check(&rb->nc, rb->nc.GroupEnd(), "all-reduce of the gradients")) return -1;
+    for (int i = 0; i < rb->n; i++) {
+        cu_backend *b = rb->rep[i];
+        if (use(rb, i)) return -1;
+        cu_prof_open(b, 0);
+        int rc = cuda_backend_adam(b, a);
+        cu_prof_close(b);
+        if (rc) return -1;
+    }
+    rb->calls = 0;
+    memset(rb->have_view, 0, sizeof rb->have_view);
+    return 0;
+}
+
+static int rep_train_step(sp_backend *base, const sp_step_args *a) {
+    rep_backend *rb = (rep_backend *)base;
+    int i = rb->calls % rb->n;
+    rb->calls++;
+    if (a->view >= 0) { /* view -1: a slot past the end of the run */
+        sp_step_args one = *a;
+        one.accumulate = 1;
+        if (rb->work[i].started) worker_push(&rb->work[i], &one);
+        else if (use(rb, i) || rb->rep[i]->base.ops->train_step(&rb->rep[i]->base, &one)) return -1;
+        rb->have_view[i] = 1;
+    }
+    return a->accumulate ? 0 : finish_batch(rb, a);
+}
+
+static int rep_take_loss(sp_backend *base, double *mean_loss, int *steps) {
+    rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
+    double sum = 0;
+    int total = 0, bad = 0;
+    for (int i = 0; i < rb->n; i++) {
+        double m;
+        int k;
+        if (use(rb, i) || rb->rep[i]->base.ops->take_loss(&rb->rep[i]->base, &m, &k)) return -1;
+        if (k && !isfinite(m)) bad = 1;
+        else sum += m * k;
+        total += k;
+    }
+    if (steps) *steps = total;
+    if (mean_loss) *mean_loss = bad ? NAN : (total ? sum / total : 0.0);
+    return 0;
+}
+
+/* Order-independent 64-bit checksum of the parameters: sum over elements of bits * odd weight
+ * (integer adds commute, so the result does not depend on the thread order). */
+__global__ void k_checksum(const uint32_t *p, int64_t count, unsigned long long *out) {
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    unsigned long long h = (unsigned long long)p[i] * (2ull * (unsigned long long)i + 1ull);
+    h ^= h >> 29;
+    atomicAdd(out, h);
+}
+
+static int check_replicas(rep_backend *rb) {
+    int all = rb->n * rb->world;
+    for (int i = 0; i < rb->n; i++) {
+        cu_backend *b = rb->rep[i];
+        if (use(rb, i)) return -1;
+        if (!rb->d_sum[i] && cu_check(cudaMalloc((void **)&rb->d_sum[i], (size_t)(all + 1) * 8), "checksum")) return -1;
+        int64_t count = (int64_t)b->n * cu_floats(b->K);
+        cudaMemsetAsync(rb->d_sum[i], 0, 8, b->st);
+        if (count)
+            k_checksum<<<CU_GRID(count, 256), 256, 0, b->st>>>((const uint32_t *)b->params.p, count,
+                                                               (unsigned long long *)rb->d_sum[i]);
+    }
+    if (sp_nccl_check(&rb->nc, rb->nc.GroupStart(), "group start")) return -1;
+    for (int i = 0; i < rb->n; i++)
+        if (sp_nccl_check(&rb->nc, rb->nc.AllGather(rb->d_sum[i], rb->d_sum[i] + 1, 1, ncclUint64, rb->comm[i],
+                                                    rb->rep[i]->st),
+                          "all-gather of the checksums")) {
+            rb->nc.GroupEnd();
+            return -1;
+        }
+    if (sp_nccl_check(&rb->nc, rb->nc.GroupEnd(), "all-gather of the checksums")) return -1;
+    uint64_t *h = (uint64_t *)malloc((size_t)all * 8);
+    if (use(rb, 0) || cu_check(cudaMemcpy(h, rb->d_sum[0] + 1, (size_t)all * 8, cudaMemcpyDeviceToHost), "checksum")) {
+        free(h);
+        return -1;
+    }
+    int rc = 0;
+    for (int d = 1; d < all && !rc; d++)
+        if (h[d] != h[0])
+            rc = sp_error("backend.check_replicas: after refine %ld the parameters of device %d (rank %d) differ from "
+                          "device 0's (checksum %016llx against %016llx): the replicas diverged",
+                          rb->refines, d, d / rb->n, (unsigned long long)h[d], (unsigned long long)h[0]);
+    free(h);
+    return rc;
+}
+
+static int rep_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result *r) {
+    rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
+    /* statistics: grad_accum and grad_count summed, max_radius the max, over every device */
+    if (sp_nccl_check(&rb->nc, rb->nc.GroupStart(), "group start")) return -1;
+    for (int i = 0; i < rb->n; i++) {
+        cu_backend *b = rb->rep[i];
+        float *st = (float *)b->stats.p;
+        size_t n = (size_t)b->n;
+        if (!n) continue;
+        if (sp_nccl_check(&rb->nc, rb->nc.AllReduce(st, st, 2 * n, ncclFloat32, ncclSum, rb->comm[i], b->st),
+                          "all-reduce of the densification statistics") ||
+            sp_nccl_check(&rb->nc, rb->nc.AllReduce(st + 2 * n, st + 2 * n, n, ncclFloat32, ncclMax, rb->comm[i], b->st),
+                          "all-reduce of the screen radii")) {
+            rb->nc.GroupEnd();
+            return -1;
+        }
+    }
+    if (sp_nccl_check(&rb->nc, rb->nc.GroupEnd(), "all-reduce of the densification statistics")) return -1;
+    sp_refine_result first = {0};
+    for (int i = 0; i < rb->n; i++) {
+        sp_refine_result ri;
+        if (use(rb, i) || rb->rep[i]->base.ops->refine(&rb->rep[i]->base, a, &ri)) return -1;
+        if (i == 0) first = ri;
+        else if (ri.n_after != first.n_after)
+            return sp_error("replicated refine: device %d kept %d Gaussians, device 0 %d: the replicas diverged",
+                            rb->rep[i]->base.cfg.device, ri.n_after, first.n_after);
+    }
+    rb->refines++;
+    if (r) *r = first;
+    if (rb->base.cfg.check_replicas) return check_replicas(rb);
+    return 0;
+}
+
+static int rep_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
+    rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
+    if (use(rb, 0)) return -1;
+    return rb->rep[0]->base.ops->render(&rb->rep[0]->base, cam, sh_degree, bg, rgb);
+}
+
+static int rep_params_finite(sp_backend *base) {
+    rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return 0;
+    if (use(rb, 0)) return 0;
+    return rb->rep[0]->base.ops->params_finite(&rb->rep[0]->base);
+}
+
+static int rep_get_profile(sp_backend *base, sp_profile *p) {
+    rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
+    if (use(rb, 0)) return -1;
+    return rb->rep[0]->base.ops->get_profile(&rb->rep[0]->base, p);
+}
+
+static const sp_backend_ops k_rep_ops = {
+    "cuda",          rep_destroy,     rep_upload_views, rep_set_gaussians, rep_get_gaussians, rep_num_gaussians,
+    rep_train_step,  rep_take_loss,   rep_refine,       rep_render,        rep_params_finite, rep_get_profile,
+    NULL,
+};
+
+/* The devices exist and are distinct; NCCL loads. */
+static int check_devices(const sp_backend_config *cfg) {
+    int count = sp_cuda_device_count();
+    for (int i = 0; i < cfg->num_devices; i++)
+        if (cfg->devices[i] < 0 || cfg->devices[i] >= count)
+            return sp_error("backend.devices: device %d does not exist (%d CUDA device%s visible%s)", cfg->devices[i],
+                            count, count == 1 ? "" : "s",
+                            cfg->world > 1 ? "; with a count, process of local rank l uses devices l*N .. l*N+N-1" : "");
+    return 0;
+}
+
+extern "C" int sp_replicated_describe(const sp_backend_config *cfg, char *out, size_t n) {
+    sp_nccl nc;
+    if (check_devices(cfg) || sp_nccl_open(&nc)) {
+        snprintf(out, n, "%s", sp_last_error());
+        return -1;
+    }
+    int v = nc.version;
+    sp_nccl_close(&nc);
+    int len = snprintf(out, n, "cuda x %d device%s (", cfg->num_devices, cfg->num_devices == 1 ? "" : "s");
+    for (int i = 0; i < cfg->num_devices && len > 0 && (size_t)len < n; i++)
+        len += snprintf(out + len, n - len, "%s%d", i ? ", " : "", cfg->devices[i]);
+    if (len > 0 && (size_t)len < n)
+        snprintf(out + len, n - len, ")%s, NCCL %d.%d.%d%s", cfg->world > 1 ? " per process" : "", v / 10000,
+                 (v / 100) % 100, v % 100, cfg->world > 1 ? "; several processes" : "");
+    return 0;
+}
+
+extern "C" sp_backend *sp_replicated_create(const sp_backend_config *cfg) {
+    if (cfg->num_devices < 1 || cfg->num_devices > SP_MAX_DEVICES) {
+        sp_error("backend.devices: %d devices (1 to %d)", cfg->num_devices, SP_MAX_DEVICES);
+        return NULL;
+    }
+    if (check_devices(cfg)) return NULL;
+    if (cfg->world > 1 && !cfg->dist_file) {
+        sp_error("%d processes but no id file: give --dist-file PATH or SPLAT_DIST_FILE", cfg->world);
+        return NULL;
+    }
+    rep_backend *rb = SP_NEW(rep_backend, 1);
+    rb->base.ops = &k_rep_ops;
+    rb->base.cfg = *cfg;
+    rb->base.cfg.dist_file = NULL; /* not kept: the caller's string */
+    rb->rank = cfg->world > 1 ? cfg->rank : 0;
+    rb->world = cfg->world > 1 ? cfg->world : 1;
+    if (sp_nccl_open(&rb->nc)) goto fail;
+    for (int i = 0; i < cfg->num_devices; i++) {
+        sp_backend_config one = *cfg;
+        one.device = cfg->devices[i];
+        one.num_devices = 1;
+        one.world = 1;
+        one.dist_file = NULL;
+        sp_backend *b = sp_cuda_backend_create(&one);
+        if (!b) goto fail;
+        rb->rep[rb->n++] = (cu_backend *)b;
+    }
+    {
+        ncclUniqueId id;
+        if (rb->rank == 0) {
+            if (sp_nccl_check(&rb->nc, rb->nc.GetUniqueId(&id), "unique id")) goto fail;
+            if (rb->world > 1 && sp_dist_write_id(cfg->dist_file, &id, sizeof id)) goto fail;
+        } else if (sp_dist_read_id(cfg->dist_file, &id, sizeof id, ID_TIMEOUT_S)) {
+            goto fail;
+        }
+        int total = rb->n * rb->world;
+        if (sp_nccl_check(&rb->nc, rb->nc.GroupStart(), "group start")) goto fail;
+        for (int i = 0; i < rb->n; i++) {
+            if (use(rb, i)) {
+                rb->nc.GroupEnd();
+                goto fail;
+            }
+            if (sp_nccl_check(&rb->nc, rb->nc.CommInitRank(&rb->comm[i], total, id, rb->rank * rb->n + i),
+                              "communicator")) {
+                rb->nc.GroupEnd();
+                goto fail;
+            }
+        }
+        if (sp_nccl_check(&rb->nc, rb->nc.GroupEnd(), "communicator (every rank must start with the same "
+                                                      "SPLAT_WORLD_SIZE and backend.devices)"))
+            goto fail;
+        /* every rank has read the id once the communicators exist: the file has served */
+        if (rb->rank == 0 && rb->world > 1) unlink(cfg->dist_file);
+    }
+    if (rb->n > 1)
+        for (int i = 0; i < rb->n; i++) {
+            rep_worker *w = &rb->work[i];
+            w->b = rb->rep[i];
+            pthread_mutex_init(&w->mu, NULL);
+            pthread_cond_init(&w->cv, NULL);
+            if (pthread_create(&w->th, NULL, worker_main, w)) {
+                pthread_mutex_destroy(&w->mu);
+                pthread_cond_destroy(&w->cv);
+                sp_error("cannot start the launcher thread of device %d", rb->rep[i]->base.cfg.device);
+                goto fail;
+            }
+            w->started = 1;
+        }
+    return &rb->base;
+fail:
+    rep_destroy(&rb->base);
+    return NULL;
+}
