@@ -3,7 +3,8 @@
  * (project, emit count, scan) ends with the one host wait of a step, for the pair count that
  * sizes the sort (as the CUDA backend does); the second (emit_pairs, sort, tile_ranges,
  * rasterize, loss, backward_raster, project_back, adam) is submitted without waiting. Loss sums
- * stay on the device until take_loss. Refine runs on the host (download, cpu_refine, upload). */
+ * stay on the device until take_loss. Refine decides on the host from the small per-Gaussian fields
+ * and gathers the SH rows on the device (vk_refine.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,7 +341,7 @@ static void vk_destroy(sp_backend *base) {
                          &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
                          &b->target, &b->dl_drgb, &b->H, &b->Gm, &b->GH, &b->part, &b->red, &b->range, &b->pix,
-                         &b->rb, &b->ring};
+                         &b->rb, &b->ring, &b->rsrc, &b->rtmp};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
         vk_cmd_free(c, &b->ka);
         vk_cmd_free(c, &b->kb);
@@ -530,27 +531,12 @@ static int vk_take_loss(sp_backend *base, double *mean_loss, int *steps) {
     return 0;
 }
 
-/* Host-side refine: parameters, moments and statistics come down, cpu_refine runs, and the
- * refined stores go back up. */
+/* Refine: decisions on the host from the small per-Gaussian fields, SH rows gathered on the
+ * device (vk_refine.c); its host time is the `refine` row. */
 static int vk_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result *r) {
     vk_backend *b = (vk_backend *)base;
     double t0 = sp_now();
-    sp_gaussians g = {0}, m = {0}, v = {0};
-    sp_refine_stats st = {0};
-    int rc = -1;
-    if (vk_get_gaussians(base, &g, &m, &v)) goto out;
-    sp_refine_stats_reserve(&st, b->n > 0 ? b->n : 1);
-    if (vk_download(&b->c, &b->st_accum, 0, st.grad_accum, (size_t)b->n * 4) ||
-        vk_download(&b->c, &b->st_count, 0, st.grad_count, (size_t)b->n * 4) ||
-        vk_download(&b->c, &b->st_maxr, 0, st.max_radius, (size_t)b->n * 4))
-        goto out;
-    if (cpu_refine(&g, &m, &v, &st, a, r)) goto out;
-    rc = vk_set_gaussians(base, &g, &m, &v);
-out:
-    sp_gaussians_free(&g);
-    sp_gaussians_free(&m);
-    sp_gaussians_free(&v);
-    sp_refine_stats_free(&st);
+    int rc = vk_refine_run(b, a, r);
     b->ms[VS_REFINE] += 1e3 * (sp_now() - t0);
     return rc;
 }

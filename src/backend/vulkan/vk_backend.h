@@ -19,6 +19,7 @@ typedef struct {
     /* per Gaussian */
     vk_buf mean2d, conic, depth, opac, color, rect, radius, clamped, offsets, pgrad;
     vk_buf st_accum, st_count, st_maxr;
+    vk_buf rsrc, rtmp; /* refine: per output Gaussian its sources, gathered SH rows */
     /* per pair (two key words, sort value = emission index, Gaussian index) */
     int64_t np, pair_cap;
     vk_buf key_hi[2], key_lo[2], val[2], pair_gid, sorted_gid, slots, hist;
@@ -70,6 +71,9 @@ int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float
 int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint32_t ring_slot);
 int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int n);
 int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degree, int collect);
+/* Refine (vk_refine.c): decisions on the host from the small per-Gaussian fields, SH rows
+ * gathered on the device. */
+int vk_refine_run(vk_backend *b, const sp_refine_args *a, sp_refine_result *r);
 /* Waits for everything submitted. */
 int vk_wait_all(vk_backend *b);
 /* Capped SH degree for the stored coefficients. */

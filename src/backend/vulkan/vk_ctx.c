@@ -107,9 +107,11 @@ static void probe(VkPhysicalDevice pd, dev_info *d) {
     else if (!(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
              !(sg.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) ||
              !(sg.supportedOperations & VK_SUBGROUP_FEATURE_VOTE_BIT) ||
-             !(sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT))
-        d->why_not = "no subgroup vote and arithmetic in compute shaders";
-    else if (sg.subgroupSize < 4 || sg.subgroupSize > VK_WG) d->why_not = "subgroup size outside 4..256";
+             !(sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) ||
+             !(sg.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) ||
+             !(sg.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT))
+        d->why_not = "no subgroup vote, arithmetic, shuffle and ballot in compute shaders";
+    else if (sg.subgroupSize < 4 || sg.subgroupSize > 128) d->why_not = "subgroup size outside 4..128";
     else if (p->limits.maxComputeWorkGroupInvocations < VK_WG || p->limits.maxComputeWorkGroupSize[0] < VK_WG)
         d->why_not = "workgroups of 256 invocations needed";
     else if (d->shared < 16384) d->why_not = "16 KiB of shared memory needed";
@@ -209,7 +211,7 @@ int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics) {
     if (n == 0) {
         free(all);
         vk_ctx_free(c);
-        return sp_error("vulkan: no usable Vulkan device (needs Vulkan 1.1 compute with subgroup vote and arithmetic)");
+        return sp_error("vulkan: no usable Vulkan device (needs Vulkan 1.1 compute with subgroup vote, arithmetic, shuffle and ballot)");
     }
     if (device < 0 || device >= n) {
         free(all);

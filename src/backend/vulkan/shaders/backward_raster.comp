@@ -1,20 +1,26 @@
 #version 450
 // backward_raster.comp — stage `backward_raster`: one workgroup per tile, one invocation per pixel,
-// splats back to front from the tile's largest n_contrib (docs/math.md; sp_m_raster_pixel_back).
-// Each splat's gradient (mean2d 2, conic 3, opacity, colour 3) is summed over the tile's pixels:
-// subgroup sums, then the subgroups' partial sums in subgroup order, so the sum is the same every
-// run. With `deterministic` the tile's sum goes to the pair's own slot (slots[pair][9], summed
-// per Gaussian in a fixed order by grad_gather.comp); otherwise it is added to the Gaussian's
-// gradient with a float atomic (native, or a compare-and-swap loop when built with CAS_ATOMICS).
+// splats back to front from each pixel's last contributor (docs/math.md; sp_m_raster_pixel_back).
+// The tile's list is staged in shared memory WG splats at a time. Per splat a subgroup reduces its
+// lanes' 9 gradient values (mean2d 2, conic 3, opacity, colour 3) with a reduce-scatter
+// (reduce9.glsl: about 12 shuffles at 32 lanes instead of 9 full sums), skipping the splat when
+// no lane blended it, and positions past the subgroup's largest n_contrib altogether.
+// Fast mode: the lanes holding the totals add them to the Gaussian's gradient with one float
+// atomic each (native, or a compare-and-swap loop when built with CAS_ATOMICS); the subgroups of
+// a workgroup run independently between batch loads. Deterministic mode: the subgroup totals go
+// to shared memory and, per sub-batch, are summed in subgroup order into the pair's own slot
+// (slots[pair][9], summed per Gaussian in a fixed order by grad_gather.comp).
 // Args: bg r, g, b, deterministic.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #ifndef CAS_ATOMICS
 #extension GL_EXT_shader_atomic_float : require
 #endif
 #include "common.glsl"
 #include "splatbox.glsl"
+#include "reduce9.glsl"
 
 layout(std430, binding = 0) readonly buffer B0 { uint range[]; };
 layout(std430, binding = 1) readonly buffer B1 { uint sorted_gid[]; };
@@ -32,27 +38,64 @@ layout(std430, binding = 10) buffer B10 { uint out_u[]; };
 layout(std430, binding = 10) buffer B10 { float out_f[]; };
 #endif
 
-#define PART 4096 /* floats of subgroup partial sums: sub-batches of PART / (9 subgroups) splats */
+#define PART 4096 /* floats of subgroup totals (deterministic mode): sub-batches of PART / (9 subgroups) splats */
 shared vec4 s_xyab[WG];
 shared vec4 s_cop[WG];
 shared vec3 s_col[WG];
 shared vec2 s_box[WG]; // splat_half_box
+shared uint s_id[WG];
 shared float s_part[PART];
 shared int s_maxc;
 
-void emit(uint k, uint o, float v) {
-#ifdef CAS_ATOMICS
-    if (pc.u[ARG(3)] != 0u) { out_u[o] = floatBitsToUint(v); return; }
+void add_grad(uint o, float v) {
     if (v == 0.0) return;
+#ifdef CAS_ATOMICS
     uint old = out_u[o], assumed;
     do {
         assumed = old;
         old = atomicCompSwap(out_u[o], assumed, floatBitsToUint(uintBitsToFloat(assumed) + v));
     } while (old != assumed);
 #else
-    if (pc.u[ARG(3)] != 0u) { out_f[o] = v; return; }
-    if (v != 0.0) atomicAdd(out_f[o], v);
+    atomicAdd(out_f[o], v);
 #endif
+}
+
+void put_slot(uint o, float v) {
+#ifdef CAS_ATOMICS
+    out_u[o] = floatBitsToUint(v);
+#else
+    out_f[o] = v;
+#endif
+}
+
+// This pixel's share of splat lj's gradient (zero where it does not blend it), stepping T and B
+// (colour behind) past it. Returns whether it blended.
+bool splat_grad(int lj, bool cand, float fx, float fy, vec3 G, inout float T, inout vec3 B, inout float d[9]) {
+    for (int c = 0; c < 9; c++) d[c] = 0.0;
+    if (!cand) return false;
+    vec4 g = s_xyab[lj], h = s_cop[lj];
+    float dx = g.x - fx, dy = g.y - fy;
+    float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
+    if (power < h.z || power > 0.0) return false;
+    float e = exp(power);
+    float al = min(h.y * e, 0.99);
+    if (al < 1.0 / 255.0) return false;
+    vec3 col = s_col[lj];
+    float inv = 1.0 / (1.0 - al);
+    float Tj = T * inv;
+    float w = al * Tj;
+    d[6] = w * G.x; d[7] = w * G.y; d[8] = w * G.z;
+    float dal = G.x * (col.x * Tj - B.x * inv) + G.y * (col.y * Tj - B.y * inv) + G.z * (col.z * Tj - B.z * inv);
+    B += col * w;
+    T = Tj;
+    d[5] = dal * e; // straight through the 0.99 clamp (3DGS convention)
+    float dpow = dal * h.y * e;
+    d[2] = dpow * -0.5 * dx * dx;
+    d[3] = dpow * -(dx * dy);
+    d[4] = dpow * -0.5 * dy * dy;
+    d[0] = dpow * -(g.z * dx + g.w * dy);
+    d[1] = dpow * -(g.w * dx + h.x * dy);
+    return true;
 }
 
 void main() {
@@ -61,7 +104,7 @@ void main() {
     int px = tx * 16 + int(t % 16u), py = ty * 16 + int(t / 16u);
     bool inside = px < CAM_W && py < CAM_H;
     float fx = float(px) + 0.5, fy = float(py) + 0.5;
-    uint start = range[2 * tile], end = range[2 * tile + 1];
+    uint start = range[2 * tile];
     vec3 bg = vec3(pf(ARG(0)), pf(ARG(1)), pf(ARG(2)));
     bool det = pc.u[ARG(3)] != 0u;
     uint p = inside ? uint(py * CAM_W + px) : 0u;
@@ -72,12 +115,15 @@ void main() {
     if (t == 0u) s_maxc = 0;
     barrier();
     atomicMax(s_maxc, nc);
+    int sgmax = subgroupMax(nc); // list positions from here on: no lane of this subgroup blends
     barrier();
     int maxc = s_maxc;
     uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
-    // splats per sub-batch (two barriers each): at most WG / 9, so that one invocation per
-    // (splat, component) emits every sum, and the partial sums fit in s_part
-    int sub = min(WG / 9, int(PART / (9u * nsg)));
+    r9_owner own = r9_owner_of(gl_SubgroupInvocationID, gl_SubgroupSize);
+    float d[9];
+    // deterministic sub-batches: at most WG / 9 splats, so that one invocation per (splat,
+    // component) sums the subgroups' totals, and the totals fit in s_part
+    int sub = det ? min(WG / 9, int(PART / (9u * nsg))) : WG;
     for (int b1 = maxc; b1 > 0; b1 -= WG) { // batch of list positions [b0, b1)
         int b0 = max(b1 - WG, 0);
         barrier();
@@ -85,6 +131,7 @@ void main() {
         if (int(t) < b1 - b0) {
             uint id = sorted_gid[start + k];
             float op = opac[id];
+            s_id[t] = id;
             s_xyab[t] = vec4(mean2d[2 * id], mean2d[2 * id + 1], conic[3 * id], conic[3 * id + 1]);
             float pmin = op > 0.0 ? -log(255.0 * op) - 1e-3 : -1e30;
             s_cop[t] = vec4(conic[3 * id + 2], op, pmin, 0.0);
@@ -92,55 +139,40 @@ void main() {
             s_col[t] = vec3(color[3 * id], color[3 * id + 1], color[3 * id + 2]);
         }
         barrier();
+        if (!det) {
+            for (int j = min(b1, sgmax) - 1; j >= b0; j--) {
+                int lj = j - b0;
+                vec2 hb = s_box[lj];
+                vec4 g = s_xyab[lj];
+                bool cand = j < nc && abs(g.x - fx) <= hb.x && abs(g.y - fy) <= hb.y;
+                if (!subgroupAny(cand)) continue;
+                bool hit = splat_grad(lj, cand, fx, fy, G, T, B, d);
+                if (!subgroupAny(hit)) continue;
+                reduce9(d, gl_SubgroupInvocationID, gl_SubgroupSize);
+                if (own.emit) {
+                    uint o = s_id[lj] * 9u + uint(own.base);
+                    for (int i = 0; i < 9; i++)
+                        if (i < own.n) add_grad(o + uint(i), d[i]);
+                }
+            }
+            continue;
+        }
         for (int jb = b1 - 1; jb >= b0; jb -= sub) { // sub-batch jb, jb - 1, .., jb - cnt + 1
             int cnt = min(sub, jb - b0 + 1);
             for (int q = 0; q < cnt; q++) {
                 int j = jb - q, lj = j - b0;
-                float d[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
                 bool hit = false;
-                vec4 g = s_xyab[lj];
-                float dx = g.x - fx, dy = g.y - fy;
-                vec2 hb = s_box[lj];
-                uint at = uint(q * 9) * nsg + sg;
-                if (!subgroupAny(j < nc && abs(dx) <= hb.x && abs(dy) <= hb.y)) {
-                    if (subgroupElect())
-                        for (int c = 0; c < 9; c++) s_part[at + uint(c) * nsg] = 0.0;
-                    continue;
+                if (j < sgmax) {
+                    vec2 hb = s_box[lj];
+                    vec4 g = s_xyab[lj];
+                    bool cand = j < nc && abs(g.x - fx) <= hb.x && abs(g.y - fy) <= hb.y;
+                    if (subgroupAny(cand)) hit = subgroupAny(splat_grad(lj, cand, fx, fy, G, T, B, d));
                 }
-                if (j < nc) {
-                    vec4 h = s_cop[lj];
-                    vec3 col = s_col[lj];
-                    float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
-                    if (!(power < h.z || power > 0.0)) {
-                        float e = exp(power);
-                        float al = min(h.y * e, 0.99);
-                        if (al >= 1.0 / 255.0) {
-                            hit = true;
-                            float inv = 1.0 / (1.0 - al);
-                            float Tj = T * inv;
-                            float w = al * Tj;
-                            d[6] = w * G.x; d[7] = w * G.y; d[8] = w * G.z;
-                            float dal = G.x * (col.x * Tj - B.x * inv) + G.y * (col.y * Tj - B.y * inv) +
-                                        G.z * (col.z * Tj - B.z * inv);
-                            B += col * w;
-                            T = Tj;
-                            d[5] = dal * e;
-                            float dpow = dal * h.y * e;
-                            d[2] = dpow * -0.5 * dx * dx;
-                            d[3] = dpow * -(dx * dy);
-                            d[4] = dpow * -0.5 * dy * dy;
-                            d[0] = dpow * -(g.z * dx + g.w * dy);
-                            d[1] = dpow * -(g.w * dx + h.x * dy);
-                        }
-                    }
-                }
-                if (subgroupAny(hit)) {
-                    for (int c = 0; c < 9; c++) {
-                        float s = subgroupAdd(d[c]);
-                        if (subgroupElect()) s_part[at + uint(c) * nsg] = s;
-                    }
-                } else if (subgroupElect()) {
-                    for (int c = 0; c < 9; c++) s_part[at + uint(c) * nsg] = 0.0;
+                if (hit) reduce9(d, gl_SubgroupInvocationID, gl_SubgroupSize);
+                if (own.emit) {
+                    uint at = uint(q * 9 + own.base) * nsg + sg;
+                    for (int i = 0; i < 9; i++)
+                        if (i < own.n) s_part[at + uint(i) * nsg] = hit ? d[i] : 0.0;
                 }
             }
             barrier();
@@ -148,9 +180,7 @@ void main() {
                 uint q = t / 9u, c = t % 9u, at = (q * 9u + c) * nsg;
                 float s = s_part[at];
                 for (uint i = 1; i < nsg; i++) s += s_part[at + i];
-                uint pos = start + uint(jb) - q;
-                if (det) emit(c, sorted_val[pos] * 9u + c, s);
-                else emit(c, sorted_gid[pos] * 9u + c, s);
+                put_slot(sorted_val[start + uint(jb) - q] * 9u + c, s);
             }
             barrier();
         }

@@ -20,17 +20,21 @@ uint g_sh;
 #define SHV(k) vec3(P[g_sh + 3 * (k)], P[g_sh + 3 * (k) + 1], P[g_sh + 3 * (k) + 2])
 #include "shmath.glsl"
 
-float dsh[48];
-
-// dL/dsh and dL/dd of sh_eval (d a free 3-vector), as sp_m_sh_eval_back.
-vec3 sh_back(int degree, vec3 d, vec3 g) {
-    for (int ch = 0; ch < 3; ch++) dsh[ch] += SH_C0 * g[ch];
+// dL/dsh of sh_eval, written straight to the Gaussian's 3K SH gradient floats (coefficients past
+// the degree get zero), and dL/dd returned (d a free 3-vector), as sp_m_sh_eval_back. The loops
+// have constant bounds (the degree is a condition inside) so that b and db stay in registers.
+vec3 sh_back(int degree, int K, vec3 d, vec3 g) {
+    for (int ch = 0; ch < 3; ch++) Gr[g_sh + ch] = SH_C0 * g[ch];
     vec3 dd = vec3(0.0);
-    if (degree < 1) return dd;
-    float x = d.x, y = d.y, z = d.z;
     float b[15];
     vec3 db[15];
-    int nb = 3;
+    for (int k = 0; k < 15; k++) {
+        b[k] = 0.0;
+        db[k] = vec3(0.0);
+    }
+    int nb = 0;
+    float x = d.x, y = d.y, z = d.z;
+    if (degree >= 1) nb = 3;
     b[0] = -SH_C1 * y; b[1] = SH_C1 * z; b[2] = -SH_C1 * x;
     db[0] = vec3(0.0, -SH_C1, 0.0); db[1] = vec3(0.0, 0.0, SH_C1); db[2] = vec3(-SH_C1, 0.0, 0.0);
     if (degree >= 2) {
@@ -65,13 +69,13 @@ vec3 sh_back(int degree, vec3 d, vec3 g) {
             nb = 15;
         }
     }
-    for (int k = 0; k < nb; k++) {
+    for (int k = 0; k < 15 && 1 + k < K; k++) {
+        bool used = k < nb;
+        for (int ch = 0; ch < 3; ch++) Gr[g_sh + 3 * (1 + k) + ch] = used ? b[k] * g[ch] : 0.0;
+        if (!used) continue;
         float gb = 0.0;
         vec3 sk = SHV(1 + k);
-        for (int ch = 0; ch < 3; ch++) {
-            dsh[(1 + k) * 3 + ch] += b[k] * g[ch];
-            gb += sk[ch] * g[ch];
-        }
+        for (int ch = 0; ch < 3; ch++) gb += sk[ch] * g[ch];
         dd += gb * db[k];
     }
     return dd;
@@ -86,12 +90,12 @@ void main() {
     vec3 dm = vec3(0.0), dls = vec3(0.0);
     vec4 dq = vec4(0.0);
     float dlogit = 0.0;
-    for (int k = 0; k < 48; k++) dsh[k] = 0.0;
     bool vis = rect[4 * i] < rect[4 * i + 2] && rect[4 * i + 1] < rect[4 * i + 3];
     vec3 m = vec3(P[om], P[om + 1], P[om + 2]);
     vec3 ls = vec3(P[ol], P[ol + 1], P[ol + 2]);
     vec4 q = vec4(P[oq], P[oq + 1], P[oq + 2], P[oq + 3]);
     Geo g;
+    bool wrote_sh = false;
     if (vis && geometry(m, ls, q, g)) {
         float R[9] = float[9](pf(0), pf(1), pf(2), pf(3), pf(4), pf(5), pf(6), pf(7), pf(8));
         float fx = pf(12), fy = pf(13);
@@ -155,7 +159,8 @@ void main() {
         vec3 d = m - cam_C();
         float dl = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
         if (dl > 0.0) d /= dl;
-        vec3 dd = sh_back(degree, d, gc);
+        vec3 dd = sh_back(degree, K, d, gc);
+        wrote_sh = true;
         if (degree > 0 && dl > 0.0) {
             float dot_ = dd[0] * d[0] + dd[1] * d[1] + dd[2] * d[2];
             dm += (dd - d * dot_) / dl;
@@ -170,5 +175,6 @@ void main() {
     for (int k = 0; k < 3; k++) { Gr[om + k] = dm[k]; Gr[ol + k] = dls[k]; }
     for (int k = 0; k < 4; k++) Gr[oq + k] = dq[k];
     Gr[oo] = dlogit;
-    for (int k = 0; k < 3 * K; k++) Gr[g_sh + k] = k < 48 ? dsh[k] : 0.0;
+    if (!wrote_sh)
+        for (int k = 0; k < 3 * K; k++) Gr[g_sh + k] = 0.0;
 }
