@@ -42,6 +42,9 @@ typedef struct {
     struct {
         int max_steps, eval_every, save_every, log_every, sh_degree, sh_interval, checkpoint_every;
         double target_psnr; /* 0 = off */
+        int schedule_steps; /* 0 = step schedules as written; N = written for N steps, scaled to max_steps */
+        int coarse_scale;   /* progressive resolution: 1 = off, else a power of two */
+        double coarse_until; /* fraction of max_steps trained below full resolution */
     } trainer;
     struct {
         double ssim_weight;

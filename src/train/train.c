@@ -24,7 +24,9 @@
 #include "io/ply.h"
 #include "scene/init.h"
 #include "train/checkpoint.h"
+#include "train/pyramid.h"
 #include "train/report.h"
+#include "train/schedule.h"
 
 
 char *sp_train_run_dir(const sp_config *cfg) {
@@ -122,22 +124,19 @@ static float means_lr(const sp_config *cfg, int step, float extent) {
  * falls in the last opacity_reset_every steps of the run, the spacing the schedule itself gives
  * each reset before the next one. docs/config.md explains it. */
 int sp_train_opacity_reset_due(const sp_config *cfg, int step) {
-    const __typeof__(cfg->refine) *rf = &cfg->refine;
-    if (strcmp(rf->opacity_mode, "reset") || step >= rf->stop) return 0;
+    sp_schedule sc; /* start, stop and spacing as scaled by trainer.schedule_steps */
+    sp_schedule_make(cfg, &sc);
+    if (strcmp(cfg->refine.opacity_mode, "reset") || step >= sc.refine_stop) return 0;
     int white = !strcmp(cfg->data.background, "white");
-    if (step % rf->opacity_reset_every != 0 && !(white && step == rf->start)) return 0;
-    return cfg->trainer.max_steps - step >= rf->opacity_reset_every;
-}
-
-static int active_sh_degree(const sp_config *cfg, int step) {
-    int d = step / cfg->trainer.sh_interval;
-    return d < cfg->trainer.sh_degree ? d : cfg->trainer.sh_degree;
+    if (step % sc.opacity_reset_every != 0 && !(white && step == sc.refine_start)) return 0;
+    return cfg->trainer.max_steps - step >= sc.opacity_reset_every;
 }
 
 typedef struct {
     const sp_config *cfg;
     char *dir;
     sp_dataset data;
+    sp_pyramid pyr; /* training views at every resolution level (progressive resolution) */
     sp_backend *b;
     sp_alpha_mode alpha;
     sp_series curves[SP_CURVES];
@@ -366,7 +365,9 @@ static int final_eval(run *r) {
     const sp_config *cfg = r->cfg;
     float bg[3];
     eval_background(cfg, bg);
-    int deg = active_sh_degree(cfg, r->step);
+    sp_schedule sc;
+    sp_schedule_make(cfg, &sc);
+    int deg = sp_schedule_sh_degree(&sc, cfg, r->step);
     const char *which = cfg->data.eval_split;
     int want_test = strcmp(which, "val") != 0 || !r->data.val.n;
     int want_val = strcmp(which, "test") != 0 || !r->data.test.n;
@@ -435,6 +436,7 @@ static void push_eval(run *r, double psnr, double ssim) {
 
 static void free_run(run *r) {
     if (r->b) r->b->ops->destroy(r->b);
+    sp_pyramid_free(&r->pyr);
     sp_dataset_free(&r->data);
     for (int k = 0; k < SP_CURVES; k++) sp_series_free(&r->curves[k]);
     sp_series_free(&r->eval_seconds);
@@ -540,6 +542,19 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                 r->data.train.views[0].cam.height, sp_now() - t0, r->data.extent);
     }
 
+    /* progressive resolution: the coarse levels become extra training views */
+    sp_schedule sched;
+    sp_schedule_make(cfg, &sched);
+    if (sp_pyramid_build(&r->pyr, &r->data.train, 1 + sched.coarse_levels, cfg->backend.threads)) goto fail;
+    if (sched.coarse_levels)
+        SP_INFO("progressive resolution: steps 1-%d at 1/%d down to 1/2 of %dx%d, then full resolution",
+                sched.coarse_steps, 1 << sched.coarse_levels, r->data.train.views[0].cam.width,
+                r->data.train.views[0].cam.height);
+    if (cfg->trainer.schedule_steps)
+        SP_INFO("schedules scaled to %d steps: densify %d-%d, SH degree +1 every %d, opacity reset every %d",
+                cfg->trainer.max_steps, sched.refine_start, sched.refine_stop, sched.sh_interval,
+                sched.opacity_reset_every);
+
     /* backend */
     {
         sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
@@ -549,7 +564,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;
         SP_INFO("backend: %s", r->b->ops->name);
-        if (r->b->ops->upload_views(r->b, r->data.train.views, r->data.train.n, r->alpha)) goto fail;
+        if (r->b->ops->upload_views(r->b, r->pyr.views, r->pyr.levels * r->pyr.n, r->alpha)) goto fail;
     }
     if (o->resume_dir ? resume_from(r, &ck) : init_gaussians(r)) goto fail;
     sp_checkpoint_free(&ck);
@@ -575,6 +590,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     float extent = r->data.extent;
     const __typeof__(cfg->refine) *rf = &cfg->refine;
     int diverged = 0, loss_n = 0, stop = 0;
+    int finest_level = sp_schedule_level(&sched, r->step + 1); /* of the steps since the last refine */
     double last_loss = NAN, loss_sum = 0; /* loss_sum over loss_n steps since the last curve point */
     r->loop_t0 = r->prog_t = sp_now();
     r->prog_step0 = r->prog_step = r->step;
@@ -583,8 +599,11 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     while (r->step < max_steps && !(stop = cancelled(o))) {
         int step = r->step + 1;
         sp_step_args a = {0};
-        a.view = view_for_step((uint64_t)cfg->experiment.seed, step, nviews, perm, &perm_epoch);
-        a.sh_degree = active_sh_degree(cfg, step);
+        int level = sp_schedule_level(&sched, step);
+        if (level < finest_level) finest_level = level;
+        a.view = sp_pyramid_index(&r->pyr, level,
+                                  view_for_step((uint64_t)cfg->experiment.seed, step, nviews, perm, &perm_epoch));
+        a.sh_degree = sp_schedule_sh_degree(&sched, cfg, step);
         background_for_step(cfg, step, a.bg);
         a.ssim_weight = (float)cfg->loss.ssim_weight;
         a.adam_step = step;
@@ -593,12 +612,12 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         a.eps = (float)cfg->adam.eps;
         a.lr = (sp_lrs){means_lr(cfg, step, extent), (float)cfg->adam.scales_lr, (float)cfg->adam.quats_lr,
                         (float)cfg->adam.opacity_lr, (float)cfg->adam.sh_dc_lr, (float)cfg->adam.sh_rest_lr};
-        a.collect_stats = step < rf->stop;
+        a.collect_stats = sp_schedule_collect_stats(&sched, step);
         if (r->b->ops->train_step(r->b, &a)) goto fail_loop;
         r->step = step;
 
         /* refine (3DGS schedule: after `start`, every `every` steps, before `stop`) */
-        if (step > rf->start && step < rf->stop && step % rf->every == 0) {
+        if (sp_schedule_refine_due(&sched, step)) {
             sp_refine_args ra = {0};
             ra.densify = 1;
             ra.grad_threshold = (float)rf->grad_threshold;
@@ -606,9 +625,9 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             ra.split_count = rf->split_count;
             ra.split_shrink = (float)rf->split_shrink;
             ra.prune_opacity = (float)rf->prune_opacity;
-            int late = step > rf->opacity_reset_every;
+            int late = step > sched.opacity_reset_every;
             ra.prune_world_scale = late && rf->prune_world_scale > 0 ? (float)(rf->prune_world_scale * extent) : 0;
-            ra.prune_screen_px = late ? (float)rf->prune_screen_px : 0;
+            ra.prune_screen_px = late ? sp_schedule_prune_screen_px(cfg, finest_level) : 0;
             if (!strcmp(rf->opacity_mode, "decay")) ra.opacity_decay = (float)rf->opacity_decay;
             ra.capacity = rf->capacity;
             ra.seed = sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)step);
@@ -616,6 +635,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             if (r->b->ops->refine(r->b, &ra, &res)) goto fail_loop;
             sp_log_to_file("step %d refine: %d cloned, %d split, %d pruned: %d -> %d Gaussians", step, res.cloned,
                            res.split, res.pruned, res.n_before, res.n_after);
+            finest_level = sp_schedule_level(&sched, step + 1);
         }
         if (sp_train_opacity_reset_due(cfg, step)) {
             sp_refine_args ra = {0};
