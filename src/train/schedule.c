@@ -44,6 +44,6 @@ int sp_schedule_refine_due(const sp_schedule *s, int step) {
 
 int sp_schedule_collect_stats(const sp_schedule *s, int step) { return step < s->refine_stop; }
 
-float sp_schedule_prune_screen_px(const sp_config *c, int finest_level) {
-    return (float)(c->refine.prune_screen_px / (double)(1 << finest_level));
+float sp_schedule_prune_screen_px(const sp_config *c, int level) {
+    return (float)(c->refine.prune_screen_px / (double)(1 << level));
 }

@@ -27,8 +27,9 @@ int sp_schedule_sh_degree(const sp_schedule *s, const sp_config *c, int step);
 int sp_schedule_refine_due(const sp_schedule *s, int step);
 int sp_schedule_collect_stats(const sp_schedule *s, int step);
 /* refine.prune_screen_px is in full-resolution pixels; screen radii are measured on the view a
- * step trains on. The threshold for statistics gathered at levels down to `finest_level` is
- * prune_screen_px / 2^finest_level (a Gaussian covers 1/2^j of the pixels across at level j). */
-float sp_schedule_prune_screen_px(const sp_config *c, int finest_level);
+ * step trains on. The threshold of a refine at a step of level j is prune_screen_px / 2^j (a
+ * Gaussian spans 1/2^j of the pixels across at level j). Levels never get coarser during a run, so
+ * j is the finest level of the steps whose radii the refine sees. */
+float sp_schedule_prune_screen_px(const sp_config *c, int level);
 
 #endif

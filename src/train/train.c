@@ -590,7 +590,6 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     float extent = r->data.extent;
     const __typeof__(cfg->refine) *rf = &cfg->refine;
     int diverged = 0, loss_n = 0, stop = 0;
-    int finest_level = sp_schedule_level(&sched, r->step + 1); /* of the steps since the last refine */
     double last_loss = NAN, loss_sum = 0; /* loss_sum over loss_n steps since the last curve point */
     r->loop_t0 = r->prog_t = sp_now();
     r->prog_step0 = r->prog_step = r->step;
@@ -599,8 +598,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     while (r->step < max_steps && !(stop = cancelled(o))) {
         int step = r->step + 1;
         sp_step_args a = {0};
-        int level = sp_schedule_level(&sched, step);
-        if (level < finest_level) finest_level = level;
+        int level = sp_schedule_level(&sched, step); /* never coarser than an earlier step's */
         a.view = sp_pyramid_index(&r->pyr, level,
                                   view_for_step((uint64_t)cfg->experiment.seed, step, nviews, perm, &perm_epoch));
         a.sh_degree = sp_schedule_sh_degree(&sched, cfg, step);
@@ -627,7 +625,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             ra.prune_opacity = (float)rf->prune_opacity;
             int late = step > sched.opacity_reset_every;
             ra.prune_world_scale = late && rf->prune_world_scale > 0 ? (float)(rf->prune_world_scale * extent) : 0;
-            ra.prune_screen_px = late ? sp_schedule_prune_screen_px(cfg, finest_level) : 0;
+            ra.prune_screen_px = late ? sp_schedule_prune_screen_px(cfg, level) : 0;
             if (!strcmp(rf->opacity_mode, "decay")) ra.opacity_decay = (float)rf->opacity_decay;
             ra.capacity = rf->capacity;
             ra.seed = sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)step);
@@ -635,7 +633,6 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             if (r->b->ops->refine(r->b, &ra, &res)) goto fail_loop;
             sp_log_to_file("step %d refine: %d cloned, %d split, %d pruned: %d -> %d Gaussians", step, res.cloned,
                            res.split, res.pruned, res.n_before, res.n_after);
-            finest_level = sp_schedule_level(&sched, step + 1);
         }
         if (sp_train_opacity_reset_due(cfg, step)) {
             sp_refine_args ra = {0};
