@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/refine.h"
 #include "io/loader.h"
 #include "scene/init.h"
 #include "scene/synth.h"
@@ -222,6 +223,51 @@ static void test_config_checks(void **state) {
     sp_problems_free(&p);
 }
 
+/* A Gaussian budget: when the candidates do not all fit under refine.capacity, the ones with the
+ * largest mean gradient are taken (not the first by index), and a split that no longer fits
+ * leaves room for a clone that does. */
+static void test_budget_ranks_by_gradient(void **state) {
+    (void)state;
+    enum { N = 10 };
+    sp_gaussians g, m, v;
+    sp_gaussians_init(&g, N, 0);
+    sp_gaussians_init(&m, N, 0);
+    sp_gaussians_init(&v, N, 0);
+    g.n = m.n = v.n = N;
+    sp_gaussians_zero(&g);
+    sp_gaussians_zero(&m);
+    sp_gaussians_zero(&v);
+    sp_refine_stats st = {0};
+    assert_int_equal(sp_refine_stats_reset(&st, N), 0);
+    /* gradients rise with the index except Gaussian 2 (largest); 7 is large (splits into 3: +2) */
+    for (int i = 0; i < N; i++) {
+        g.means[3 * i] = (float)i;
+        g.opacity_logits[i] = 2.0f;
+        for (int k = 0; k < 3; k++) g.log_scales[3 * i + k] = i == 7 ? 0.0f : -5.0f; /* 1 or 0.0067 */
+        st.grad_accum[i] = 2.0f * (i == 2 ? 100.0f : (float)i); /* two views each */
+        st.grad_count[i] = 2;
+    }
+    sp_refine_args a = {0};
+    a.densify = 1;
+    a.grad_threshold = 0.5f; /* every Gaussian but 0 is a candidate */
+    a.clone_max_scale = 0.1f;
+    a.split_count = 3;
+    a.split_shrink = 1.6f;
+    a.capacity = N + 4;
+    sp_refine_result r;
+    assert_int_equal(cpu_refine(&g, &m, &v, &st, &a, &r), 0);
+    /* ranked: 2, 9, 8 (clones: 13), 7 (split, +2 = 15: does not fit), 6 (clone: 14), 5 ... (full) */
+    assert_int_equal(r.cloned, 4);
+    assert_int_equal(r.split, 0);
+    assert_int_equal(g.n, N + 4);
+    const float want[4] = {2.0f, 6.0f, 8.0f, 9.0f}; /* clones are appended in index order */
+    for (int k = 0; k < 4; k++) assert_true(g.means[3 * (N + k)] == want[k]);
+    sp_gaussians_free(&g);
+    sp_gaussians_free(&m);
+    sp_gaussians_free(&v);
+    sp_refine_stats_free(&st);
+}
+
 /* ---- the densification statistic at two resolution levels ---- */
 
 /* Gaussians above threshold t after one pass over the views of `level` (parameters unchanged:
@@ -305,6 +351,7 @@ int main(void) {
         cmocka_unit_test(test_scaled_schedules),
         cmocka_unit_test(test_prune_screen_px_scaling),
         cmocka_unit_test(test_config_checks),
+        cmocka_unit_test(test_budget_ranks_by_gradient),
         cmocka_unit_test(test_statistic_two_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
