@@ -547,13 +547,17 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     sp_schedule_make(cfg, &sched);
     if (sp_pyramid_build(&r->pyr, &r->data.train, 1 + sched.coarse_levels, cfg->backend.threads)) goto fail;
     if (sched.coarse_levels)
-        SP_INFO("progressive resolution: steps 1-%d at 1/%d down to 1/2 of %dx%d, then full resolution",
-                sched.coarse_steps, 1 << sched.coarse_levels, r->data.train.views[0].cam.width,
-                r->data.train.views[0].cam.height);
+        SP_INFO("progressive resolution: steps 1-%d at 1/%d%s of %dx%d (equal parts), then full resolution",
+                sched.coarse_steps, 1 << sched.coarse_levels, sched.coarse_levels > 1 ? " to 1/2" : "",
+                r->data.train.views[0].cam.width, r->data.train.views[0].cam.height);
     if (cfg->trainer.schedule_steps)
         SP_INFO("schedules scaled to %d steps: densify %d-%d, SH degree +1 every %d, opacity reset every %d",
                 cfg->trainer.max_steps, sched.refine_start, sched.refine_stop, sched.sh_interval,
                 sched.opacity_reset_every);
+    else if (sched.refine_stop > cfg->trainer.max_steps && sched.refine_start < cfg->trainer.max_steps)
+        sp_log_to_file("densification runs to the last step of this %d-step run (refine.stop = %d); "
+                       "trainer.schedule_steps = 30000 would scale the 30k-step schedules to it",
+                       cfg->trainer.max_steps, sched.refine_stop);
 
     /* backend */
     {
