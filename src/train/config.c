@@ -91,6 +91,15 @@ const sp_config_field sp_config_schema[] = {
     FLT(trainer, target_psnr, GE(0), 0.0,
         "Time to quality: log and record in result.toml the first evaluation at or above this PSNR (dB); 0 = off. "
         "Set eval_every too, or only the final evaluation counts."),
+    INT(trainer, schedule_steps, GE(0), 0,
+        "Step schedules (refine.start, refine.stop, refine.opacity_reset_every, trainer.sh_interval) are written for "
+        "a run of this many steps and scaled by max_steps / schedule_steps; 0 = used as written. 30000 makes a "
+        "shorter run keep the same shape."),
+    INT(trainer, coarse_scale, IN(1, 64), 1,
+        "Progressive resolution: the first coarse_until of the steps train on views downscaled by this factor, "
+        "then by half of it, ..., 2 (equal parts), then at full resolution; 1 = off. A power of two."),
+    FLT(trainer, coarse_until, IN_OO(0, 1), 0.3,
+        "Progressive resolution: fraction of max_steps trained below full resolution (with coarse_scale > 1)."),
 
     FLT(loss, ssim_weight, IN(0, 1), 0.2, "Loss = (1 - w) * L1 + w * (1 - SSIM)."),
 
@@ -115,7 +124,9 @@ const sp_config_field sp_config_schema[] = {
     INT(refine, opacity_reset_every, GE(1), 3000,
         "reset mode: reset opacities every N steps, none in the last N steps of a run."),
     FLT(refine, opacity_reset_value, IN_OO(0, 1), 0.01, "reset mode: opacities above this are lowered to it."),
-    INT(refine, capacity, GE(1), 3000000, "Maximum number of Gaussians; densification stops at this cap."),
+    INT(refine, capacity, GE(1), 3000000,
+        "Maximum number of Gaussians (a budget): when a refine step's candidates do not all fit, they are taken in "
+        "decreasing mean gradient, each that still fits."),
 
     FLT(adam, means_lr, GT(0), 0.00016, "Learning rate of the means at step 0, relative to the scene extent."),
     FLT(adam, means_lr_final, GT(0), 0.0000016,
@@ -522,6 +533,13 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
     if (c->trainer.batch > 1 && !strcmp(c->backend.kind, "vulkan"))
         sp_problems_add(problems, "trainer.batch = %d: the vulkan backend trains one view per Adam step (batch 1); "
                                   "batches need the cpu or cuda backend", c->trainer.batch);
+    if (c->trainer.coarse_scale & (c->trainer.coarse_scale - 1))
+        sp_problems_add(problems, "trainer.coarse_scale = %d is not a power of two (1 = off, 2, 4, 8, ...)",
+                        c->trainer.coarse_scale);
+    if (c->trainer.coarse_scale > 1 && c->data.cache_mb > 0)
+        sp_problems_add(problems, "trainer.coarse_scale = %d with data.cache_mb = %d: progressive resolution keeps "
+                                  "downscaled copies of every training image in memory; use one or the other",
+                        c->trainer.coarse_scale, c->data.cache_mb);
     if (c->init.count > c->refine.capacity)
         sp_problems_add(problems, "init.count (%d) is larger than refine.capacity (%d)", c->init.count,
                         c->refine.capacity);

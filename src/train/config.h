@@ -45,6 +45,9 @@ typedef struct {
         int batch;
         char batch_lr[SP_CONFIG_WORD_MAX]; /* sqrt | none */
         double target_psnr; /* 0 = off */
+        int schedule_steps; /* 0 = step schedules as written; N = written for N steps, scaled to max_steps */
+        int coarse_scale;   /* progressive resolution: 1 = off, else a power of two */
+        double coarse_until; /* fraction of max_steps trained below full resolution */
     } trainer;
     struct {
         double ssim_weight;

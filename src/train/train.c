@@ -26,7 +26,9 @@
 #include "backend/dist.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
+#include "train/pyramid.h"
 #include "train/report.h"
+#include "train/schedule.h"
 #include "train/stream.h"
 #include "train/viewsched.h"
 
@@ -107,22 +109,19 @@ static float means_lr(const sp_config *cfg, int step, float extent) {
  * falls in the last opacity_reset_every steps of the run, the spacing the schedule itself gives
  * each reset before the next one. docs/config.md explains it. */
 int sp_train_opacity_reset_due(const sp_config *cfg, int step) {
-    const __typeof__(cfg->refine) *rf = &cfg->refine;
-    if (strcmp(rf->opacity_mode, "reset") || step >= rf->stop) return 0;
+    sp_schedule sc; /* start, stop and spacing as scaled by trainer.schedule_steps */
+    sp_schedule_make(cfg, &sc);
+    if (strcmp(cfg->refine.opacity_mode, "reset") || step >= sc.refine_stop) return 0;
     int white = !strcmp(cfg->data.background, "white");
-    if (step % rf->opacity_reset_every != 0 && !(white && step == rf->start)) return 0;
-    return cfg->trainer.max_steps - step >= rf->opacity_reset_every;
-}
-
-static int active_sh_degree(const sp_config *cfg, int step) {
-    int d = step / cfg->trainer.sh_interval;
-    return d < cfg->trainer.sh_degree ? d : cfg->trainer.sh_degree;
+    if (step % sc.opacity_reset_every != 0 && !(white && step == sc.refine_start)) return 0;
+    return cfg->trainer.max_steps - step >= sc.opacity_reset_every;
 }
 
 typedef struct {
     const sp_config *cfg;
     char *dir;
     sp_dataset data;
+    sp_pyramid pyr; /* training views at every resolution level (progressive resolution) */
     sp_backend *b;
     sp_train_stream *stream; /* data.cache_mb > 0: training images streamed from disk */
     sp_alpha_mode alpha;
@@ -357,7 +356,9 @@ static int final_eval(run *r) {
     const sp_config *cfg = r->cfg;
     float bg[3];
     eval_background(cfg, bg);
-    int deg = active_sh_degree(cfg, r->step);
+    sp_schedule sc;
+    sp_schedule_make(cfg, &sc);
+    int deg = sp_schedule_sh_degree(&sc, cfg, r->step);
     const char *which = cfg->data.eval_split;
     int want_test = strcmp(which, "val") != 0 || !r->data.val.n;
     int want_val = strcmp(which, "test") != 0 || !r->data.test.n;
@@ -427,6 +428,7 @@ static void push_eval(run *r, double psnr, double ssim) {
 static void free_run(run *r) {
     sp_train_stream_free(r->stream); /* before the backend it stages into */
     if (r->b) r->b->ops->destroy(r->b);
+    sp_pyramid_free(&r->pyr);
     sp_dataset_free(&r->data);
     for (int k = 0; k < SP_CURVES; k++) sp_series_free(&r->curves[k]);
     sp_series_free(&r->eval_seconds);
@@ -544,6 +546,23 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                 r->data.train.views[0].cam.height, sp_now() - t0, r->data.extent);
     }
 
+    /* progressive resolution: the coarse levels become extra training views */
+    sp_schedule sched;
+    sp_schedule_make(cfg, &sched);
+    if (sp_pyramid_build(&r->pyr, &r->data.train, 1 + sched.coarse_levels, cfg->backend.threads)) goto fail;
+    if (sched.coarse_levels)
+        SP_INFO("progressive resolution: steps 1-%d at 1/%d%s of %dx%d (equal parts), then full resolution",
+                sched.coarse_steps, 1 << sched.coarse_levels, sched.coarse_levels > 1 ? " to 1/2" : "",
+                r->data.train.views[0].cam.width, r->data.train.views[0].cam.height);
+    if (cfg->trainer.schedule_steps)
+        SP_INFO("schedules scaled to %d steps: densify %d-%d, SH degree +1 every %d, opacity reset every %d",
+                cfg->trainer.max_steps, sched.refine_start, sched.refine_stop, sched.sh_interval,
+                sched.opacity_reset_every);
+    else if (sched.refine_stop > cfg->trainer.max_steps && sched.refine_start < cfg->trainer.max_steps)
+        sp_log_to_file("densification runs to the last step of this %d-step run (refine.stop = %d); "
+                       "trainer.schedule_steps = 30000 would scale the 30k-step schedules to it",
+                       cfg->trainer.max_steps, sched.refine_stop);
+
     /* backend */
     {
         sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
@@ -554,7 +573,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;
         SP_INFO("backend: %s", r->b->ops->name);
-        if (!cfg->data.cache_mb && r->b->ops->upload_views(r->b, r->data.train.views, r->data.train.n, r->alpha))
+        if (!cfg->data.cache_mb && r->b->ops->upload_views(r->b, r->pyr.views, r->pyr.levels * r->pyr.n, r->alpha))
             goto fail;
     }
     if (o->resume_dir ? resume_from(r, &ck) : init_gaussians(r)) goto fail;
@@ -589,8 +608,8 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         if (cj_rc) goto fail;
     }
     int max_steps = cfg->trainer.max_steps, nviews = r->data.train.n;
-    sp_view_sched sched;
-    sp_view_sched_init(&sched, (uint64_t)cfg->experiment.seed, nviews);
+    sp_view_sched vsched;
+    sp_view_sched_init(&vsched, (uint64_t)cfg->experiment.seed, nviews);
     float extent = r->data.extent;
     const __typeof__(cfg->refine) *rf = &cfg->refine;
     int diverged = 0, loss_n = 0, stop = 0;
@@ -625,27 +644,31 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         for (int k = 0; k < 6; k++) *lrs[k] = (float)(*lrs[k] * lr_scale);
         /* this process's calls: every slot when replicated, else the slots up to max_steps */
         int calls = replicated ? plan.local : step - prev;
+        int level = sp_schedule_level(&sched, step); /* never coarser than an earlier step's */
         for (int j = 0; j < calls; j++) {
             int s = prev + sp_batch_slot(&plan, j) + 1; /* views-seen index of this slot */
             int real = s <= max_steps;
             a.view = -1;
-            if (real && (r->stream ? sp_train_stream_step(r->stream, s, &a) : ((a.view = sp_view_sched_at(&sched, s)), 0)))
-                goto fail_loop;
-            a.sh_degree = active_sh_degree(cfg, real ? s : step);
+            if (real && r->stream) {
+                if (sp_train_stream_step(r->stream, s, &a)) goto fail_loop;
+            } else if (real) {
+                a.view = sp_pyramid_index(&r->pyr, sp_schedule_level(&sched, s), sp_view_sched_at(&vsched, s));
+            }
+            a.sh_degree = sp_schedule_sh_degree(&sched, cfg, real ? s : step);
             background_for_step(cfg, s, a.bg);
-            a.collect_stats = real && s < rf->stop;
+            a.collect_stats = real && sp_schedule_collect_stats(&sched, s);
             a.accumulate = j < calls - 1;
             if (r->b->ops->train_step(r->b, &a)) goto fail_loop;
             if (r->stream && real) sp_train_stream_ahead(r->stream, s + 1);
         }
         r->step = step;
-        a.sh_degree = active_sh_degree(cfg, step);
+        a.sh_degree = sp_schedule_sh_degree(&sched, cfg, step);
 
         /* refine (3DGS schedule: after `start`, every `every` views, before `stop`); at most one
          * per batch, at the last due index in it */
         int refine_at = 0, reset_at = 0;
         for (int s = prev + 1; s <= step; s++) {
-            if (s > rf->start && s < rf->stop && s % rf->every == 0) refine_at = s;
+            if (sp_schedule_refine_due(&sched, s)) refine_at = s;
             if (sp_train_opacity_reset_due(cfg, s)) reset_at = s;
         }
         if (refine_at) {
@@ -656,9 +679,9 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             ra.split_count = rf->split_count;
             ra.split_shrink = (float)rf->split_shrink;
             ra.prune_opacity = (float)rf->prune_opacity;
-            int late = refine_at > rf->opacity_reset_every;
+            int late = refine_at > sched.opacity_reset_every;
             ra.prune_world_scale = late && rf->prune_world_scale > 0 ? (float)(rf->prune_world_scale * extent) : 0;
-            ra.prune_screen_px = late ? (float)rf->prune_screen_px : 0;
+            ra.prune_screen_px = late ? sp_schedule_prune_screen_px(cfg, level) : 0;
             if (!strcmp(rf->opacity_mode, "decay")) ra.opacity_decay = (float)rf->opacity_decay;
             ra.capacity = rf->capacity;
             ra.seed = sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)refine_at);
@@ -731,7 +754,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     }
     r->train_seconds = train_seconds_now(r);
     r->in_loop = 0;
-    sp_view_sched_free(&sched);
+    sp_view_sched_free(&vsched);
     report_progress(r, o, last_loss, 1);
     if (r->stream) sp_train_stream_log(r->stream);
 
@@ -767,7 +790,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     goto out;
 
 fail_loop:
-    sp_view_sched_free(&sched);
+    sp_view_sched_free(&vsched);
 fail:
     if (!committed) {
         SP_ERROR("%s", sp_last_error());

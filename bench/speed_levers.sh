@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Speed levers of issue 10 on a GPU machine: full-resolution NeRF-synthetic scenes trained with
+# configs/lego.toml and one switch set per variant (progressive resolution, shorter runs with
+# scaled schedules, both), one table row per run. Same binary, same machine, one run at a time.
+#   STAGE=/tmp/stage BIN=build-gpu/splat [SCENES="lego mic"] [VARIANTS="base prog4 s20k"] [KIND=cuda] \
+#     bench/speed_levers.sh
+# Expects $STAGE/<scene>/transforms_{train,val,test}.json and the images beside them. Writes each
+# run's log and result.toml into $RESULTS (default $OUT or /tmp/bench-out); EXTRA adds --set
+# arguments to every run. Variants (name: switches):
+#   base      defaults (30k steps, full resolution throughout)
+#   prog4     trainer.coarse_scale=4 (steps 1-4500 at 1/4, 4501-9000 at 1/2: coarse_until 0.3)
+#   prog4l    trainer.coarse_scale=4, trainer.coarse_until=0.5
+#   prog2     trainer.coarse_scale=2, trainer.coarse_until=0.3
+#   s20k      trainer.max_steps=20000, trainer.schedule_steps=30000
+#   s15k      trainer.max_steps=15000, trainer.schedule_steps=30000
+#   s20kabs   trainer.max_steps=20000 alone (schedules in absolute steps: densify until 15000)
+#   prog2s20k prog2 + s20k
+#   prog4s20k prog4 + s20k
+#   prog4s15k prog4 + s15k
+# A lego run takes about 80 s on an H200: split VARIANTS over several commands where one command
+# may run at most 10 minutes.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+STAGE=${STAGE:-/tmp/stage}
+BIN=${BIN:-build-gpu/splat}
+KIND=${KIND:-cuda}
+RESULTS=${RESULTS:-${OUT:-/tmp/bench-out}}
+mkdir -p "$RESULTS"
+
+switches() {
+  case "$1" in
+    base) echo "" ;;
+    prog4) echo "--set trainer.coarse_scale=4" ;;
+    prog4l) echo "--set trainer.coarse_scale=4 --set trainer.coarse_until=0.5" ;;
+    prog2) echo "--set trainer.coarse_scale=2" ;;
+    s20k) echo "--set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
+    s15k) echo "--set trainer.max_steps=15000 --set trainer.schedule_steps=30000" ;;
+    s20kabs) echo "--set trainer.max_steps=20000" ;;
+    prog2s20k) echo "--set trainer.coarse_scale=2 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
+    prog4s20k) echo "--set trainer.coarse_scale=4 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
+    prog4s15k) echo "--set trainer.coarse_scale=4 --set trainer.max_steps=15000 --set trainer.schedule_steps=30000" ;;
+    *) echo "unknown variant $1" >&2; return 1 ;;
+  esac
+}
+
+# value of a top-level key of result.toml ("-" when absent)
+field() { awk -v k="$1" '$1 == k && $2 == "=" { print $3; exit }' "$2" 2>/dev/null | grep . || echo -; }
+
+printf '| scene | variant | test PSNR | Gaussians | steps | train s | whole command s |\n'
+printf '|---|---|---|---|---|---|---|\n'
+for scene in ${SCENES:-lego}; do
+  for v in ${VARIANTS:-base prog2 prog4 s20k s15k prog2s20k}; do
+    sw=$(switches "$v") || exit 2
+    run=/tmp/runs/levers-$scene-$v-$KIND
+    rm -rf "$run"
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    "$BIN" train --config configs/lego.toml --set experiment.name=levers-$scene-$v \
+      --set data.path="$STAGE/$scene" --set backend.kind="$KIND" --set output.run_dir="$run" \
+      --set output.save_renders=false $sw ${EXTRA:-} >"$RESULTS/levers-$scene-$v.log" 2>&1
+    rc=$?
+    end=$(date +%s.%N)
+    wall=$(python3 -c "print(f'{$end - $start:.1f}')")
+    r="$run/result.toml"
+    cp "$r" "$RESULTS/levers-$scene-$v-result.toml" 2>/dev/null
+    if [ $rc -ne 0 ]; then
+      printf '| %s | %s | exit %d (see %s) | | | | %s |\n' "$scene" "$v" $rc "$RESULTS/levers-$scene-$v.log" "$wall"
+      continue
+    fi
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$scene" "$v" "$(field test_psnr "$r")" \
+      "$(field num_gaussians "$r")" "$(field steps "$r")" "$(field train_seconds "$r")" "$wall"
+  done
+done

@@ -1,0 +1,49 @@
+/* schedule.c — per-step schedules of the training loop as pure functions of the config
+ * (schedule.h); the loop in train.c asks them what to do, tests/test_schedule.c checks them. */
+#include "train/schedule.h"
+
+#include <math.h>
+
+/* A step count written for a run of schedule_steps, scaled to max_steps (at least `lo`). */
+static int scaled(const sp_config *c, int steps, int lo) {
+    if (c->trainer.schedule_steps <= 0) return steps;
+    double v = (double)steps * c->trainer.max_steps / c->trainer.schedule_steps;
+    long r = lround(v);
+    if (r < lo) r = lo;
+    if (r > 2000000000L) r = 2000000000L;
+    return (int)r;
+}
+
+void sp_schedule_make(const sp_config *c, sp_schedule *s) {
+    s->refine_start = scaled(c, c->refine.start, 0);
+    s->refine_stop = scaled(c, c->refine.stop, 0);
+    s->refine_every = c->refine.every;
+    s->opacity_reset_every = scaled(c, c->refine.opacity_reset_every, 1);
+    s->sh_interval = scaled(c, c->trainer.sh_interval, 1);
+    int levels = 0;
+    while ((1 << (levels + 1)) <= c->trainer.coarse_scale) levels++;
+    s->coarse_levels = levels;
+    s->coarse_steps = levels ? (int)lround(c->trainer.coarse_until * c->trainer.max_steps) : 0;
+    if (s->coarse_steps < levels) s->coarse_levels = s->coarse_steps = 0; /* too short to ramp: off */
+}
+
+int sp_schedule_level(const sp_schedule *s, int step) {
+    if (s->coarse_levels <= 0 || step > s->coarse_steps || step < 1) return 0;
+    int part = (int)((long long)(step - 1) * s->coarse_levels / s->coarse_steps);
+    return s->coarse_levels - part;
+}
+
+int sp_schedule_sh_degree(const sp_schedule *s, const sp_config *c, int step) {
+    int d = step / s->sh_interval;
+    return d < c->trainer.sh_degree ? d : c->trainer.sh_degree;
+}
+
+int sp_schedule_refine_due(const sp_schedule *s, int step) {
+    return step > s->refine_start && step < s->refine_stop && step % s->refine_every == 0;
+}
+
+int sp_schedule_collect_stats(const sp_schedule *s, int step) { return step < s->refine_stop; }
+
+float sp_schedule_prune_screen_px(const sp_config *c, int level) {
+    return (float)(c->refine.prune_screen_px / (double)(1 << level));
+}
