@@ -3,7 +3,8 @@
  * A batch gives each replica its views (call j of a batch goes to replica j % devices); each
  * replica sums its views' gradients (accumulate-only steps), the sums are added over every device
  * with ncclAllReduce, and every replica applies the same Adam update: the replicas stay equal
- * without ever copying parameters. Before a refine the densification statistics are reduced too
+ * without ever copying parameters. The all-reduce runs in a few chunks on a stream of its own, and
+ * Adam (elementwise) updates each chunk while the next one is summed. Before a refine the densification statistics are reduced too
  * (sums of gradient norms and counts, max of the screen radius), so every replica makes the same
  * decisions; the cuda refine writes Gaussians in an order fixed by scans and stable sorts, not by
  * atomics, so the replicas stay identical after it (backend.check_replicas verifies this with a
@@ -27,6 +28,13 @@ int sp_cuda_device_count(void);
 
 /* Seconds the other ranks wait for rank 0's id file. */
 #define ID_TIMEOUT_S 300.0
+
+/* The gradient all-reduce runs in up to REDUCE_CHUNKS pieces of at least CHUNK_MIN floats on a
+ * stream of its own, and Adam updates each piece on the replica's stream as soon as it has landed,
+ * while the next piece is summed. Boundaries are multiples of CHUNK_ALIGN floats. */
+#define REDUCE_CHUNKS 4
+#define CHUNK_MIN (1 << 20)
+#define CHUNK_ALIGN 1024
 
 /* A replica's launcher thread: a queue of train_step calls. */
 #define QN 64
@@ -109,6 +117,9 @@ typedef struct {
     int rank, world;
     long refines;
     uint64_t *d_sum[SP_MAX_DEVICES];    /* checksum scratch: [0] own, [1..] gathered */
+    cudaStream_t cs[SP_MAX_DEVICES];    /* the gradient all-reduce's stream */
+    cudaEvent_t ev_grads[SP_MAX_DEVICES];                /* on the replica's stream: gradients ready */
+    cudaEvent_t ev_chunk[SP_MAX_DEVICES][REDUCE_CHUNKS]; /* on cs: chunk k summed */
     rep_worker work[SP_MAX_DEVICES];    /* launcher threads (several devices) */
 } rep_backend;
 
@@ -131,8 +142,13 @@ static void rep_destroy(sp_backend *base) {
         if (!rb->rep[i]) continue;
         use(rb, i);
         cudaStreamSynchronize(rb->rep[i]->st);
+        if (rb->cs[i]) cudaStreamSynchronize(rb->cs[i]);
         if (rb->comm[i]) rb->nc.CommDestroy(rb->comm[i]);
         if (rb->d_sum[i]) cudaFree(rb->d_sum[i]);
+        if (rb->ev_grads[i]) cudaEventDestroy(rb->ev_grads[i]);
+        for (int k = 0; k < REDUCE_CHUNKS; k++)
+            if (rb->ev_chunk[i][k]) cudaEventDestroy(rb->ev_chunk[i][k]);
+        if (rb->cs[i]) cudaStreamDestroy(rb->cs[i]);
         rb->rep[i]->base.ops->destroy(&rb->rep[i]->base);
     }
     sp_nccl_close(&rb->nc);
@@ -166,6 +182,62 @@ static int rep_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m,
 
 static int rep_num_gaussians(sp_backend *base) { return ((rep_backend *)base)->rep[0]->n; }
 
+/* Chunk k of a gradient buffer of count floats: floats *lo .. *hi-1 (k < chunks_of(count)). */
+static int chunks_of(size_t count) {
+    size_t c = count / CHUNK_MIN;
+    return c < 1 ? 1 : c > REDUCE_CHUNKS ? REDUCE_CHUNKS : (int)c;
+}
+
+static void chunk_range(size_t count, int chunks, int k, size_t *lo, size_t *hi) {
+    size_t step = (count + chunks - 1) / chunks;
+    step = (step + CHUNK_ALIGN - 1) / CHUNK_ALIGN * CHUNK_ALIGN;
+    *lo = (size_t)k * step < count ? (size_t)k * step : count;
+    *hi = *lo + step < count ? *lo + step : count;
+}
+
+/* Replicas first .. first+num-1 (all of this process, or one launcher thread's own): the
+ * gradients are summed over every device of every rank in place, chunk by chunk on the stream cs,
+ * and Adam updates each chunk on the replica's stream once it has landed. Every replica has the
+ * same count (the replicas are identical), so every rank issues the same collectives. */
+static int reduce_and_adam(rep_backend *rb, int first, int num, const sp_step_args *a) {
+    size_t count = (size_t)rb->rep[first]->n * cu_floats(rb->rep[first]->K);
+    int chunks = chunks_of(count);
+    for (int i = first; i < first + num; i++) {
+        if (use(rb, i) || cu_check(cudaEventRecord(rb->ev_grads[i], rb->rep[i]->st), "gradients ready") ||
+            cu_check(cudaStreamWaitEvent(rb->cs[i], rb->ev_grads[i], 0), "gradients ready"))
+            return -1;
+        cu_prof_open(rb->rep[i], 0);
+    }
+    int rc = 0;
+    for (int k = 0; k < chunks && rc == 0 && count; k++) {
+        size_t lo, hi;
+        chunk_range(count, chunks, k, &lo, &hi);
+        if (hi <= lo) break;
+        if (sp_nccl_check(&rb->nc, rb->nc.GroupStart(), "group start")) {
+            rc = -1;
+            break;
+        }
+        for (int i = first; i < first + num && rc == 0; i++) {
+            float *g = (float *)rb->rep[i]->grads.p + lo;
+            rc = sp_nccl_check(&rb->nc, rb->nc.AllReduce(g, g, hi - lo, ncclFloat32, ncclSum, rb->comm[i], rb->cs[i]),
+                               "all-reduce of the gradients");
+        }
+        if (sp_nccl_check(&rb->nc, rb->nc.GroupEnd(), "all-reduce of the gradients")) rc = -1;
+        for (int i = first; i < first + num && rc == 0; i++) {
+            cu_backend *b = rb->rep[i];
+            if (use(rb, i) || cu_check(cudaEventRecord(rb->ev_chunk[i][k], rb->cs[i]), "gradients summed") ||
+                cu_check(cudaStreamWaitEvent(b->st, rb->ev_chunk[i][k], 0), "gradients summed") ||
+                cuda_backend_adam_range(b, a, (int64_t)lo, (int64_t)hi))
+                rc = -1;
+        }
+    }
+    for (int i = first; i < first + num; i++) {
+        rb->rep[i]->grads_pending = 0;
+        cu_prof_close(rb->rep[i]);
+    }
+    return rc;
+}
+
 /* Sums the replicas' gradients over every device of every rank, in place, then Adam on each. */
 static int finish_batch(rep_backend *rb, const sp_step_args *a) {
     if (drain(rb)) return -1;
@@ -174,26 +246,7 @@ static int finish_batch(rep_backend *rb, const sp_step_args *a) {
             if (use(rb, i)) return -1;
             cuda_backend_zero_grads(rb->rep[i]);
         }
-    if (sp_nccl_check(&rb->nc, rb->nc.GroupStart(), "group start")) return -1;
-    for (int i = 0; i < rb->n; i++) {
-        cu_backend *b = rb->rep[i];
-        size_t count = (size_t)b->n * cu_floats(b->K);
-        if (count && sp_nccl_check(&rb->nc, rb->nc.AllReduce(b->grads.p, b->grads.p, count, ncclFloat32, ncclSum,
-                                                             rb->comm[i], b->st),
-                                   "all-reduce of the gradients")) {
-            rb->nc.GroupEnd();
-            return -1;
-        }
-    }
-    if (sp_nccl_check(&rb->nc, rb->nc.GroupEnd(), "all-reduce of the gradients")) return -1;
-    for (int i = 0; i < rb->n; i++) {
-        cu_backend *b = rb->rep[i];
-        if (use(rb, i)) return -1;
-        cu_prof_open(b, 0);
-        int rc = cuda_backend_adam(b, a);
-        cu_prof_close(b);
-        if (rc) return -1;
-    }
+    if (reduce_and_adam(rb, 0, rb->n, a)) return -1;
     rb->calls = 0;
     memset(rb->have_view, 0, sizeof rb->have_view);
     return 0;
@@ -419,6 +472,14 @@ extern "C" sp_backend *sp_replicated_create(const sp_backend_config *cfg) {
             goto fail;
         /* every rank has read the id once the communicators exist: the file has served */
         if (rb->rank == 0 && rb->world > 1) unlink(cfg->dist_file);
+    }
+    for (int i = 0; i < rb->n; i++) {
+        if (use(rb, i) || cu_check(cudaStreamCreateWithFlags(&rb->cs[i], cudaStreamNonBlocking), "create stream") ||
+            cu_check(cudaEventCreateWithFlags(&rb->ev_grads[i], cudaEventDisableTiming), "create event"))
+            goto fail;
+        for (int k = 0; k < REDUCE_CHUNKS; k++)
+            if (cu_check(cudaEventCreateWithFlags(&rb->ev_chunk[i][k], cudaEventDisableTiming), "create event"))
+                goto fail;
     }
     if (rb->n > 1)
         for (int i = 0; i < rb->n; i++) {
