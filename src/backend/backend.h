@@ -112,6 +112,11 @@ typedef struct sp_backend_ops {
     int (*get_profile)(sp_backend *b, sp_profile *p);
     /* Single stages over host arrays (backend/stage_ops.h); NULL if the backend has none. */
     const struct sp_stage_ops *stages;
+    /* Renders count cameras into rgb[0..count-1] (each as render writes it), possibly several at
+     * once (the replicated cuda backend renders camera j on device j % devices); the images are
+     * those render gives one by one. NULL: sp_backend_render_many calls render for each. */
+    int (*render_many)(sp_backend *b, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],
+                       float *const *rgb);
 } sp_backend_ops;
 
 struct sp_backend {
@@ -139,6 +144,10 @@ typedef struct {
 const sp_backend_kind *sp_backend_kinds(int *count);
 /* The kind named name, or NULL if this build has none of that name. */
 const sp_backend_kind *sp_backend_find_kind(const char *name);
+
+/* render_many where the backend has it, else render for each camera in turn. */
+int sp_backend_render_many(sp_backend *b, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],
+                           float *const *rgb);
 
 /* kind: a name of the table, or "auto" (the first kind with a usable device). NULL on error. */
 sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg);

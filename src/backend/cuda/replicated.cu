@@ -8,8 +8,8 @@
  * (sums of gradient norms and counts, max of the screen radius), so every replica makes the same
  * decisions; the cuda refine writes Gaussians in an order fixed by scans and stable sorts, not by
  * atomics, so the replicas stay identical after it (backend.check_replicas verifies this with a
- * checksum). Loss: the mean over the replicas of this process; render, evaluation and
- * get_gaussians read replica 0. With several devices in a process, each replica's steps are
+ * checksum). Loss: the mean over the replicas of this process; render and get_gaussians read
+ * replica 0, and render_many (the evaluation) renders camera j on replica j % devices. With several devices in a process, each replica's steps are
  * launched by a thread of its own, so that one replica's host waits (the pair count after project)
  * never hold back the others; the all-reduce and Adam are launched once every thread has launched
  * its views. No host synchronisation per step beyond what one replica does. */
@@ -36,19 +36,34 @@ int sp_cuda_device_count(void);
 #define CHUNK_MIN (1 << 20)
 #define CHUNK_ALIGN 1024
 
-/* A replica's launcher thread: a queue of train_step calls. */
+/* A replica's launcher thread: a queue of jobs (train_step calls, evaluation renders). */
 #define QN 64
+enum { JOB_STEP, JOB_RENDER };
+typedef struct {
+    int kind;
+    sp_step_args a;        /* JOB_STEP */
+    const sp_camera *cam;  /* JOB_RENDER: render(cam, sh_degree, bg) into rgb */
+    int sh_degree;
+    float bg[3];
+    float *rgb;
+} rep_job;
+
 typedef struct {
     cu_backend *b;
     pthread_t th;
     int started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    sp_step_args q[QN];
+    rep_job q[QN];
     long head, tail; /* calls taken, calls queued */
     int quit, failed;
     char err[512];
 } rep_worker;
+
+static int run_job(cu_backend *b, const rep_job *j) {
+    if (j->kind == JOB_RENDER) return b->base.ops->render(&b->base, j->cam, j->sh_degree, j->bg, j->rgb);
+    return b->base.ops->train_step(&b->base, &j->a);
+}
 
 static void *worker_main(void *p) {
     rep_worker *w = (rep_worker *)p;
@@ -57,10 +72,10 @@ static void *worker_main(void *p) {
     for (;;) {
         while (w->head == w->tail && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
         if (w->head == w->tail) break; /* quit, queue empty */
-        sp_step_args a = w->q[w->head % QN];
+        rep_job job = w->q[w->head % QN];
         int skip = w->failed;
         pthread_mutex_unlock(&w->mu);
-        int rc = skip ? 0 : w->b->base.ops->train_step(&w->b->base, &a);
+        int rc = skip ? 0 : run_job(w->b, &job);
         pthread_mutex_lock(&w->mu);
         if (rc && !w->failed) {
             w->failed = 1;
@@ -73,10 +88,10 @@ static void *worker_main(void *p) {
     return NULL;
 }
 
-static void worker_push(rep_worker *w, const sp_step_args *a) {
+static void worker_push(rep_worker *w, const rep_job *j) {
     pthread_mutex_lock(&w->mu);
     while (w->tail - w->head == QN) pthread_cond_wait(&w->cv, &w->mu);
-    w->q[w->tail % QN] = *a;
+    w->q[w->tail % QN] = *j;
     w->tail++;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
@@ -108,6 +123,7 @@ static void worker_stop(rep_worker *w) {
 
 typedef struct {
     sp_backend base;
+    sp_backend_ops ops;                 /* k_rep_ops with render_many */
     sp_nccl nc;
     int n;                              /* replicas (devices) of this process */
     cu_backend *rep[SP_MAX_DEVICES];
@@ -257,10 +273,11 @@ static int rep_train_step(sp_backend *base, const sp_step_args *a) {
     int i = rb->calls % rb->n;
     rb->calls++;
     if (a->view >= 0) { /* view -1: a slot past the end of the run */
-        sp_step_args one = *a;
-        one.accumulate = 1;
-        if (rb->work[i].started) worker_push(&rb->work[i], &one);
-        else if (use(rb, i) || rb->rep[i]->base.ops->train_step(&rb->rep[i]->base, &one)) return -1;
+        rep_job job = {JOB_STEP};
+        job.a = *a;
+        job.a.accumulate = 1;
+        if (rb->work[i].started) worker_push(&rb->work[i], &job);
+        else if (use(rb, i) || rb->rep[i]->base.ops->train_step(&rb->rep[i]->base, &job.a)) return -1;
         rb->have_view[i] = 1;
     }
     return a->accumulate ? 0 : finish_batch(rb, a);
@@ -371,6 +388,28 @@ static int rep_render(sp_backend *base, const sp_camera *cam, int sh_degree, con
     return rb->rep[0]->base.ops->render(&rb->rep[0]->base, cam, sh_degree, bg, rgb);
 }
 
+/* Camera j on replica j % n, each launcher thread rendering its share in turn: the replicas are
+ * identical, so every image is the one replica 0 would render. */
+static int rep_render_many(sp_backend *base, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],
+                           float *const *rgb) {
+    rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
+    if (!rb->work[0].started) {
+        for (int j = 0; j < count; j++)
+            if (rep_render(base, cams[j], sh_degree, bg, rgb[j])) return -1;
+        return 0;
+    }
+    for (int j = 0; j < count; j++) {
+        rep_job job = {JOB_RENDER};
+        job.cam = cams[j];
+        job.sh_degree = sh_degree;
+        memcpy(job.bg, bg, sizeof job.bg);
+        job.rgb = rgb[j];
+        worker_push(&rb->work[j % rb->n], &job);
+    }
+    return drain(rb);
+}
+
 static int rep_params_finite(sp_backend *base) {
     rep_backend *rb = (rep_backend *)base;
     if (drain(rb)) return 0;
@@ -430,7 +469,9 @@ extern "C" sp_backend *sp_replicated_create(const sp_backend_config *cfg) {
         return NULL;
     }
     rep_backend *rb = SP_NEW(rep_backend, 1);
-    rb->base.ops = &k_rep_ops;
+    rb->ops = k_rep_ops;
+    rb->ops.render_many = rep_render_many;
+    rb->base.ops = &rb->ops;
     rb->base.cfg = *cfg;
     rb->base.cfg.dist_file = NULL; /* not kept: the caller's string */
     rb->rank = cfg->world > 1 ? cfg->rank : 0;
