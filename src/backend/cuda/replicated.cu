@@ -3,16 +3,18 @@
  * A batch gives each replica its views (call j of a batch goes to replica j % devices); each
  * replica sums its views' gradients (accumulate-only steps), the sums are added over every device
  * with ncclAllReduce, and every replica applies the same Adam update: the replicas stay equal
- * without ever copying parameters. The all-reduce runs in a few chunks on a stream of its own, and
- * Adam (elementwise) updates each chunk while the next one is summed. Before a refine the densification statistics are reduced too
- * (sums of gradient norms and counts, max of the screen radius), so every replica makes the same
- * decisions; the cuda refine writes Gaussians in an order fixed by scans and stable sorts, not by
- * atomics, so the replicas stay identical after it (backend.check_replicas verifies this with a
- * checksum). Loss: the mean over the replicas of this process; render and get_gaussians read
- * replica 0, and render_many (the evaluation) renders camera j on replica j % devices. With several devices in a process, each replica's steps are
+ * without ever copying parameters. The all-reduce runs in a few chunks on a stream of its own,
+ * and Adam (elementwise) updates each chunk while the next one is summed. Before a refine the
+ * densification statistics are reduced too (sums of gradient norms and counts, max of the screen
+ * radius), so every replica makes the same decisions; the cuda refine writes Gaussians in an order
+ * fixed by scans and stable sorts, not by atomics, so the replicas stay identical after it
+ * (backend.check_replicas verifies this with a checksum). Loss: the mean over the replicas of this
+ * process; render and get_gaussians read replica 0, and render_many (the evaluation) renders
+ * camera j on replica j % devices. With several devices in a process, each replica's steps are
  * launched by a thread of its own, so that one replica's host waits (the pair count after project)
- * never hold back the others; the all-reduce and Adam are launched once every thread has launched
- * its views. No host synchronisation per step beyond what one replica does. */
+ * never hold back the others, and each thread then issues its own device's share of the
+ * all-reduce and Adam: the calling thread queues a batch and returns without waiting. No host
+ * synchronisation per step beyond what one replica does. */
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,19 +38,25 @@ int sp_cuda_device_count(void);
 #define CHUNK_MIN (1 << 20)
 #define CHUNK_ALIGN 1024
 
-/* A replica's launcher thread: a queue of jobs (train_step calls, evaluation renders). */
+/* A replica's launcher thread: a queue of jobs (train_step calls, the end of a batch, evaluation
+ * renders). */
 #define QN 64
-enum { JOB_STEP, JOB_RENDER };
+enum { JOB_STEP, JOB_FINISH, JOB_RENDER };
 typedef struct {
     int kind;
-    sp_step_args a;        /* JOB_STEP */
+    sp_step_args a;        /* JOB_STEP: accumulate this view; JOB_FINISH: the Adam step's arguments */
+    int zero;              /* JOB_FINISH: the replica had no view this batch: zero gradients */
     const sp_camera *cam;  /* JOB_RENDER: render(cam, sh_degree, bg) into rgb */
     int sh_degree;
     float bg[3];
     float *rgb;
 } rep_job;
 
+typedef struct rep_backend rep_backend;
+
 typedef struct {
+    rep_backend *rb;
+    int index; /* the replica */
     cu_backend *b;
     pthread_t th;
     int started;
@@ -60,7 +68,11 @@ typedef struct {
     char err[512];
 } rep_worker;
 
-static int run_job(cu_backend *b, const rep_job *j) {
+static int finish_replica(rep_backend *rb, int i, const rep_job *j);
+
+static int run_job(rep_worker *w, const rep_job *j) {
+    cu_backend *b = w->b;
+    if (j->kind == JOB_FINISH) return finish_replica(w->rb, w->index, j);
     if (j->kind == JOB_RENDER) return b->base.ops->render(&b->base, j->cam, j->sh_degree, j->bg, j->rgb);
     return b->base.ops->train_step(&b->base, &j->a);
 }
@@ -73,9 +85,11 @@ static void *worker_main(void *p) {
         while (w->head == w->tail && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
         if (w->head == w->tail) break; /* quit, queue empty */
         rep_job job = w->q[w->head % QN];
-        int skip = w->failed;
+        /* after a failure the views are skipped, but never the all-reduce: the other devices
+         * (and ranks) wait for this one's share of it */
+        int skip = w->failed && job.kind != JOB_FINISH;
         pthread_mutex_unlock(&w->mu);
-        int rc = skip ? 0 : run_job(w->b, &job);
+        int rc = skip ? 0 : run_job(w, &job);
         pthread_mutex_lock(&w->mu);
         if (rc && !w->failed) {
             w->failed = 1;
@@ -95,6 +109,14 @@ static void worker_push(rep_worker *w, const rep_job *j) {
     w->tail++;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
+}
+
+/* 1 if a job of the thread failed (drain reports it). */
+static int worker_failed(rep_worker *w) {
+    pthread_mutex_lock(&w->mu);
+    int failed = w->failed;
+    pthread_mutex_unlock(&w->mu);
+    return failed;
 }
 
 /* Waits until the thread launched every queued call; -1 with its error if one failed. */
@@ -121,7 +143,7 @@ static void worker_stop(rep_worker *w) {
     w->started = 0;
 }
 
-typedef struct {
+struct rep_backend {
     sp_backend base;
     sp_backend_ops ops;                 /* k_rep_ops with render_many */
     sp_nccl nc;
@@ -137,7 +159,29 @@ typedef struct {
     cudaEvent_t ev_grads[SP_MAX_DEVICES];                /* on the replica's stream: gradients ready */
     cudaEvent_t ev_chunk[SP_MAX_DEVICES][REDUCE_CHUNKS]; /* on cs: chunk k summed */
     rep_worker work[SP_MAX_DEVICES];    /* launcher threads (several devices) */
-} rep_backend;
+    /* the launcher threads meet after launching their share of a batch's all-reduce */
+    pthread_mutex_t bar_mu;
+    pthread_cond_t bar_cv;
+    int bar_count, bar_ready;
+    long bar_gen;
+};
+
+/* Every launcher thread has launched its share of this batch's all-reduce before any goes on to
+ * the next view: a thread's next step may allocate (cudaMalloc and cudaFree wait for the device),
+ * and with a collective of its device waiting for a peer not yet launched, that wait could hold
+ * back the peer's launch for good. */
+static void launch_barrier(rep_backend *rb) {
+    pthread_mutex_lock(&rb->bar_mu);
+    long gen = rb->bar_gen;
+    if (++rb->bar_count == rb->n) {
+        rb->bar_count = 0;
+        rb->bar_gen++;
+        pthread_cond_broadcast(&rb->bar_cv);
+    } else {
+        while (gen == rb->bar_gen) pthread_cond_wait(&rb->bar_cv, &rb->bar_mu);
+    }
+    pthread_mutex_unlock(&rb->bar_mu);
+}
 
 /* Every launcher thread idle: the other operations run on the calling thread. */
 static int drain(rep_backend *rb) {
@@ -168,6 +212,10 @@ static void rep_destroy(sp_backend *base) {
         rb->rep[i]->base.ops->destroy(&rb->rep[i]->base);
     }
     sp_nccl_close(&rb->nc);
+    if (rb->bar_ready) {
+        pthread_mutex_destroy(&rb->bar_mu);
+        pthread_cond_destroy(&rb->bar_cv);
+    }
     free(rb);
 }
 
@@ -254,18 +302,40 @@ static int reduce_and_adam(rep_backend *rb, int first, int num, const sp_step_ar
     return rc;
 }
 
-/* Sums the replicas' gradients over every device of every rank, in place, then Adam on each. */
+/* The end of a batch for replica i, on its launcher thread: its share of the all-reduce, then
+ * Adam. Each thread issues its own device's collectives, so the calling thread never waits for
+ * the views of a batch to be launched. */
+static int finish_replica(rep_backend *rb, int i, const rep_job *j) {
+    int rc = use(rb, i);
+    if (rc == 0 && j->zero) cuda_backend_zero_grads(rb->rep[i]);
+    if (rc == 0) rc = reduce_and_adam(rb, i, 1, &j->a);
+    launch_barrier(rb); /* even after a failure: the other threads wait here */
+    return rc;
+}
+
+/* Sums the replicas' gradients over every device of every rank, in place, then Adam on each:
+ * queued behind the views on every launcher thread, or (one device in this process) launched
+ * here. */
 static int finish_batch(rep_backend *rb, const sp_step_args *a) {
-    if (drain(rb)) return -1;
-    for (int i = 0; i < rb->n; i++)
-        if (!rb->have_view[i]) { /* no view this batch (the run's last, short batch): adds nothing */
-            if (use(rb, i)) return -1;
-            cuda_backend_zero_grads(rb->rep[i]);
+    int rc = 0;
+    if (rb->work[0].started) {
+        for (int i = 0; i < rb->n; i++) {
+            rep_job job = {JOB_FINISH};
+            job.a = *a;
+            job.zero = !rb->have_view[i]; /* no view this batch (the run's last, short batch): adds nothing */
+            worker_push(&rb->work[i], &job);
         }
-    if (reduce_and_adam(rb, 0, rb->n, a)) return -1;
+    } else {
+        for (int i = 0; i < rb->n && rc == 0; i++)
+            if (!rb->have_view[i]) {
+                if (use(rb, i)) rc = -1;
+                else cuda_backend_zero_grads(rb->rep[i]);
+            }
+        if (rc == 0) rc = reduce_and_adam(rb, 0, rb->n, a);
+    }
     rb->calls = 0;
     memset(rb->have_view, 0, sizeof rb->have_view);
-    return 0;
+    return rc;
 }
 
 static int rep_train_step(sp_backend *base, const sp_step_args *a) {
@@ -276,8 +346,12 @@ static int rep_train_step(sp_backend *base, const sp_step_args *a) {
         rep_job job = {JOB_STEP};
         job.a = *a;
         job.a.accumulate = 1;
-        if (rb->work[i].started) worker_push(&rb->work[i], &job);
-        else if (use(rb, i) || rb->rep[i]->base.ops->train_step(&rb->rep[i]->base, &job.a)) return -1;
+        if (rb->work[i].started) {
+            if (worker_failed(&rb->work[i])) return drain(rb); /* reports the failure */
+            worker_push(&rb->work[i], &job);
+        } else if (use(rb, i) || rb->rep[i]->base.ops->train_step(&rb->rep[i]->base, &job.a)) {
+            return -1;
+        }
         rb->have_view[i] = 1;
     }
     return a->accumulate ? 0 : finish_batch(rb, a);
@@ -522,9 +596,14 @@ extern "C" sp_backend *sp_replicated_create(const sp_backend_config *cfg) {
             if (cu_check(cudaEventCreateWithFlags(&rb->ev_chunk[i][k], cudaEventDisableTiming), "create event"))
                 goto fail;
     }
+    pthread_mutex_init(&rb->bar_mu, NULL);
+    pthread_cond_init(&rb->bar_cv, NULL);
+    rb->bar_ready = 1;
     if (rb->n > 1)
         for (int i = 0; i < rb->n; i++) {
             rep_worker *w = &rb->work[i];
+            w->rb = rb;
+            w->index = i;
             w->b = rb->rep[i];
             pthread_mutex_init(&w->mu, NULL);
             pthread_cond_init(&w->cv, NULL);
