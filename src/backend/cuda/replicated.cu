@@ -159,17 +159,19 @@ struct rep_backend {
     cudaEvent_t ev_grads[SP_MAX_DEVICES];                /* on the replica's stream: gradients ready */
     cudaEvent_t ev_chunk[SP_MAX_DEVICES][REDUCE_CHUNKS]; /* on cs: chunk k summed */
     rep_worker work[SP_MAX_DEVICES];    /* launcher threads (several devices) */
-    /* the launcher threads meet after launching their share of a batch's all-reduce */
+    /* the launcher threads meet before and after launching their share of a batch's all-reduce */
     pthread_mutex_t bar_mu;
     pthread_cond_t bar_cv;
     int bar_count, bar_ready;
     long bar_gen;
 };
 
-/* Every launcher thread has launched its share of this batch's all-reduce before any goes on to
- * the next view: a thread's next step may allocate (cudaMalloc and cudaFree wait for the device),
- * and with a collective of its device waiting for a peer not yet launched, that wait could hold
- * back the peer's launch for good. */
+/* Waits until every launcher thread has come here (generation-counted, so it serves again).
+ * A view's step may allocate or free device memory, and cudaFree waits for the devices; were a
+ * collective already running on one device, waiting for a peer whose thread is inside such a
+ * call, neither would go on. So no thread launches its share of a batch's all-reduce before every
+ * thread has launched its views, and none goes on to the next view before every thread has
+ * launched its share: the order the calling thread gave when it launched them all itself. */
 static void launch_barrier(rep_backend *rb) {
     pthread_mutex_lock(&rb->bar_mu);
     long gen = rb->bar_gen;
@@ -304,12 +306,13 @@ static int reduce_and_adam(rep_backend *rb, int first, int num, const sp_step_ar
 
 /* The end of a batch for replica i, on its launcher thread: its share of the all-reduce, then
  * Adam. Each thread issues its own device's collectives, so the calling thread never waits for
- * the views of a batch to be launched. */
+ * the views of a batch to be launched; the threads wait for each other instead (launch_barrier). */
 static int finish_replica(rep_backend *rb, int i, const rep_job *j) {
     int rc = use(rb, i);
     if (rc == 0 && j->zero) cuda_backend_zero_grads(rb->rep[i]);
+    launch_barrier(rb); /* every view of the batch launched */
     if (rc == 0) rc = reduce_and_adam(rb, i, 1, &j->a);
-    launch_barrier(rb); /* even after a failure: the other threads wait here */
+    launch_barrier(rb); /* every share launched (even after a failure: the others wait here) */
     return rc;
 }
 
