@@ -27,6 +27,7 @@ typedef struct {
     int num_devices;   /* cuda: > 1 = one replica per id of devices[] (data-parallel over NCCL) */
     int devices[16];
     int check_replicas; /* replicated: compare a checksum of every replica's parameters after refine */
+    int reduce_chunks;  /* replicated: the gradient all-reduce in up to this many chunks (0: 4) */
     /* several processes: rank, world size and the NCCL id file (world 1 = this process alone) */
     int rank, world;
     const char *dist_file;

@@ -31,10 +31,12 @@ int sp_cuda_device_count(void);
 /* Seconds the other ranks wait for rank 0's id file. */
 #define ID_TIMEOUT_S 300.0
 
-/* The gradient all-reduce runs in up to REDUCE_CHUNKS pieces of at least CHUNK_MIN floats on a
- * stream of its own, and Adam updates each piece on the replica's stream as soon as it has landed,
- * while the next piece is summed. Boundaries are multiples of CHUNK_ALIGN floats. */
-#define REDUCE_CHUNKS 4
+/* The gradient all-reduce runs in up to backend.reduce_chunks pieces (default 4, at most
+ * REDUCE_CHUNKS) of at least CHUNK_MIN floats on a stream of its own, and Adam updates each piece
+ * on the replica's stream as soon as it has landed, while the next piece is summed. Boundaries are
+ * multiples of CHUNK_ALIGN floats. */
+#define REDUCE_CHUNKS 8
+#define DEFAULT_CHUNKS 4
 #define CHUNK_MIN (1 << 20)
 #define CHUNK_ALIGN 1024
 
@@ -248,11 +250,14 @@ static int rep_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m,
 
 static int rep_num_gaussians(sp_backend *base) { return ((rep_backend *)base)->rep[0]->n; }
 
-/* Chunk k of a gradient buffer of count floats: floats *lo .. *hi-1 (k < chunks_of(count)). */
-static int chunks_of(size_t count) {
+/* Chunks of a gradient buffer of count floats (at most max). */
+static int chunks_of(size_t count, int max) {
     size_t c = count / CHUNK_MIN;
-    return c < 1 ? 1 : c > REDUCE_CHUNKS ? REDUCE_CHUNKS : (int)c;
+    if (max < 1 || max > REDUCE_CHUNKS) max = DEFAULT_CHUNKS;
+    return c < 1 ? 1 : c > (size_t)max ? max : (int)c;
 }
+
+/* Chunk k of a gradient buffer of count floats: floats *lo .. *hi-1. */
 
 static void chunk_range(size_t count, int chunks, int k, size_t *lo, size_t *hi) {
     size_t step = (count + chunks - 1) / chunks;
@@ -267,7 +272,7 @@ static void chunk_range(size_t count, int chunks, int k, size_t *lo, size_t *hi)
  * same count (the replicas are identical), so every rank issues the same collectives. */
 static int reduce_and_adam(rep_backend *rb, int first, int num, const sp_step_args *a) {
     size_t count = (size_t)rb->rep[first]->n * cu_floats(rb->rep[first]->K);
-    int chunks = chunks_of(count);
+    int chunks = chunks_of(count, rb->base.cfg.reduce_chunks);
     for (int i = first; i < first + num; i++) {
         if (use(rb, i) || cu_check(cudaEventRecord(rb->ev_grads[i], rb->rep[i]->st), "gradients ready") ||
             cu_check(cudaStreamWaitEvent(rb->cs[i], rb->ev_grads[i], 0), "gradients ready"))
