@@ -2,9 +2,10 @@
 # Data-parallel benchmark on a 2-GPU machine (docs/scale.md):
 #  (a) full-resolution lego (800x800, 30k views seen, profiling on): 1 GPU, then 2 GPUs in one process;
 #      whole-command time, test PSNR, Gaussians, and the speed-up;
-#  (b) deterministic mode, 3000 views seen: 2 GPUs in one process twice, then 2 processes x 1 GPU
-#      (started with SPLAT_RANK / SPLAT_WORLD_SIZE / SPLAT_DIST_FILE, no mpirun), and `cmp` of the
-#      three point_cloud.ply files.
+#  (b) deterministic mode, 3000 views seen: 2 GPUs in one process twice, once more with the
+#      all-reduce in one piece (backend.reduce_chunks=1), then 2 processes x 1 GPU (started with
+#      SPLAT_RANK / SPLAT_WORLD_SIZE / SPLAT_DIST_FILE, no mpirun), and `cmp` of the four
+#      point_cloud.ply files. AB=1 adds a full 2-GPU run with reduce_chunks=1 (the overlap's gain).
 #   STAGE=/tmp/stage BIN=build-gpu/splat bench/multi_gpu.sh     (STAGE holds lego/, full resolution)
 # NCCL is loaded at run time (libnccl.so.2); when the loader cannot find it, the lib folder of pip's
 # nvidia-nccl package is put on LD_LIBRARY_PATH. NCCL_NVLS_ENABLE is left as the machine sets it
@@ -79,9 +80,17 @@ if a and b: print(f"speedup_total_seconds_2gpu_vs_1gpu: {a / b:.2f}")
 if pa is not None and pb is not None: print(f"psnr_delta_2gpu_minus_1gpu_db: {pb - pa:+.3f}")
 PY
 
-# (b) deterministic: 2 GPUs twice, 2 processes x 1 GPU, cmp of the .ply files
+# AB=1: 2 GPUs again with the all-reduce in one piece (backend.reduce_chunks=1: no overlap with Adam)
+if [ "${AB:-0}" = 1 ]; then
+  run full-2gpu-chunks1 2 "$FULL_STEPS" --set backend.profile=true --set backend.reduce_chunks=1
+fi
+
+# (b) deterministic: 2 GPUs twice, once more with the all-reduce in one piece, 2 processes x 1 GPU,
+# cmp of the .ply files
 run det-2gpu-a 2 "$DET_STEPS" --set backend.deterministic=true --set backend.check_replicas=true
 run det-2gpu-b 2 "$DET_STEPS" --set backend.deterministic=true --set backend.check_replicas=true
+run det-2gpu-chunks1 2 "$DET_STEPS" --set backend.deterministic=true --set backend.check_replicas=true \
+  --set backend.reduce_chunks=1
 dir=$RUNS/det-2proc
 rm -rf "$dir"
 idf=$RUNS/det-2proc.id
@@ -104,4 +113,6 @@ report det-2proc "$rc0" "$t0" "$t1" "$dir"
 a=$RUNS/det-2gpu-a/point_cloud.ply b=$RUNS/det-2gpu-b/point_cloud.ply c=$RUNS/det-2proc/point_cloud.ply
 cmp "$a" "$b" >/dev/null 2>&1 && echo "cmp_2gpu_runs: identical" || echo "cmp_2gpu_runs: DIFFER ($(cmp "$a" "$b" 2>&1 | head -1))"
 cmp "$a" "$c" >/dev/null 2>&1 && echo "cmp_2gpu_vs_2proc: identical" || echo "cmp_2gpu_vs_2proc: DIFFER ($(cmp "$a" "$c" 2>&1 | head -1))"
-sha256sum "$a" "$b" "$c" 2>/dev/null | sed 's/^/sha256: /'
+d=$RUNS/det-2gpu-chunks1/point_cloud.ply
+cmp "$a" "$d" >/dev/null 2>&1 && echo "cmp_chunks4_vs_chunks1: identical" || echo "cmp_chunks4_vs_chunks1: DIFFER ($(cmp "$a" "$d" 2>&1 | head -1))"
+sha256sum "$a" "$b" "$c" "$d" 2>/dev/null | sed 's/^/sha256: /'

@@ -1,8 +1,8 @@
 /* test_batch.c — batches of views: the accumulate-only step of the cpu backend (a batch of two
  * views sums their gradients, through the backend interface), the view schedule over ranks and
  * devices (every view once per epoch, the same sequence on every rank), views-seen events, the
- * Adam step count and learning-rate rule, and config validation of trainer.batch and
- * backend.devices. */
+ * Adam step count and learning-rate rule, config validation of trainer.batch and
+ * backend.devices, and sp_backend_render_many (the evaluation's batch of renders). */
 #include "testutil.h"
 
 #include <math.h>
@@ -106,6 +106,65 @@ static void test_accumulate_sums_gradients(void **state) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) sp_gaussians_free(all[i]);
     free(v[0].pixels);
     free(v[1].pixels);
+    pt_scene_free(&s);
+}
+
+/* A render_many that records its call and renders in reverse order through render. */
+static int g_many_calls;
+static int reverse_many(sp_backend *b, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],
+                        float *const *rgb) {
+    g_many_calls++;
+    for (int i = count - 1; i >= 0; i--)
+        if (b->ops->render(b, cams[i], sh_degree, bg, rgb[i])) return -1;
+    return 0;
+}
+
+/* sp_backend_render_many (the evaluation's renders): the images of render, camera by camera, both
+ * through the fallback (no render_many) and through a backend's own render_many. */
+static void test_render_many(void **state) {
+    (void)state;
+    sp_rng r = pt_rng(77);
+    pt_scene s;
+    pt_scene_make(&s, &r, 400, 40, 32, 1);
+    sp_backend_config bc = {.threads = 2};
+    sp_backend *b = sp_backend_create("cpu", &bc);
+    assert_non_null(b);
+    sp_gaussians g;
+    pt_scene_store(&s, &g);
+    assert_int_equal(b->ops->set_gaussians(b, &g, NULL, NULL), 0);
+    enum { NC = 3 };
+    sp_camera cam[NC];
+    const sp_camera *cams[NC];
+    float *one[NC], *many[NC], *mine[NC];
+    size_t floats = (size_t)s.cam.width * s.cam.height * 3;
+    const float bg[3] = {1.0f, 1.0f, 1.0f};
+    for (int i = 0; i < NC; i++) {
+        cam[i] = s.cam;
+        cam[i].t[0] += 0.07f * (float)i;
+        cams[i] = &cam[i];
+        one[i] = sp_malloc(floats * sizeof(float));
+        many[i] = sp_malloc(floats * sizeof(float));
+        mine[i] = sp_malloc(floats * sizeof(float));
+        assert_int_equal(b->ops->render(b, &cam[i], 1, bg, one[i]), 0);
+    }
+    assert_null(b->ops->render_many); /* the cpu backend renders one by one */
+    assert_int_equal(sp_backend_render_many(b, cams, NC, 1, bg, many), 0);
+    sp_backend_ops ops = *b->ops;
+    const sp_backend_ops *orig = b->ops;
+    ops.render_many = reverse_many;
+    b->ops = &ops;
+    g_many_calls = 0;
+    assert_int_equal(sp_backend_render_many(b, cams, NC, 1, bg, mine), 0);
+    assert_int_equal(g_many_calls, 1);
+    b->ops = orig;
+    for (int i = 0; i < NC; i++) {
+        assert_memory_equal(many[i], one[i], floats * sizeof(float));
+        assert_memory_equal(mine[i], one[i], floats * sizeof(float));
+    }
+    assert_true(memcmp(one[0], one[1], floats * sizeof(float)) != 0); /* the cameras see different images */
+    for (int i = 0; i < NC; i++) free(one[i]), free(many[i]), free(mine[i]);
+    sp_gaussians_free(&g);
+    b->ops->destroy(b);
     pt_scene_free(&s);
 }
 
@@ -228,6 +287,7 @@ int main(void) {
         cmocka_unit_test(test_view_schedule_over_ranks),
         cmocka_unit_test(test_steps_events_and_lr),
         cmocka_unit_test(test_config_batch_and_devices),
+        cmocka_unit_test(test_render_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* backend.c — the table of backend kinds compiled in, and picking one by name: "cpu", "cuda",
  * "vulkan", or "auto" (the first kind of the table whose device is present and that auto may pick:
  * cuda, then vulkan on a hardware GPU (never software Vulkan, which is slower than the cpu
- * backend), then cpu); and a one-line description of the chosen device for `splat check`. */
+ * backend), then cpu); a one-line description of the chosen device for `splat check`; and
+ * rendering several cameras through a backend's render_many, or render one by one. */
 #include "backend/backend.h"
 
 #include <omp.h>
@@ -63,6 +64,14 @@ static int replicas_need_cuda(const char *kind, char *out, size_t n) {
     snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need backend.kind = \"cuda\" "
                      "(or auto); the %s backend trains on one device", kind);
     return -1;
+}
+
+int sp_backend_render_many(sp_backend *b, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],
+                           float *const *rgb) {
+    if (b->ops->render_many) return b->ops->render_many(b, cams, count, sh_degree, bg, rgb);
+    for (int i = 0; i < count; i++)
+        if (b->ops->render(b, cams[i], sh_degree, bg, rgb[i])) return -1;
+    return 0;
 }
 
 sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {

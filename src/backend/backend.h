@@ -27,6 +27,7 @@ typedef struct {
     int num_devices;   /* cuda: > 1 = one replica per id of devices[] (data-parallel over NCCL) */
     int devices[16];
     int check_replicas; /* replicated: compare a checksum of every replica's parameters after refine */
+    int reduce_chunks;  /* replicated: the gradient all-reduce in up to this many chunks (0: 4) */
     /* several processes: rank, world size and the NCCL id file (world 1 = this process alone) */
     int rank, world;
     const char *dist_file;
@@ -122,6 +123,11 @@ typedef struct sp_backend_ops {
      * `staged` set. The caller may reuse v->pixels when it returns; staging into a slot waits for
      * a step still reading it. The device holds SP_STAGE_SLOTS images, whatever the capture. */
     int (*stage_view)(sp_backend *b, int slot, const sp_view *v, sp_alpha_mode alpha);
+    /* Renders count cameras into rgb[0..count-1] (each as render writes it), possibly several at
+     * once (the replicated cuda backend renders camera j on device j % devices); the images are
+     * those render gives one by one. NULL: sp_backend_render_many calls render for each. */
+    int (*render_many)(sp_backend *b, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],
+                       float *const *rgb);
 } sp_backend_ops;
 
 struct sp_backend {
@@ -149,6 +155,10 @@ typedef struct {
 const sp_backend_kind *sp_backend_kinds(int *count);
 /* The kind named name, or NULL if this build has none of that name. */
 const sp_backend_kind *sp_backend_find_kind(const char *name);
+
+/* render_many where the backend has it, else render for each camera in turn. */
+int sp_backend_render_many(sp_backend *b, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],
+                           float *const *rgb);
 
 /* kind: a name of the table, or "auto" (the first kind with a usable device). NULL on error. */
 sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg);

@@ -1,5 +1,6 @@
-/* eval.c — evaluation of a split: render on the backend (one view at a time), then quantize,
- * score and save renders on the host in parallel, a batch of views at a time. */
+/* eval.c — evaluation of a split: render on the backend (a batch of views at a time, spread over
+ * the devices where the backend has several), then quantize, score and save renders on the host
+ * in parallel. */
 #include "eval/eval.h"
 
 #include <stdlib.h>
@@ -95,6 +96,7 @@ int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int
     for (int i = 0; i < n; i++) out->names[i] = sp_strdup(split->views[i].name);
     if (renders_dir && sp_mkdir_p(renders_dir)) return -1;
     float *pred[EVAL_BATCH] = {0};
+    const sp_camera *cams[EVAL_BATCH];
     int rc = 0;
     for (int first = 0; first < n && rc == 0; first += EVAL_BATCH) {
         int count = n - first < EVAL_BATCH ? n - first : EVAL_BATCH;
@@ -107,8 +109,10 @@ int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int
                 break;
             }
             pred[k] = p;
-            rc = b->ops->render(b, c, sh_degree, bg, pred[k]);
+            cams[k] = c;
         }
+        /* the batch's renders, spread over the devices of a replicated backend */
+        if (rc == 0) rc = sp_backend_render_many(b, cams, count, sh_degree, bg, pred);
         if (rc) break;
         int failed = 0;
         char err[1024] = "";

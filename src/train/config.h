@@ -69,7 +69,7 @@ typedef struct {
     } adam;
     struct {
         char kind[SP_CONFIG_WORD_MAX]; /* auto | cpu | cuda */
-        int threads;
+        int threads, reduce_chunks;
         bool profile, deterministic, cas_atomics, check_replicas;
         char devices[64]; /* "N" or "0,1,..." (backend/dist.h) */
         char backward[SP_CONFIG_WORD_MAX]; /* pixel | splat (cuda) */

@@ -568,7 +568,8 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
                                 .profile = cfg->backend.profile, .device = 0,
                                 .backward_splat = !strcmp(cfg->backend.backward, "splat"),
-                                .cas_atomics = cfg->backend.cas_atomics};
+                                .cas_atomics = cfg->backend.cas_atomics,
+                                .reduce_chunks = cfg->backend.reduce_chunks};
         if (sp_dist_backend_config(&bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) goto fail;
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;

@@ -14,12 +14,12 @@ __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, flo
 }
 
 /* Element t of the n-Gaussian view: region sizes 3n, 3n, 4n, n, 3Kn; regions start at
- * capacity offsets 0, 3cap, 6cap, 10cap, 11cap. */
-__global__ void k_adam(float *p, const float *g, float *m, float *v, int n, int cap, int K, cu_adam_args a) {
-    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+ * capacity offsets 0, 3cap, 6cap, 10cap, 11cap. This launch covers elements first .. end-1. */
+__global__ void k_adam(float *p, const float *g, float *m, float *v, int n, int cap, int K, int64_t first,
+                       int64_t end, cu_adam_args a) {
+    int64_t t = first + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int64_t N = n, C = cap;
-    int64_t total = N * (11 + 3 * (int64_t)K);
-    if (t >= total) return;
+    if (t >= end) return;
     size_t idx;
     float lr;
     if (t < 3 * N) idx = (size_t)t, lr = a.lr[0];
@@ -37,9 +37,16 @@ __global__ void k_adam(float *p, const float *g, float *m, float *v, int n, int 
 
 void cuda_adam(float *param, const float *grad, float *m, float *v, int n, int cap, int K, const cu_adam_args *a,
                cudaStream_t s) {
+    cuda_adam_range(param, grad, m, v, n, cap, K, 0, (int64_t)n * (11 + 3 * (int64_t)K), a, s);
+}
+
+void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n, int cap, int K, int64_t first,
+                     int64_t end, const cu_adam_args *a, cudaStream_t s) {
     int64_t total = (int64_t)n * (11 + 3 * (int64_t)K);
-    if (total <= 0) return;
-    k_adam<<<CU_GRID(total, 256), 256, 0, s>>>(param, grad, m, v, n, cap, K, *a);
+    if (end > total) end = total;
+    if (first < 0) first = 0;
+    if (end <= first) return;
+    k_adam<<<CU_GRID(end - first, 256), 256, 0, s>>>(param, grad, m, v, n, cap, K, first, end, *a);
 }
 
 __global__ void k_adam_flat(float *p, const float *g, float *m, float *v, int64_t count, float lr,

@@ -541,6 +541,10 @@ void cuda_backend_zero_grads(cu_backend *b) {
 }
 
 int cuda_backend_adam(cu_backend *b, const sp_step_args *a) {
+    return cuda_backend_adam_range(b, a, 0, (int64_t)b->n * cu_floats(b->K));
+}
+
+int cuda_backend_adam_range(cu_backend *b, const sp_step_args *a, int64_t first, int64_t end) {
     int n = b->n;
     cu_prof_begin(b, CU_ST_ADAM);
     cu_adam_args aa;
@@ -549,8 +553,8 @@ int cuda_backend_adam(cu_backend *b, const sp_step_args *a) {
     aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = a->eps;
     aa.bc1 = (float)(1.0 - pow((double)a->beta1, (double)a->adam_step));
     aa.bc2 = (float)(1.0 - pow((double)a->beta2, (double)a->adam_step));
-    cuda_adam((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, n, b->K, &aa,
-              b->st);
+    cuda_adam_range((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, n, b->K,
+                    first, end, &aa, b->st);
     cu_prof_end(b);
     b->grads_pending = 0;
     return cu_check(cudaGetLastError(), "adam");

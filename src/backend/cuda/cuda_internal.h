@@ -162,6 +162,10 @@ typedef struct {
 } cu_adam_args;
 void cuda_adam(float *param, const float *grad, float *m, float *v, int n, int cap, int K, const cu_adam_args *a,
                cudaStream_t s);
+/* The same update on elements first .. end-1 of the n-Gaussian view only (with cap == n these are
+ * the buffer's floats first .. end-1); every element gets exactly the arithmetic of cuda_adam. */
+void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n, int cap, int K, int64_t first,
+                     int64_t end, const cu_adam_args *a, cudaStream_t s);
 void cuda_adam_flat(float *param, const float *grad, float *m, float *v, int64_t count, float lr,
                     const cu_adam_args *a, cudaStream_t s);
 
@@ -258,6 +262,10 @@ static inline int cu_floats(int K) { return 3 + 3 + 4 + 1 + 3 * K; }
  * which starts a new sum; and an empty contribution (zero gradients) for a replica with no view
  * in a batch. Both asynchronous on b->st. */
 int cuda_backend_adam(cu_backend *b, const sp_step_args *a);
+/* Adam on the floats first .. end-1 of the parameter buffer only (the replicated backend updates
+ * each chunk as soon as its all-reduce lands); the chunks of a batch together equal one
+ * cuda_backend_adam, bit for bit. */
+int cuda_backend_adam_range(cu_backend *b, const sp_step_args *a, int64_t first, int64_t end);
 void cuda_backend_zero_grads(cu_backend *b);
 
 /* refine.cu */

@@ -3,15 +3,18 @@
  * A batch gives each replica its views (call j of a batch goes to replica j % devices); each
  * replica sums its views' gradients (accumulate-only steps), the sums are added over every device
  * with ncclAllReduce, and every replica applies the same Adam update: the replicas stay equal
- * without ever copying parameters. Before a refine the densification statistics are reduced too
- * (sums of gradient norms and counts, max of the screen radius), so every replica makes the same
- * decisions; the cuda refine writes Gaussians in an order fixed by scans and stable sorts, not by
- * atomics, so the replicas stay identical after it (backend.check_replicas verifies this with a
- * checksum). Loss: the mean over the replicas of this process; render, evaluation and
- * get_gaussians read replica 0. With several devices in a process, each replica's steps are
+ * without ever copying parameters. The all-reduce runs in a few chunks on a stream of its own,
+ * and Adam (elementwise) updates each chunk while the next one is summed. Before a refine the
+ * densification statistics are reduced too (sums of gradient norms and counts, max of the screen
+ * radius), so every replica makes the same decisions; the cuda refine writes Gaussians in an order
+ * fixed by scans and stable sorts, not by atomics, so the replicas stay identical after it
+ * (backend.check_replicas verifies this with a checksum). Loss: the mean over the replicas of this
+ * process; render and get_gaussians read replica 0, and render_many (the evaluation) renders
+ * camera j on replica j % devices. With several devices in a process, each replica's steps are
  * launched by a thread of its own, so that one replica's host waits (the pair count after project)
- * never hold back the others; the all-reduce and Adam are launched once every thread has launched
- * its views. No host synchronisation per step beyond what one replica does. */
+ * never hold back the others, and each thread then issues its own device's share of the
+ * all-reduce and Adam: the calling thread queues a batch and returns without waiting. No host
+ * synchronisation per step beyond what one replica does. */
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,19 +31,53 @@ int sp_cuda_device_count(void);
 /* Seconds the other ranks wait for rank 0's id file. */
 #define ID_TIMEOUT_S 300.0
 
-/* A replica's launcher thread: a queue of train_step calls. */
+/* The gradient all-reduce runs in up to backend.reduce_chunks pieces (default 4, at most
+ * REDUCE_CHUNKS) of at least CHUNK_MIN floats on a stream of its own, and Adam updates each piece
+ * on the replica's stream as soon as it has landed, while the next piece is summed. Boundaries are
+ * multiples of CHUNK_ALIGN floats. */
+#define REDUCE_CHUNKS 8
+#define DEFAULT_CHUNKS 4
+#define CHUNK_MIN (1 << 20)
+#define CHUNK_ALIGN 1024
+
+/* A replica's launcher thread: a queue of jobs (train_step calls, the end of a batch, evaluation
+ * renders). */
 #define QN 64
+enum { JOB_STEP, JOB_FINISH, JOB_RENDER };
 typedef struct {
+    int kind;
+    sp_step_args a;        /* JOB_STEP: accumulate this view; JOB_FINISH: the Adam step's arguments */
+    int zero;              /* JOB_FINISH: the replica had no view this batch: zero gradients */
+    const sp_camera *cam;  /* JOB_RENDER: render(cam, sh_degree, bg) into rgb */
+    int sh_degree;
+    float bg[3];
+    float *rgb;
+} rep_job;
+
+typedef struct rep_backend rep_backend;
+
+typedef struct {
+    rep_backend *rb;
+    int index; /* the replica */
     cu_backend *b;
     pthread_t th;
     int started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    sp_step_args q[QN];
+    rep_job q[QN];
     long head, tail; /* calls taken, calls queued */
     int quit, failed;
     char err[512];
 } rep_worker;
+
+static int finish_replica(rep_backend *rb, int i, const rep_job *j);
+
+static int run_job(rep_worker *w, const rep_job *j) {
+    cu_backend *b = w->b;
+    if (j->kind == JOB_FINISH) return finish_replica(w->rb, w->index, j);
+    if (j->kind == JOB_RENDER) return b->base.ops->render(&b->base, j->cam, j->sh_degree, j->bg, j->rgb);
+    return b->base.ops->train_step(&b->base, &j->a);
+}
 
 static void *worker_main(void *p) {
     rep_worker *w = (rep_worker *)p;
@@ -49,10 +86,12 @@ static void *worker_main(void *p) {
     for (;;) {
         while (w->head == w->tail && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
         if (w->head == w->tail) break; /* quit, queue empty */
-        sp_step_args a = w->q[w->head % QN];
-        int skip = w->failed;
+        rep_job job = w->q[w->head % QN];
+        /* after a failure the views are skipped, but never the all-reduce: the other devices
+         * (and ranks) wait for this one's share of it */
+        int skip = w->failed && job.kind != JOB_FINISH;
         pthread_mutex_unlock(&w->mu);
-        int rc = skip ? 0 : w->b->base.ops->train_step(&w->b->base, &a);
+        int rc = skip ? 0 : run_job(w, &job);
         pthread_mutex_lock(&w->mu);
         if (rc && !w->failed) {
             w->failed = 1;
@@ -65,13 +104,21 @@ static void *worker_main(void *p) {
     return NULL;
 }
 
-static void worker_push(rep_worker *w, const sp_step_args *a) {
+static void worker_push(rep_worker *w, const rep_job *j) {
     pthread_mutex_lock(&w->mu);
     while (w->tail - w->head == QN) pthread_cond_wait(&w->cv, &w->mu);
-    w->q[w->tail % QN] = *a;
+    w->q[w->tail % QN] = *j;
     w->tail++;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
+}
+
+/* 1 if a job of the thread failed (drain reports it). */
+static int worker_failed(rep_worker *w) {
+    pthread_mutex_lock(&w->mu);
+    int failed = w->failed;
+    pthread_mutex_unlock(&w->mu);
+    return failed;
 }
 
 /* Waits until the thread launched every queued call; -1 with its error if one failed. */
@@ -98,8 +145,9 @@ static void worker_stop(rep_worker *w) {
     w->started = 0;
 }
 
-typedef struct {
+struct rep_backend {
     sp_backend base;
+    sp_backend_ops ops;                 /* k_rep_ops with render_many */
     sp_nccl nc;
     int n;                              /* replicas (devices) of this process */
     cu_backend *rep[SP_MAX_DEVICES];
@@ -109,8 +157,35 @@ typedef struct {
     int rank, world;
     long refines;
     uint64_t *d_sum[SP_MAX_DEVICES];    /* checksum scratch: [0] own, [1..] gathered */
+    cudaStream_t cs[SP_MAX_DEVICES];    /* the gradient all-reduce's stream */
+    cudaEvent_t ev_grads[SP_MAX_DEVICES];                /* on the replica's stream: gradients ready */
+    cudaEvent_t ev_chunk[SP_MAX_DEVICES][REDUCE_CHUNKS]; /* on cs: chunk k summed */
     rep_worker work[SP_MAX_DEVICES];    /* launcher threads (several devices) */
-} rep_backend;
+    /* the launcher threads meet before and after launching their share of a batch's all-reduce */
+    pthread_mutex_t bar_mu;
+    pthread_cond_t bar_cv;
+    int bar_count, bar_ready;
+    long bar_gen;
+};
+
+/* Waits until every launcher thread has come here (generation-counted, so it serves again).
+ * A view's step may allocate or free device memory, and cudaFree waits for the devices; were a
+ * collective already running on one device, waiting for a peer whose thread is inside such a
+ * call, neither would go on. So no thread launches its share of a batch's all-reduce before every
+ * thread has launched its views, and none goes on to the next view before every thread has
+ * launched its share: the order the calling thread gave when it launched them all itself. */
+static void launch_barrier(rep_backend *rb) {
+    pthread_mutex_lock(&rb->bar_mu);
+    long gen = rb->bar_gen;
+    if (++rb->bar_count == rb->n) {
+        rb->bar_count = 0;
+        rb->bar_gen++;
+        pthread_cond_broadcast(&rb->bar_cv);
+    } else {
+        while (gen == rb->bar_gen) pthread_cond_wait(&rb->bar_cv, &rb->bar_mu);
+    }
+    pthread_mutex_unlock(&rb->bar_mu);
+}
 
 /* Every launcher thread idle: the other operations run on the calling thread. */
 static int drain(rep_backend *rb) {
@@ -131,11 +206,20 @@ static void rep_destroy(sp_backend *base) {
         if (!rb->rep[i]) continue;
         use(rb, i);
         cudaStreamSynchronize(rb->rep[i]->st);
+        if (rb->cs[i]) cudaStreamSynchronize(rb->cs[i]);
         if (rb->comm[i]) rb->nc.CommDestroy(rb->comm[i]);
         if (rb->d_sum[i]) cudaFree(rb->d_sum[i]);
+        if (rb->ev_grads[i]) cudaEventDestroy(rb->ev_grads[i]);
+        for (int k = 0; k < REDUCE_CHUNKS; k++)
+            if (rb->ev_chunk[i][k]) cudaEventDestroy(rb->ev_chunk[i][k]);
+        if (rb->cs[i]) cudaStreamDestroy(rb->cs[i]);
         rb->rep[i]->base.ops->destroy(&rb->rep[i]->base);
     }
     sp_nccl_close(&rb->nc);
+    if (rb->bar_ready) {
+        pthread_mutex_destroy(&rb->bar_mu);
+        pthread_cond_destroy(&rb->bar_cv);
+    }
     free(rb);
 }
 
@@ -166,37 +250,100 @@ static int rep_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m,
 
 static int rep_num_gaussians(sp_backend *base) { return ((rep_backend *)base)->rep[0]->n; }
 
-/* Sums the replicas' gradients over every device of every rank, in place, then Adam on each. */
-static int finish_batch(rep_backend *rb, const sp_step_args *a) {
-    if (drain(rb)) return -1;
-    for (int i = 0; i < rb->n; i++)
-        if (!rb->have_view[i]) { /* no view this batch (the run's last, short batch): adds nothing */
-            if (use(rb, i)) return -1;
-            cuda_backend_zero_grads(rb->rep[i]);
-        }
-    if (sp_nccl_check(&rb->nc, rb->nc.GroupStart(), "group start")) return -1;
-    for (int i = 0; i < rb->n; i++) {
-        cu_backend *b = rb->rep[i];
-        size_t count = (size_t)b->n * cu_floats(b->K);
-        if (count && sp_nccl_check(&rb->nc, rb->nc.AllReduce(b->grads.p, b->grads.p, count, ncclFloat32, ncclSum,
-                                                             rb->comm[i], b->st),
-                                   "all-reduce of the gradients")) {
-            rb->nc.GroupEnd();
+/* Chunks of a gradient buffer of count floats (at most max). */
+static int chunks_of(size_t count, int max) {
+    size_t c = count / CHUNK_MIN;
+    if (max < 1 || max > REDUCE_CHUNKS) max = DEFAULT_CHUNKS;
+    return c < 1 ? 1 : c > (size_t)max ? max : (int)c;
+}
+
+/* Chunk k of a gradient buffer of count floats: floats *lo .. *hi-1. */
+
+static void chunk_range(size_t count, int chunks, int k, size_t *lo, size_t *hi) {
+    size_t step = (count + chunks - 1) / chunks;
+    step = (step + CHUNK_ALIGN - 1) / CHUNK_ALIGN * CHUNK_ALIGN;
+    *lo = (size_t)k * step < count ? (size_t)k * step : count;
+    *hi = *lo + step < count ? *lo + step : count;
+}
+
+/* Replicas first .. first+num-1 (all of this process, or one launcher thread's own): the
+ * gradients are summed over every device of every rank in place, chunk by chunk on the stream cs,
+ * and Adam updates each chunk on the replica's stream once it has landed. Every replica has the
+ * same count (the replicas are identical), so every rank issues the same collectives. */
+static int reduce_and_adam(rep_backend *rb, int first, int num, const sp_step_args *a) {
+    size_t count = (size_t)rb->rep[first]->n * cu_floats(rb->rep[first]->K);
+    int chunks = chunks_of(count, rb->base.cfg.reduce_chunks);
+    for (int i = first; i < first + num; i++) {
+        if (use(rb, i) || cu_check(cudaEventRecord(rb->ev_grads[i], rb->rep[i]->st), "gradients ready") ||
+            cu_check(cudaStreamWaitEvent(rb->cs[i], rb->ev_grads[i], 0), "gradients ready"))
             return -1;
+        cu_prof_open(rb->rep[i], 0);
+    }
+    int rc = 0;
+    for (int k = 0; k < chunks && rc == 0 && count; k++) {
+        size_t lo, hi;
+        chunk_range(count, chunks, k, &lo, &hi);
+        if (hi <= lo) break;
+        if (sp_nccl_check(&rb->nc, rb->nc.GroupStart(), "group start")) {
+            rc = -1;
+            break;
+        }
+        for (int i = first; i < first + num && rc == 0; i++) {
+            float *g = (float *)rb->rep[i]->grads.p + lo;
+            rc = sp_nccl_check(&rb->nc, rb->nc.AllReduce(g, g, hi - lo, ncclFloat32, ncclSum, rb->comm[i], rb->cs[i]),
+                               "all-reduce of the gradients");
+        }
+        if (sp_nccl_check(&rb->nc, rb->nc.GroupEnd(), "all-reduce of the gradients")) rc = -1;
+        for (int i = first; i < first + num && rc == 0; i++) {
+            cu_backend *b = rb->rep[i];
+            if (use(rb, i) || cu_check(cudaEventRecord(rb->ev_chunk[i][k], rb->cs[i]), "gradients summed") ||
+                cu_check(cudaStreamWaitEvent(b->st, rb->ev_chunk[i][k], 0), "gradients summed") ||
+                cuda_backend_adam_range(b, a, (int64_t)lo, (int64_t)hi))
+                rc = -1;
         }
     }
-    if (sp_nccl_check(&rb->nc, rb->nc.GroupEnd(), "all-reduce of the gradients")) return -1;
-    for (int i = 0; i < rb->n; i++) {
-        cu_backend *b = rb->rep[i];
-        if (use(rb, i)) return -1;
-        cu_prof_open(b, 0);
-        int rc = cuda_backend_adam(b, a);
-        cu_prof_close(b);
-        if (rc) return -1;
+    for (int i = first; i < first + num; i++) {
+        rb->rep[i]->grads_pending = 0;
+        cu_prof_close(rb->rep[i]);
+    }
+    return rc;
+}
+
+/* The end of a batch for replica i, on its launcher thread: its share of the all-reduce, then
+ * Adam. Each thread issues its own device's collectives, so the calling thread never waits for
+ * the views of a batch to be launched; the threads wait for each other instead (launch_barrier). */
+static int finish_replica(rep_backend *rb, int i, const rep_job *j) {
+    int rc = use(rb, i);
+    if (rc == 0 && j->zero) cuda_backend_zero_grads(rb->rep[i]);
+    launch_barrier(rb); /* every view of the batch launched */
+    if (rc == 0) rc = reduce_and_adam(rb, i, 1, &j->a);
+    launch_barrier(rb); /* every share launched (even after a failure: the others wait here) */
+    return rc;
+}
+
+/* Sums the replicas' gradients over every device of every rank, in place, then Adam on each:
+ * queued behind the views on every launcher thread, or (one device in this process) launched
+ * here. */
+static int finish_batch(rep_backend *rb, const sp_step_args *a) {
+    int rc = 0;
+    if (rb->work[0].started) {
+        for (int i = 0; i < rb->n; i++) {
+            rep_job job = {JOB_FINISH};
+            job.a = *a;
+            job.zero = !rb->have_view[i]; /* no view this batch (the run's last, short batch): adds nothing */
+            worker_push(&rb->work[i], &job);
+        }
+    } else {
+        for (int i = 0; i < rb->n && rc == 0; i++)
+            if (!rb->have_view[i]) {
+                if (use(rb, i)) rc = -1;
+                else cuda_backend_zero_grads(rb->rep[i]);
+            }
+        if (rc == 0) rc = reduce_and_adam(rb, 0, rb->n, a);
     }
     rb->calls = 0;
     memset(rb->have_view, 0, sizeof rb->have_view);
-    return 0;
+    return rc;
 }
 
 static int rep_train_step(sp_backend *base, const sp_step_args *a) {
@@ -204,10 +351,15 @@ static int rep_train_step(sp_backend *base, const sp_step_args *a) {
     int i = rb->calls % rb->n;
     rb->calls++;
     if (a->view >= 0) { /* view -1: a slot past the end of the run */
-        sp_step_args one = *a;
-        one.accumulate = 1;
-        if (rb->work[i].started) worker_push(&rb->work[i], &one);
-        else if (use(rb, i) || rb->rep[i]->base.ops->train_step(&rb->rep[i]->base, &one)) return -1;
+        rep_job job = {JOB_STEP};
+        job.a = *a;
+        job.a.accumulate = 1;
+        if (rb->work[i].started) {
+            if (worker_failed(&rb->work[i])) return drain(rb); /* reports the failure */
+            worker_push(&rb->work[i], &job);
+        } else if (use(rb, i) || rb->rep[i]->base.ops->train_step(&rb->rep[i]->base, &job.a)) {
+            return -1;
+        }
         rb->have_view[i] = 1;
     }
     return a->accumulate ? 0 : finish_batch(rb, a);
@@ -318,6 +470,28 @@ static int rep_render(sp_backend *base, const sp_camera *cam, int sh_degree, con
     return rb->rep[0]->base.ops->render(&rb->rep[0]->base, cam, sh_degree, bg, rgb);
 }
 
+/* Camera j on replica j % n, each launcher thread rendering its share in turn: the replicas are
+ * identical, so every image is the one replica 0 would render. */
+static int rep_render_many(sp_backend *base, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],
+                           float *const *rgb) {
+    rep_backend *rb = (rep_backend *)base;
+    if (drain(rb)) return -1;
+    if (!rb->work[0].started) {
+        for (int j = 0; j < count; j++)
+            if (rep_render(base, cams[j], sh_degree, bg, rgb[j])) return -1;
+        return 0;
+    }
+    for (int j = 0; j < count; j++) {
+        rep_job job = {JOB_RENDER};
+        job.cam = cams[j];
+        job.sh_degree = sh_degree;
+        memcpy(job.bg, bg, sizeof job.bg);
+        job.rgb = rgb[j];
+        worker_push(&rb->work[j % rb->n], &job);
+    }
+    return drain(rb);
+}
+
 static int rep_params_finite(sp_backend *base) {
     rep_backend *rb = (rep_backend *)base;
     if (drain(rb)) return 0;
@@ -377,7 +551,9 @@ extern "C" sp_backend *sp_replicated_create(const sp_backend_config *cfg) {
         return NULL;
     }
     rep_backend *rb = SP_NEW(rep_backend, 1);
-    rb->base.ops = &k_rep_ops;
+    rb->ops = k_rep_ops;
+    rb->ops.render_many = rep_render_many;
+    rb->base.ops = &rb->ops;
     rb->base.cfg = *cfg;
     rb->base.cfg.dist_file = NULL; /* not kept: the caller's string */
     rb->rank = cfg->world > 1 ? cfg->rank : 0;
@@ -420,9 +596,22 @@ extern "C" sp_backend *sp_replicated_create(const sp_backend_config *cfg) {
         /* every rank has read the id once the communicators exist: the file has served */
         if (rb->rank == 0 && rb->world > 1) unlink(cfg->dist_file);
     }
+    for (int i = 0; i < rb->n; i++) {
+        if (use(rb, i) || cu_check(cudaStreamCreateWithFlags(&rb->cs[i], cudaStreamNonBlocking), "create stream") ||
+            cu_check(cudaEventCreateWithFlags(&rb->ev_grads[i], cudaEventDisableTiming), "create event"))
+            goto fail;
+        for (int k = 0; k < REDUCE_CHUNKS; k++)
+            if (cu_check(cudaEventCreateWithFlags(&rb->ev_chunk[i][k], cudaEventDisableTiming), "create event"))
+                goto fail;
+    }
+    pthread_mutex_init(&rb->bar_mu, NULL);
+    pthread_cond_init(&rb->bar_cv, NULL);
+    rb->bar_ready = 1;
     if (rb->n > 1)
         for (int i = 0; i < rb->n; i++) {
             rep_worker *w = &rb->work[i];
+            w->rb = rb;
+            w->index = i;
             w->b = rb->rep[i];
             pthread_mutex_init(&w->mu, NULL);
             pthread_cond_init(&w->cv, NULL);
