@@ -320,6 +320,7 @@ static int forward(vk_backend *b, const sp_camera *cam, int degree, const float 
     if (vk_cmd_begin(&b->c, &b->ka, ms, profile) || vk_rec_project(b, &b->ka, cam, degree) ||
         vk_rec_count(b, &b->ka, b->n) || vk_cmd_submit(&b->c, &b->ka) || vk_cmd_wait(&b->c, &b->ka, ms))
         return -1;
+    b->t_count = sp_now();
     b->np = *(const uint32_t *)b->rb.map;
     if (vk_ensure_pairs(b, b->np, tiles)) return -1;
     if (vk_cmd_begin(&b->c, &b->kb, ms, profile) || vk_rec_bins(b, &b->kb, cam, b->n) ||
@@ -477,6 +478,7 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
         vk_rec_backward(b, k, cam, a->bg, b->n) || vk_rec_project_back(b, k, cam, a->sh_degree, a->collect_stats) ||
         rec_adam(b, k, a) || vk_cmd_submit(&b->c, k))
         return -1;
+    b->gap_ms += 1e3 * (sp_now() - b->t_count);
     b->ring_lambda[slot] = a->ssim_weight;
     b->ring_count[slot] = 3.0 * (double)cam->width * cam->height;
     b->ring_n++;
@@ -532,6 +534,9 @@ static int vk_get_profile(sp_backend *base, sp_profile *p) {
         p->busy_ms += b->ms[i];
     }
     p->calls = b->steps;
+    if (b->base.cfg.profile && b->steps > 0)
+        SP_INFO("vulkan: host time from the pair count to the step's submission %.3f ms/step (the device waits)",
+                b->gap_ms / (double)b->steps);
     p->peak_bytes = b->c.peak_bytes;
     return 0;
 }

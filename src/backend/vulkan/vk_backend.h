@@ -44,6 +44,7 @@ typedef struct {
     /* profile */
     double ms[VS_COUNT];
     long steps;
+    double t_count, gap_ms; /* host: when the pair count was read; time from there to the submission */
 } vk_backend;
 
 /* Parameter region offsets (floats) for the current capacity. */
