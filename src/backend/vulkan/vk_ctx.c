@@ -447,6 +447,10 @@ static void full_barrier(VkCommandBuffer cb) {
 
 int vk_cmd_begin(vk_ctx *c, vk_cmd *k, double *ms, int profile) {
     if (vk_cmd_wait(c, k, ms)) return -1;
+    if (k->recording) { /* a recording left unfinished (an error, or one given up): start over */
+        VK_TRY(vkResetCommandBuffer(k->cb, 0), "vkResetCommandBuffer");
+        k->recording = 0;
+    }
     VK_TRY(vkResetDescriptorPool(c->dev, k->pool, 0), "vkResetDescriptorPool");
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
