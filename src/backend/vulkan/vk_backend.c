@@ -84,7 +84,7 @@ int vk_ensure_image(vk_backend *b, int w, int h) {
     if (px > b->pix_cap) {
         if (vk_wait_all(b)) return -1;
         struct { vk_buf *buf; int per; } g[] = {{&b->rgb, 3}, {&b->final_T, 1}, {&b->n_contrib, 1}, {&b->target, 3},
-                                                {&b->dl_drgb, 3}, {&b->H, 15}, {&b->Gm, 9}, {&b->GH, 9}, {&b->part, 2}};
+                                                {&b->dl_drgb, 3}, {&b->Gm, 9}, {&b->part, 2}};
         for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
             if (vk_buf_ensure(c, g[i].buf, (VkDeviceSize)px * g[i].per * 4, 0)) return -1;
         if (vk_buf_ensure(c, &b->red, (VkDeviceSize)(px / 4096 + 2) * 8, 0)) return -1;
@@ -240,13 +240,13 @@ int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint3
     lw[4] = vk_f2u((float)SP_SSIM_C1);
     lw[5] = vk_f2u((float)SP_SSIM_C2);
     for (int i = 0; i < SP_SSIM_WINDOW; i++) lw[8 + i] = vk_f2u((float)g[i]);
-    uint32_t groups = vk_groups(px, VK_WG);
-    vk_buf *hb[] = {&b->rgb, &b->target, &b->H};
-    vk_buf *sb[] = {&b->rgb, &b->target, &b->H, &b->Gm, &b->dl_drgb, &b->part};
-    vk_buf *gb[] = {&b->Gm, &b->GH};
-    vk_buf *db[] = {&b->rgb, &b->target, &b->GH, &b->dl_drgb};
-    if (vk_dispatch(c, k, VP_LOSS_H, hb, 3, lw, groups) || vk_dispatch(c, k, VP_LOSS_SSIM, sb, 6, lw, groups) ||
-        vk_dispatch(c, k, VP_LOSS_GH, gb, 2, lw, groups) || vk_dispatch(c, k, VP_LOSS_GRAD, db, 4, lw, groups))
+    /* two passes over 16x16 tiles (window sums in shared memory): forward with the L1 gradient,
+     * then the SSIM gradient */
+    uint32_t tx = (uint32_t)((w + 15) / 16), groups = tx * (uint32_t)((h + 15) / 16);
+    lw[6] = tx;
+    vk_buf *sb[] = {&b->rgb, &b->target, NULL, &b->Gm, &b->dl_drgb, &b->part};
+    vk_buf *db[] = {&b->rgb, &b->target, &b->Gm, &b->dl_drgb};
+    if (vk_dispatch(c, k, VP_LOSS_SSIM, sb, 6, lw, groups) || vk_dispatch(c, k, VP_LOSS_GRAD, db, 4, lw, groups))
         return -1;
     /* fixed-order sums: chunks of 4096 pixels, then the chunks */
     uint32_t chunks = vk_groups(px, 4096), rw[32] = {0};
@@ -349,7 +349,7 @@ static void vk_destroy(sp_backend *base) {
                          &b->st_maxr, &b->key_hi[0], &b->key_hi[1], &b->key_lo[0], &b->key_lo[1], &b->val[0],
                          &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
-                         &b->target, &b->dl_drgb, &b->H, &b->Gm, &b->GH, &b->part, &b->red, &b->range, &b->pix,
+                         &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->red, &b->range, &b->pix,
                          &b->rb, &b->ring, &b->rsrc, &b->rtmp};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
         vk_cmd_free(c, &b->ka);

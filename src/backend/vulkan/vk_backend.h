@@ -31,7 +31,7 @@ typedef struct {
     vk_buf scan_tmp[4];
     /* per image */
     int pix_cap, tiles_cap;
-    vk_buf rgb, final_T, n_contrib, target, dl_drgb, H, Gm, GH, part, red, range;
+    vk_buf rgb, final_T, n_contrib, target, dl_drgb, Gm, part, red, range;
     /* training views: RGBA8 words, all views back to back */
     const sp_view *views;
     int num_views;
