@@ -56,6 +56,17 @@ typedef struct {
     int stamp_stage[VK_MAX_STAMPS]; /* stage that ends at stamp k (k >= 1) */
 } vk_cmd;
 
+/* Descriptor sets kept from step to step, one per distinct list of bound buffers (all shaders
+ * share one set layout): a step's dispatches find theirs by lookup instead of allocating and
+ * writing one each. Emptied whenever a buffer is freed (buffers are freed only when the device is
+ * idle). */
+#define VK_SET_CACHE 512       /* sets kept at most */
+#define VK_SET_SLOTS 1024      /* hash slots (twice the sets) */
+typedef struct {
+    VkBuffer bufs[VK_MAX_BINDINGS];
+    VkDescriptorSet set; /* VK_NULL_HANDLE: empty slot */
+} vk_set_entry;
+
 typedef struct {
     VkInstance inst;
     VkPhysicalDevice phys;
@@ -75,6 +86,9 @@ typedef struct {
     double ts_period;  /* ns per timestamp tick; 0: no timestamps */
     int64_t bytes, peak_bytes;
     vk_buf staging;
+    VkDescriptorPool set_pool;
+    vk_set_entry *sets; /* VK_SET_SLOTS */
+    int nsets;
 } vk_ctx;
 
 /* Context: creates instance and device (cfg->device picks among suitable devices, best first).
