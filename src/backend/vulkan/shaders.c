@@ -48,14 +48,8 @@ static const uint32_t spv_adam[] =
 static const uint32_t spv_loss_target[] =
 #include "loss_target.spv.h"
     ;
-static const uint32_t spv_loss_h[] =
-#include "loss_h.spv.h"
-    ;
 static const uint32_t spv_loss_ssim[] =
 #include "loss_ssim.spv.h"
-    ;
-static const uint32_t spv_loss_gh[] =
-#include "loss_gh.spv.h"
     ;
 static const uint32_t spv_loss_grad[] =
 #include "loss_grad.spv.h"
@@ -72,6 +66,6 @@ const vk_spirv vk_shaders[VP_COUNT] = {
     S(project),      S(emit_count),      S(emit_pairs),  S(scan_block),  S(scan_add),
     S(sort_hist),    S(sort_scatter),    S(tile_ranges), S(rasterize),   S(backward_raster),
     S(backward_raster_cas), S(grad_gather), S(project_back), S(adam),    S(loss_target),
-    S(loss_h),       S(loss_ssim),       S(loss_gh),     S(loss_grad),   S(reduce),
+    S(loss_ssim),    S(loss_grad),       S(reduce),
     S(refine_gather),
 };

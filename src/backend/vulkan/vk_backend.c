@@ -84,7 +84,7 @@ int vk_ensure_image(vk_backend *b, int w, int h) {
     if (px > b->pix_cap) {
         if (vk_wait_all(b)) return -1;
         struct { vk_buf *buf; int per; } g[] = {{&b->rgb, 3}, {&b->final_T, 1}, {&b->n_contrib, 1}, {&b->target, 3},
-                                                {&b->dl_drgb, 3}, {&b->H, 15}, {&b->Gm, 9}, {&b->GH, 9}, {&b->part, 2}};
+                                                {&b->dl_drgb, 3}, {&b->Gm, 9}, {&b->part, 2}};
         for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
             if (vk_buf_ensure(c, g[i].buf, (VkDeviceSize)px * g[i].per * 4, 0)) return -1;
         if (vk_buf_ensure(c, &b->red, (VkDeviceSize)(px / 4096 + 2) * 8, 0)) return -1;
@@ -119,11 +119,21 @@ int vk_ensure_pairs(vk_backend *b, int64_t np, int tiles) {
 
 int vk_wait_all(vk_backend *b) {
     double *ms = b->base.cfg.profile ? b->ms : NULL;
-    if (vk_cmd_wait(&b->c, &b->ka, ms) || vk_cmd_wait(&b->c, &b->kb, ms)) return -1;
+    if (vk_cmd_wait(&b->c, &b->ka, ms) || vk_cmd_wait(&b->c, &b->kb, ms) || vk_cmd_wait(&b->c, &b->kc[0], ms) ||
+        vk_cmd_wait(&b->c, &b->kc[1], ms))
+        return -1;
     return 0;
 }
 
 /* ---- recording ---- */
+
+/* Radix passes of the pair sort, 8-bit digits: the 4 digits of the depth word, then as many
+ * digits of the tile word as the tile count needs. */
+int vk_sort_passes(int tiles) {
+    int tile_bits = 0;
+    while ((1 << tile_bits) < tiles) tile_bits++;
+    return 4 + (tile_bits + 7) / 8;
+}
 
 int vk_rec_project(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degree) {
     vk_layout l = vk_layout_of(b);
@@ -174,12 +184,9 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
     if (vk_dispatch(c, k, VP_EMIT_PAIRS, eb, 10, w, vk_groups(n, VK_WG))) return -1;
     vk_stamp(c, k, VS_EMIT_PAIRS);
 
-    /* sort: LSD radix, 8-bit digits: the 4 digits of the depth word, then as many digits of the
-     * tile word as the tile count needs */
+    /* sort: LSD radix (vk_sort_passes) */
     int64_t np = b->np;
-    int tile_bits = 0;
-    while ((1 << tile_bits) < tiles) tile_bits++;
-    int passes = 4 + (tile_bits + 7) / 8;
+    int passes = vk_sort_passes(tiles);
     uint32_t groups = vk_groups(np, VK_CHUNK);
     if (groups > c->max_wg_count) return sp_error("vulkan: %lld pairs are too many to sort", (long long)np);
     int cur = 0;
@@ -233,13 +240,13 @@ int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint3
     lw[4] = vk_f2u((float)SP_SSIM_C1);
     lw[5] = vk_f2u((float)SP_SSIM_C2);
     for (int i = 0; i < SP_SSIM_WINDOW; i++) lw[8 + i] = vk_f2u((float)g[i]);
-    uint32_t groups = vk_groups(px, VK_WG);
-    vk_buf *hb[] = {&b->rgb, &b->target, &b->H};
-    vk_buf *sb[] = {&b->rgb, &b->target, &b->H, &b->Gm, &b->dl_drgb, &b->part};
-    vk_buf *gb[] = {&b->Gm, &b->GH};
-    vk_buf *db[] = {&b->rgb, &b->target, &b->GH, &b->dl_drgb};
-    if (vk_dispatch(c, k, VP_LOSS_H, hb, 3, lw, groups) || vk_dispatch(c, k, VP_LOSS_SSIM, sb, 6, lw, groups) ||
-        vk_dispatch(c, k, VP_LOSS_GH, gb, 2, lw, groups) || vk_dispatch(c, k, VP_LOSS_GRAD, db, 4, lw, groups))
+    /* two passes over 16x16 tiles (window sums in shared memory): forward with the L1 gradient,
+     * then the SSIM gradient */
+    uint32_t tx = (uint32_t)((w + 15) / 16), groups = tx * (uint32_t)((h + 15) / 16);
+    lw[6] = tx;
+    vk_buf *sb[] = {&b->rgb, &b->target, NULL, &b->Gm, &b->dl_drgb, &b->part};
+    vk_buf *db[] = {&b->rgb, &b->target, &b->Gm, &b->dl_drgb};
+    if (vk_dispatch(c, k, VP_LOSS_SSIM, sb, 6, lw, groups) || vk_dispatch(c, k, VP_LOSS_GRAD, db, 4, lw, groups))
         return -1;
     /* fixed-order sums: chunks of 4096 pixels, then the chunks */
     uint32_t chunks = vk_groups(px, 4096), rw[32] = {0};
@@ -260,7 +267,8 @@ int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float 
     vk_cam_words(w, cam);
     for (int i = 0; i < 3; i++) w[20 + i] = vk_f2u(bg[i]);
     w[23] = (uint32_t)det;
-    if (det) vk_fill(k, &b->slots, 0, (VkDeviceSize)b->np * 9 * 4, 0);
+    /* the whole capacity: a training step records this before the pair count is known */
+    if (det) vk_fill(k, &b->slots, 0, (VkDeviceSize)b->pair_cap * 9 * 4, 0);
     else vk_fill(k, &b->pgrad, 0, (VkDeviceSize)n * 9 * 4, 0);
     int pipe = c->float_atomics && !b->base.cfg.cas_atomics ? VP_BACKWARD_NATIVE : VP_BACKWARD_CAS;
     vk_buf *bufs[] = {&b->range,   &b->sorted_gid, &b->mean2d, &b->conic, &b->opac, &b->color,
@@ -320,6 +328,7 @@ static int forward(vk_backend *b, const sp_camera *cam, int degree, const float 
     if (vk_cmd_begin(&b->c, &b->ka, ms, profile) || vk_rec_project(b, &b->ka, cam, degree) ||
         vk_rec_count(b, &b->ka, b->n) || vk_cmd_submit(&b->c, &b->ka) || vk_cmd_wait(&b->c, &b->ka, ms))
         return -1;
+    b->t_count = sp_now();
     b->np = *(const uint32_t *)b->rb.map;
     if (vk_ensure_pairs(b, b->np, tiles)) return -1;
     if (vk_cmd_begin(&b->c, &b->kb, ms, profile) || vk_rec_bins(b, &b->kb, cam, b->n) ||
@@ -340,11 +349,13 @@ static void vk_destroy(sp_backend *base) {
                          &b->st_maxr, &b->key_hi[0], &b->key_hi[1], &b->key_lo[0], &b->key_lo[1], &b->val[0],
                          &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
-                         &b->target, &b->dl_drgb, &b->H, &b->Gm, &b->GH, &b->part, &b->red, &b->range, &b->pix,
+                         &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->red, &b->range, &b->pix,
                          &b->rb, &b->ring, &b->rsrc, &b->rtmp};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
         vk_cmd_free(c, &b->ka);
         vk_cmd_free(c, &b->kb);
+        vk_cmd_free(c, &b->kc[0]);
+        vk_cmd_free(c, &b->kc[1]);
     }
     vk_ctx_free(c);
     free(b->view_off);
@@ -488,6 +499,39 @@ static int fold_ring(vk_backend *b) {
     return 0;
 }
 
+/* Rasterize .. adam of a step into k (the pair buffers as they are now; the sorted pairs where
+ * the sort of `tiles` tiles leaves them). */
+/* The camera of a step's view and where its pixels start in the image buffer: an uploaded view,
+ * or a staging slot (stage_view). */
+static const sp_camera *step_camera(const vk_backend *b, const sp_step_args *a, int64_t *pix_off) {
+    if (pix_off) *pix_off = a->staged ? a->view * b->slot_px : b->view_off[a->view];
+    return a->staged ? &b->slot_cam[a->view] : &b->views[a->view].cam;
+}
+
+static int rec_rest(vk_backend *b, vk_cmd *k, const sp_step_args *a, int prof) {
+    int64_t pix_off;
+    const sp_camera *cam = step_camera(b, a, &pix_off);
+    int tiles = ((cam->width + SP_TILE - 1) / SP_TILE) * ((cam->height + SP_TILE - 1) / SP_TILE);
+    b->cur = vk_sort_passes(tiles) % 2;
+    if (vk_cmd_begin(&b->c, k, prof ? b->ms : NULL, prof) || vk_rec_rasterize(b, k, cam, a->bg)) return -1;
+    uint32_t tw[32] = {0};
+    tw[0] = (uint32_t)cam->width, tw[1] = (uint32_t)cam->height, tw[2] = (uint32_t)pix_off;
+    tw[3] = b->alpha == SP_ALPHA_PREMULTIPLIED;
+    for (int i = 0; i < 3; i++) tw[4 + i] = vk_f2u(a->bg[i]);
+    vk_buf *tb[] = {&b->pix, &b->target};
+    if (vk_dispatch(&b->c, k, VP_LOSS_TARGET, tb, 2, tw, vk_groups((int64_t)cam->width * cam->height, VK_WG)) ||
+        vk_rec_loss(b, k, cam->width, cam->height, a->ssim_weight, (uint32_t)b->ring_n) ||
+        vk_rec_backward(b, k, cam, a->bg, b->n) || vk_rec_project_back(b, k, cam, a->sh_degree, a->collect_stats) ||
+        rec_adam(b, k, a))
+        return -1;
+    return 0;
+}
+
+/* A step: ka (project, count) is submitted; while it runs the host records kc (rasterize ..
+ * adam), which does not depend on the pair count; then the one wait, for the count, and only
+ * kb (emit_pairs, sort, tile_ranges) is recorded before kb and kc go to the device, so the
+ * device waits for the host only that long. When the count grows the pair buffers, kc is
+ * recorded again. */
 static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     vk_backend *b = (vk_backend *)base;
     if (a->view < 0 || a->view >= (a->staged ? SP_STAGE_SLOTS : b->num_views) ||
@@ -496,23 +540,28 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     if (a->accumulate) /* project_back overwrites the gradients: no sums over views yet */
         return sp_error("vulkan: trainer.batch > 1 (gradients summed over views) is not supported by this backend; "
                         "use trainer.batch = 1, or the cpu or cuda backend");
-    const sp_camera *cam = a->staged ? &b->slot_cam[a->view] : &b->views[a->view].cam;
-    int64_t pix_off = a->staged ? a->view * b->slot_px : b->view_off[a->view];
+    const sp_camera *cam = step_camera(b, a, NULL);
     int prof = b->base.cfg.profile;
+    double *ms = prof ? b->ms : NULL;
     if (b->ring_n == VK_LOSS_RING && fold_ring(b)) return -1;
-    if (forward(b, cam, a->sh_degree, a->bg, prof)) return -1;
-    vk_cmd *k = &b->kb;
-    uint32_t tw[32] = {0};
-    tw[0] = (uint32_t)cam->width, tw[1] = (uint32_t)cam->height, tw[2] = (uint32_t)pix_off;
-    tw[3] = b->alpha == SP_ALPHA_PREMULTIPLIED;
-    for (int i = 0; i < 3; i++) tw[4 + i] = vk_f2u(a->bg[i]);
-    vk_buf *tb[] = {&b->pix, &b->target};
-    uint32_t slot = (uint32_t)b->ring_n;
-    if (vk_dispatch(&b->c, k, VP_LOSS_TARGET, tb, 2, tw, vk_groups((int64_t)cam->width * cam->height, VK_WG)) ||
-        vk_rec_loss(b, k, cam->width, cam->height, a->ssim_weight, slot) ||
-        vk_rec_backward(b, k, cam, a->bg, b->n) || vk_rec_project_back(b, k, cam, a->sh_degree, a->collect_stats) ||
-        rec_adam(b, k, a) || vk_cmd_submit(&b->c, k))
+    int tiles = ((cam->width + SP_TILE - 1) / SP_TILE) * ((cam->height + SP_TILE - 1) / SP_TILE);
+    if (vk_ensure_image(b, cam->width, cam->height)) return -1;
+    if (vk_cmd_begin(&b->c, &b->ka, ms, prof) || vk_rec_project(b, &b->ka, cam, a->sh_degree) ||
+        vk_rec_count(b, &b->ka, b->n) || vk_cmd_submit(&b->c, &b->ka))
         return -1;
+    vk_cmd *kc = &b->kc[b->kc_next];
+    if (rec_rest(b, kc, a, prof) || vk_cmd_wait(&b->c, &b->ka, ms)) return -1;
+    b->t_count = sp_now();
+    b->np = *(const uint32_t *)b->rb.map;
+    int64_t cap = b->pair_cap;
+    if (vk_ensure_pairs(b, b->np, tiles) || (b->pair_cap != cap && rec_rest(b, kc, a, prof))) return -1;
+    int cur = b->cur;
+    if (vk_cmd_begin(&b->c, &b->kb, ms, prof) || vk_rec_bins(b, &b->kb, cam, b->n)) return -1;
+    if (b->np > 0 && b->cur != cur) return sp_error("vulkan: the sort left its pairs in an unexpected buffer");
+    if (vk_cmd_submit(&b->c, &b->kb) || vk_cmd_submit(&b->c, kc)) return -1;
+    b->gap_ms += 1e3 * (sp_now() - b->t_count);
+    b->kc_next = 1 - b->kc_next;
+    uint32_t slot = (uint32_t)b->ring_n;
     b->ring_lambda[slot] = a->ssim_weight;
     b->ring_count[slot] = 3.0 * (double)cam->width * cam->height;
     b->ring_n++;
@@ -568,6 +617,9 @@ static int vk_get_profile(sp_backend *base, sp_profile *p) {
         p->busy_ms += b->ms[i];
     }
     p->calls = b->steps;
+    if (b->base.cfg.profile && b->steps > 0)
+        SP_INFO("vulkan: host time from the pair count to the step's submission %.3f ms/step (the device waits)",
+                b->gap_ms / (double)b->steps);
     p->peak_bytes = b->c.peak_bytes;
     return 0;
 }
@@ -598,7 +650,8 @@ sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg) {
         return NULL;
     }
     if (!b->c.ts_period && cfg->profile) SP_WARN("vulkan: the device has no timestamps; profile rows stay 0");
-    if (vk_cmd_init(&b->c, &b->ka) || vk_cmd_init(&b->c, &b->kb) || vk_buf_ensure(&b->c, &b->rb, 64, 1) ||
+    if (vk_cmd_init(&b->c, &b->ka) || vk_cmd_init(&b->c, &b->kb) || vk_cmd_init(&b->c, &b->kc[0]) ||
+        vk_cmd_init(&b->c, &b->kc[1]) || vk_buf_ensure(&b->c, &b->rb, 64, 1) ||
         vk_buf_ensure(&b->c, &b->ring, VK_LOSS_RING * 8, 1) || vk_ensure_gaussians(b, 1, 0) ||
         vk_ensure_image(b, 16, 16) || vk_ensure_pairs(b, 1024, 1)) {
         vk_destroy(&b->base);

@@ -11,7 +11,11 @@
 typedef struct {
     sp_backend base;
     vk_ctx c;
-    vk_cmd ka, kb; /* ka: project .. pair count; kb: the rest of a step */
+    /* ka: project .. pair count; kb: emit_pairs, sort, tile_ranges (sized by the pair count); kc:
+     * rasterize .. adam, recorded while ka runs (two, so that recording one overlaps the other's
+     * previous step on the device) */
+    vk_cmd ka, kb, kc[2];
+    int kc_next;
     /* parameters: one buffer, regions [cap][3] means, [cap][3] log_scales, [cap][4] quats,
      * [cap] opacity logits, [cap][K][3] sh; gradients and Adam moments in the same layout */
     int n, cap, K, sh_degree;
@@ -27,7 +31,7 @@ typedef struct {
     vk_buf scan_tmp[4];
     /* per image */
     int pix_cap, tiles_cap;
-    vk_buf rgb, final_T, n_contrib, target, dl_drgb, H, Gm, GH, part, red, range;
+    vk_buf rgb, final_T, n_contrib, target, dl_drgb, Gm, part, red, range;
     /* training views: RGBA8 words, all views back to back */
     const sp_view *views;
     int num_views;
@@ -47,6 +51,7 @@ typedef struct {
     /* profile */
     double ms[VS_COUNT];
     long steps;
+    double t_count, gap_ms; /* host: when the pair count was read; time from there to the submission */
 } vk_backend;
 
 /* Parameter region offsets (floats) for the current capacity. */
@@ -74,6 +79,8 @@ int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degr
 /* Refine (vk_refine.c): decisions on the host from the small per-Gaussian fields, SH rows
  * gathered on the device. */
 int vk_refine_run(vk_backend *b, const sp_refine_args *a, sp_refine_result *r);
+/* Radix passes of the pair sort for a tile count. */
+int vk_sort_passes(int tiles);
 /* Waits for everything submitted. */
 int vk_wait_all(vk_backend *b);
 /* Capped SH degree for the stored coefficients. */

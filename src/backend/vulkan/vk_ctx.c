@@ -260,6 +260,13 @@ int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics) {
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, .queueFamilyIndex = c->qfam};
     r = vkCreateCommandPool(c->dev, &pci, NULL, &c->cpool);
+    if (r == VK_SUCCESS) {
+        VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_SET_CACHE * VK_MAX_BINDINGS};
+        VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                          .maxSets = VK_SET_CACHE, .poolSizeCount = 1, .pPoolSizes = &ps};
+        r = vkCreateDescriptorPool(c->dev, &dpi, NULL, &c->set_pool);
+        c->sets = SP_NEW(vk_set_entry, VK_SET_SLOTS);
+    }
     if (r != VK_SUCCESS || create_pipelines(c)) {
         if (r != VK_SUCCESS) vk_fail(r, "vkCreateCommandPool");
         vk_ctx_free(c);
@@ -277,9 +284,11 @@ void vk_ctx_free(vk_ctx *c) {
         if (c->playout) vkDestroyPipelineLayout(c->dev, c->playout, NULL);
         if (c->dsl) vkDestroyDescriptorSetLayout(c->dev, c->dsl, NULL);
         if (c->cpool) vkDestroyCommandPool(c->dev, c->cpool, NULL);
+        if (c->set_pool) vkDestroyDescriptorPool(c->dev, c->set_pool, NULL);
         vkDestroyDevice(c->dev, NULL);
     }
     if (c->inst) vkDestroyInstance(c->inst, NULL);
+    free(c->sets);
     memset(c, 0, sizeof *c);
 }
 
@@ -296,7 +305,16 @@ static int find_memory(vk_ctx *c, uint32_t bits, VkMemoryPropertyFlags want, VkM
     return -1;
 }
 
+/* Forgets the kept descriptor sets (a buffer they name is going away). */
+static void forget_sets(vk_ctx *c) {
+    if (!c->nsets) return;
+    vkResetDescriptorPool(c->dev, c->set_pool, 0);
+    memset(c->sets, 0, VK_SET_SLOTS * sizeof *c->sets);
+    c->nsets = 0;
+}
+
 void vk_buf_free(vk_ctx *c, vk_buf *b) {
+    if (b->buf) forget_sets(c);
     if (b->map) vkUnmapMemory(c->dev, b->mem);
     if (b->buf) vkDestroyBuffer(c->dev, b->buf, NULL);
     if (b->mem) {
@@ -447,6 +465,10 @@ static void full_barrier(VkCommandBuffer cb) {
 
 int vk_cmd_begin(vk_ctx *c, vk_cmd *k, double *ms, int profile) {
     if (vk_cmd_wait(c, k, ms)) return -1;
+    if (k->recording) { /* a recording left unfinished (an error, or one given up): start over */
+        VK_TRY(vkResetCommandBuffer(k->cb, 0), "vkResetCommandBuffer");
+        k->recording = 0;
+    }
     VK_TRY(vkResetDescriptorPool(c->dev, k->pool, 0), "vkResetDescriptorPool");
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
@@ -482,26 +504,60 @@ int vk_cmd_submit(vk_ctx *c, vk_cmd *k) {
     return 0;
 }
 
-int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
-                uint32_t groups) {
-    if (groups == 0) return 0;
-    if (!c->pipe[pipe]) return sp_error("vulkan: shader %s is not available on this device", vk_shaders[pipe].name);
+/* Allocates a set from `pool` and writes the buffers into it. */
+static int write_set(vk_ctx *c, VkDescriptorPool pool, const VkBuffer *bufs, VkDescriptorSet *set) {
     VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                      .descriptorPool = k->pool, .descriptorSetCount = 1, .pSetLayouts = &c->dsl};
-    VkDescriptorSet set;
-    VK_TRY(vkAllocateDescriptorSets(c->dev, &ai, &set), "vkAllocateDescriptorSets");
+                                      .descriptorPool = pool, .descriptorSetCount = 1, .pSetLayouts = &c->dsl};
+    VK_TRY(vkAllocateDescriptorSets(c->dev, &ai, set), "vkAllocateDescriptorSets");
     VkDescriptorBufferInfo bi[VK_MAX_BINDINGS];
     VkWriteDescriptorSet w[VK_MAX_BINDINGS];
     uint32_t nw = 0;
-    for (int i = 0; i < nbufs; i++) {
+    for (int i = 0; i < VK_MAX_BINDINGS; i++) {
         if (!bufs[i]) continue;
-        bi[nw] = (VkDescriptorBufferInfo){bufs[i]->buf, 0, VK_WHOLE_SIZE};
-        w[nw] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set,
+        bi[nw] = (VkDescriptorBufferInfo){bufs[i], 0, VK_WHOLE_SIZE};
+        w[nw] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = *set,
                                        .dstBinding = (uint32_t)i, .descriptorCount = 1,
                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[nw]};
         nw++;
     }
     vkUpdateDescriptorSets(c->dev, nw, w, 0, NULL);
+    return 0;
+}
+
+/* The set binding these buffers: a kept one, a new kept one, or (the cache full) one from the
+ * command buffer's own pool. */
+static int descriptor_set(vk_ctx *c, vk_cmd *k, vk_buf *const *bufs, int nbufs, VkDescriptorSet *set) {
+    VkBuffer key[VK_MAX_BINDINGS] = {0};
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < nbufs && i < VK_MAX_BINDINGS; i++) {
+        key[i] = bufs[i] ? bufs[i]->buf : VK_NULL_HANDLE;
+        h = (h ^ (uint64_t)(uintptr_t)key[i]) * 1099511628211ull;
+    }
+    h ^= h >> 29;
+    for (uint32_t s = (uint32_t)(h % VK_SET_SLOTS);; s = (s + 1) % VK_SET_SLOTS) {
+        vk_set_entry *e = &c->sets[s];
+        if (!e->set) {
+            if (c->nsets >= VK_SET_CACHE) break;
+            if (write_set(c, c->set_pool, key, &e->set)) return -1;
+            memcpy(e->bufs, key, sizeof key);
+            c->nsets++;
+            *set = e->set;
+            return 0;
+        }
+        if (!memcmp(e->bufs, key, sizeof key)) {
+            *set = e->set;
+            return 0;
+        }
+    }
+    return write_set(c, k->pool, key, set);
+}
+
+int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
+                uint32_t groups) {
+    if (groups == 0) return 0;
+    if (!c->pipe[pipe]) return sp_error("vulkan: shader %s is not available on this device", vk_shaders[pipe].name);
+    VkDescriptorSet set;
+    if (descriptor_set(c, k, bufs, nbufs, &set)) return -1;
     vkCmdBindPipeline(k->cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe[pipe]);
     vkCmdBindDescriptorSets(k->cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->playout, 0, 1, &set, 0, NULL);
     vkCmdPushConstants(k->cb, c->playout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, words);

@@ -16,7 +16,7 @@
 enum {
     VP_PROJECT, VP_EMIT_COUNT, VP_EMIT_PAIRS, VP_SCAN_BLOCK, VP_SCAN_ADD, VP_SORT_HIST, VP_SORT_SCATTER,
     VP_TILE_RANGES, VP_RASTERIZE, VP_BACKWARD_NATIVE, VP_BACKWARD_CAS, VP_GRAD_GATHER, VP_PROJECT_BACK,
-    VP_ADAM, VP_LOSS_TARGET, VP_LOSS_H, VP_LOSS_SSIM, VP_LOSS_GH, VP_LOSS_GRAD, VP_REDUCE,
+    VP_ADAM, VP_LOSS_TARGET, VP_LOSS_SSIM, VP_LOSS_GRAD, VP_REDUCE,
     VP_REFINE_GATHER, VP_COUNT
 };
 
@@ -56,6 +56,17 @@ typedef struct {
     int stamp_stage[VK_MAX_STAMPS]; /* stage that ends at stamp k (k >= 1) */
 } vk_cmd;
 
+/* Descriptor sets kept from step to step, one per distinct list of bound buffers (all shaders
+ * share one set layout): a step's dispatches find theirs by lookup instead of allocating and
+ * writing one each. Emptied whenever a buffer is freed (buffers are freed only when the device is
+ * idle). */
+#define VK_SET_CACHE 512       /* sets kept at most */
+#define VK_SET_SLOTS 1024      /* hash slots (twice the sets) */
+typedef struct {
+    VkBuffer bufs[VK_MAX_BINDINGS];
+    VkDescriptorSet set; /* VK_NULL_HANDLE: empty slot */
+} vk_set_entry;
+
 typedef struct {
     VkInstance inst;
     VkPhysicalDevice phys;
@@ -75,6 +86,9 @@ typedef struct {
     double ts_period;  /* ns per timestamp tick; 0: no timestamps */
     int64_t bytes, peak_bytes;
     vk_buf staging;
+    VkDescriptorPool set_pool;
+    vk_set_entry *sets; /* VK_SET_SLOTS */
+    int nsets;
 } vk_ctx;
 
 /* Context: creates instance and device (cfg->device picks among suitable devices, best first).
