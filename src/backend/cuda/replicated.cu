@@ -31,7 +31,7 @@ int sp_cuda_device_count(void);
 /* Seconds the other ranks wait for rank 0's id file. */
 #define ID_TIMEOUT_S 300.0
 
-/* The gradient all-reduce runs in up to backend.reduce_chunks pieces (default 4, at most
+/* The gradient all-reduce runs in up to backend.reduce_chunks pieces (default 1, at most
  * REDUCE_CHUNKS) of at least CHUNK_MIN floats on a stream of its own, and Adam updates each piece
  * on the replica's stream as soon as it has landed, while the next piece is summed. Boundaries are
  * multiples of CHUNK_ALIGN floats. */
