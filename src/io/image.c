@@ -66,6 +66,14 @@ static void jpeg_quiet(j_common_ptr cinfo, int level) {
     if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) ((jpeg_err *)cinfo->err)->truncated = 1;
 }
 
+/* Errors longjmp to err->jb (set by the caller) with the message kept; warnings are quiet. */
+static void jpeg_err_init(struct jpeg_decompress_struct *c, jpeg_err *err) {
+    c->err = jpeg_std_error(&err->pub);
+    err->pub.error_exit = jpeg_error_exit;
+    err->pub.emit_message = jpeg_quiet;
+    err->truncated = 0;
+}
+
 /* EXIF orientation (1..8) from an APP1 marker, 1 when absent or unreadable. */
 static int exif_orientation(struct jpeg_decompress_struct *c) {
     for (jpeg_saved_marker_ptr m = c->marker_list; m; m = m->next) {
@@ -123,10 +131,7 @@ static void apply_orientation(sp_image *img, int o) {
 static int load_jpeg(const char *path, const uint8_t *data, size_t n, long long max_pixels, sp_image *img) {
     struct jpeg_decompress_struct c;
     jpeg_err err;
-    c.err = jpeg_std_error(&err.pub);
-    err.pub.error_exit = jpeg_error_exit;
-    err.pub.emit_message = jpeg_quiet;
-    err.truncated = 0;
+    jpeg_err_init(&c, &err);
     uint8_t *volatile pixels = NULL;
     if (setjmp(err.jb)) {
         jpeg_destroy_decompress(&c);
@@ -186,10 +191,7 @@ int sp_image_load(const char *path, sp_image *img) {
 static int probe_jpeg(const char *path, const uint8_t *data, size_t n, sp_image *img) {
     struct jpeg_decompress_struct c;
     jpeg_err err;
-    c.err = jpeg_std_error(&err.pub);
-    err.pub.error_exit = jpeg_error_exit;
-    err.pub.emit_message = jpeg_quiet;
-    err.truncated = 0;
+    jpeg_err_init(&c, &err);
     if (setjmp(err.jb)) {
         jpeg_destroy_decompress(&c);
         return sp_error("%s: corrupt JPEG: %s", path, err.msg);
