@@ -213,7 +213,12 @@ int sp_image_probe(const char *path, int *width, int *height, int *channels) {
     char *data;
     size_t n;
     if (sp_read_file(path, &data, &n)) return -1;
-    const uint8_t *u = (const uint8_t *)data;
+    int rc = sp_image_probe_mem(path, (const uint8_t *)data, n, width, height, channels);
+    free(data);
+    return rc;
+}
+
+int sp_image_probe_mem(const char *path, const uint8_t *u, size_t n, int *width, int *height, int *channels) {
     sp_image img = {0};
     int rc;
     if (n >= 8 && !png_sig_cmp(u, 0, 8)) {
@@ -233,7 +238,6 @@ int sp_image_probe(const char *path, int *width, int *height, int *channels) {
     } else {
         rc = sp_error("%s: not a PNG or JPEG file", path);
     }
-    free(data);
     *width = img.width, *height = img.height, *channels = img.channels;
     return rc;
 }

@@ -28,6 +28,8 @@ int sp_image_decode(const char *name, const uint8_t *data, size_t n, long long m
 /* Size and channel count (3 or 4, as sp_image_load would return them, EXIF orientation applied)
  * from the file's header only, without decoding pixels. Errors name the path. */
 int sp_image_probe(const char *path, int *width, int *height, int *channels);
+/* The same from n bytes in memory; `path` prefixes errors. */
+int sp_image_probe_mem(const char *path, const uint8_t *data, size_t n, int *width, int *height, int *channels);
 /* Writes an 8-bit PNG atomically. channels 1, 3 or 4. */
 int sp_image_save_png(const char *path, const sp_image *img);
 /* Float RGB [h][w][3] in [0,1] -> 8-bit (round to nearest, clamped). */
