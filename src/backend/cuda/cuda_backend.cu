@@ -247,6 +247,8 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
 
     cu_prof_begin(b, CU_ST_RANGES);
     cuda_tile_ranges(b->sorted_keys, (int)np, tiles, (uint2 *)b->ranges.p, b->st);
+    if (cu_reserve(&b->mem, &b->tile_order, cuda_tile_order_bytes(tiles), "tile order")) return -1;
+    b->order = cuda_tile_order((const uint2 *)b->ranges.p, NULL, tiles, b->tile_order.p, b->st);
     cu_prof_end(b);
 
     cu_bins bins;
@@ -255,18 +257,28 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     bins.num_pairs = (int)np;
     bins.ids = det ? (const uint32_t *)b->ids.p : b->sorted_vals;
     bins.range = (const uint2 *)b->ranges.p;
+    bins.order = b->order;
     cu_raster out = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
-    cu_buckets bk = {NULL, NULL};
-    if (train && b->base.cfg.backward_splat) {
-        if (cu_reserve(&b->mem, &b->bucket_state, cu_bucket_count(np, tiles) * CU_BLOCK * sizeof(float4),
-                       "per-splat backward state") ||
-            cu_reserve(&b->mem, &b->tile_max_nc, (size_t)tiles * sizeof(int32_t), "tile contributor counts"))
+    cu_buckets bk = {NULL, NULL, NULL};
+    if (train) {
+        if (cu_reserve(&b->mem, &b->tile_max_nc, (size_t)tiles * sizeof(int32_t), "tile contributor counts"))
             return -1;
-        bk.state = (float4 *)b->bucket_state.p;
         bk.tile_max_nc = (int32_t *)b->tile_max_nc.p;
     }
+    if (train && b->base.cfg.backward_splat) {
+        if (cu_reserve(&b->mem, &b->bucket_state, cu_bucket_count(np, tiles) * CU_BLOCK * sizeof(float4),
+                       "per-splat backward state"))
+            return -1;
+        bk.state = (float4 *)b->bucket_state.p;
+    } else if (train) {
+        if (cu_reserve(&b->mem, &b->chunk_state, cu_chunk_count(np, tiles) * CU_BLOCK * sizeof(float4),
+                       "backward chunk state") ||
+            cu_reserve(&b->mem, &b->chunk_work, cuda_chunk_items_bytes(tiles, np), "backward work list"))
+            return -1;
+        bk.chunk = (float4 *)b->chunk_state.p;
+    }
     cu_prof_begin(b, CU_ST_RASTER);
-    cuda_rasterize(&b->proj, &bins, w, h, bg, &out, bk.state ? &bk : NULL, b->st);
+    cuda_rasterize(&b->proj, &bins, w, h, bg, &out, train ? &bk : NULL, b->st);
     cu_prof_end(b);
     return cu_check(cudaGetLastError(), "forward");
 }
@@ -278,6 +290,7 @@ static cu_bins current_bins(cu_backend *b) {
     bins.num_pairs = b->num_pairs;
     bins.ids = b->base.cfg.deterministic ? (const uint32_t *)b->ids.p : b->sorted_vals;
     bins.range = (const uint2 *)b->ranges.p;
+    bins.order = b->order;
     return bins;
 }
 
@@ -289,9 +302,10 @@ static void cu_destroy(sp_backend *base) {
     cu_buf *bufs[] = {&b->params,   &b->grads,       &b->m1,         &b->m2,          &b->stats,     &b->proj_buf,
                       &b->grads_view,
                       &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted, &b->pair_gid,
-                      &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges,
+                      &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
-                      &b->partials, &b->acc,         &b->view_pix,   &b->bucket_state, &b->tile_max_nc};
+                      &b->partials, &b->acc,         &b->view_pix,   &b->bucket_state, &b->tile_max_nc,
+                      &b->chunk_state, &b->chunk_work};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) cu_free(&b->mem, bufs[i]);
     for (int r = 0; r < CU_PROF_RING; r++)
         for (int i = 0; i < CU_PROF_SPANS; i++) {
@@ -499,11 +513,14 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_prof_begin(b, CU_ST_BACKWARD);
     if (!det) cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
     if (b->base.cfg.backward_splat) {
-        cu_buckets bk = {(float4 *)b->bucket_state.p, (int32_t *)b->tile_max_nc.p};
+        cu_buckets bk = {(float4 *)b->bucket_state.p, (int32_t *)b->tile_max_nc.p, NULL};
         cuda_backward_raster_splat(&b->proj, &bins, w, h, &fwd, (const float *)b->dl_drgb.p, &bk, det,
                                    (float *)b->pair_grad.p, &b->pgrad, b->st);
     } else {
-        cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, det,
+        cu_buckets bk = {NULL, (int32_t *)b->tile_max_nc.p, (float4 *)b->chunk_state.p};
+        cu_chunk_work work = cuda_chunk_items(bk.tile_max_nc, b->tiles_x * b->tiles_y, b->num_pairs,
+                                              b->chunk_work.p, b->st);
+        cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, &bk, &work, det,
                                    (float *)b->pair_grad.p, &b->pgrad, b->st);
     }
     if (det)

@@ -89,6 +89,7 @@ typedef struct {
     int num_pairs;
     const uint32_t *ids;   /* [num_pairs] Gaussian per sorted position */
     const uint2 *range;    /* [tiles] start, end */
+    const uint32_t *order; /* [tiles] the tile each block takes, most pairs first (cuda_tile_order); NULL = in order */
 } cu_bins;
 
 typedef struct {
@@ -104,7 +105,31 @@ typedef struct {
 typedef struct {
     float4 *state;
     int32_t *tile_max_nc;
+    float4 *chunk; /* per-pixel backward: the state at every CU_CHUNK-th position (cu_chunk_first) */
 } cu_buckets;
+
+/* Per-pixel backward in chunks: a heavy tile's list is walked by several blocks, each over CU_CHUNK
+ * positions, so the densest tiles no longer run alone at the end of the pass. A block starts from
+ * the per-pixel state (T, colour in front) that the forward pass stored at its chunk's end. Tile
+ * t's chunk states start at cu_chunk_first(start_t, t), as the buckets above. */
+#define CU_CHUNK_LOG 8
+#define CU_CHUNK (1 << CU_CHUNK_LOG)
+static inline __host__ __device__ uint32_t cu_chunk_first(uint32_t start, int tile) {
+    return (start >> CU_CHUNK_LOG) + (uint32_t)tile;
+}
+static inline size_t cu_chunk_count(int64_t num_pairs, int tiles) {
+    return (size_t)((num_pairs >> CU_CHUNK_LOG) + tiles + 2);
+}
+/* The chunked backward's work list: one (tile, chunk) item per CU_CHUNK positions below the tile's
+ * largest contributor count, at least one per tile; built on the device (cuda_chunk_items). */
+typedef struct {
+    const uint2 *items;   /* [upper bound] (tile, chunk index) */
+    const int *num_items; /* device count; blocks past it return */
+    int max_items;        /* the grid: an upper bound, cu_chunk_count */
+} cu_chunk_work;
+size_t cuda_chunk_items_bytes(int tiles, int64_t num_pairs);
+cu_chunk_work cuda_chunk_items(const int32_t *tile_max_nc, int tiles, int64_t num_pairs, void *scratch,
+                               cudaStream_t s);
 static inline __host__ __device__ uint32_t cu_bucket_first(uint32_t start, int tile) {
     return (start >> 5) + (uint32_t)tile;
 }
@@ -127,17 +152,25 @@ void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int deterministic,
                      uint32_t *pair_gid, cudaStream_t s);
 int cuda_tile_bits(int tiles);
 void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, cudaStream_t s);
+/* The tiles in decreasing work (ties in tile order): the raster kernels take tiles in this order so
+ * the heaviest start first and the light ones fill the tail. Work = work[t] when given (the largest
+ * contributor count, for the backward pass), else the tile's pair count. scratch holds
+ * cuda_tile_order_bytes(tiles) bytes; returns the order (inside scratch). */
+size_t cuda_tile_order_bytes(int tiles);
+const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int tiles, void *scratch, cudaStream_t s);
 /* Deterministic mode: ids[j] = pair_gid[perm[j]], inv[perm[j]] = j. */
 void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, uint32_t *inv,
                      cudaStream_t s);
-/* bk: NULL, or where the per-splat backward's bucket state goes. */
+/* bk: NULL, or where the per-splat backward's bucket state goes (state, may be NULL) and each tile's
+ * largest contributor count (tile_max_nc, may be NULL). */
 void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg, cu_raster *out,
                     const cu_buckets *bk, cudaStream_t s);
 /* Backward variants sit side by side; per-pixel is the default. With deterministic, per-pair
  * contributions go to pair_grad [num_pairs][9] and cuda_reduce_pair_grads sums them per Gaussian. */
 void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg,
-                                const cu_raster *fwd, const float *dl_drgb, int deterministic, float *pair_grad,
-                                cu_proj_grad *g, cudaStream_t s);
+                                const cu_raster *fwd, const float *dl_drgb, const cu_buckets *bk,
+                                const cu_chunk_work *work, int deterministic, float *pair_grad, cu_proj_grad *g,
+                                cudaStream_t s);
 /* Per-splat variant; needs the bucket state the forward pass stored (cuda_rasterize with bk). */
 void cuda_backward_raster_splat(const cu_proj *proj, const cu_bins *bins, int w, int h, const cu_raster *fwd,
                                 const float *dl_drgb, const cu_buckets *bk, int deterministic, float *pair_grad,
@@ -209,7 +242,10 @@ typedef struct {
     int num_pairs;
     cu_buf sort_temp, scan_temp;
     cu_buf ranges;
+    cu_buf tile_order;      /* cuda_tile_order's scratch */
+    const uint32_t *order;  /* the tiles, most pairs first (inside tile_order) */
     cu_buf bucket_state, tile_max_nc; /* per-splat backward (cu_buckets) */
+    cu_buf chunk_state, chunk_work;   /* per-pixel backward in chunks (cu_buckets.chunk, cu_chunk_work) */
     int tiles_x, tiles_y;
     /* images */
     cu_buf rgb, final_T, n_contrib, dl_drgb, target, loss_work, partials;

@@ -12,6 +12,8 @@
 #include "backend/cuda/cuda_internal.h"
 #include "backend/tile_cull.h"
 
+#include <cub/cub.cuh>
+
 /* ---- emit_pairs ---- */
 /* The rect's tiles in row-major order, those the ellipse reaches (tile_cull.h): project counted
  * them into touched with the same test. */
@@ -81,6 +83,52 @@ void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *ran
     k_tile_ranges<<<CU_GRID(tiles, 128), 128, 0, s>>>(keys, num_pairs, tiles, range);
 }
 
+/* ---- tile order ---- */
+/* A tile's pair count (or, for the backward pass, its largest contributor count, which the forward
+ * pass records) is a good proxy for its rasterize and backward_raster time, which varies by
+ * orders of magnitude across an image (empty background against the densest tiles). Blocks start
+ * roughly in index order, so taking tiles heaviest first keeps the SMs busy to the end instead of
+ * leaving a few heavy tiles running alone. Keys: 16 bits of (count / 4), inverted. */
+#define CU_ORDER_SHIFT 2
+__global__ void k_tile_order_keys(const uint2 *range, const int32_t *work, int tiles, uint16_t *keys,
+                                  uint32_t *vals) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= tiles) return;
+    uint32_t c = (work ? (uint32_t)max(work[t], 0) : range[t].y - range[t].x) >> CU_ORDER_SHIFT;
+    keys[t] = (uint16_t)(0xffffu - (c < 0xffffu ? c : 0xffffu));
+    vals[t] = (uint32_t)t;
+}
+
+static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+static size_t tile_order_sort_bytes(int tiles) {
+    size_t tb = 0;
+    cub::DoubleBuffer<uint16_t> k(NULL, NULL);
+    cub::DoubleBuffer<uint32_t> v(NULL, NULL);
+    cub::DeviceRadixSort::SortPairs(NULL, tb, k, v, tiles, 0, 16);
+    return tb;
+}
+
+size_t cuda_tile_order_bytes(int tiles) {
+    if (tiles <= 0) return 0;
+    return 2 * align256((size_t)tiles * 2) + 2 * align256((size_t)tiles * 4) + align256(tile_order_sort_bytes(tiles));
+}
+
+const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int tiles, void *scratch, cudaStream_t s) {
+    if (tiles <= 0) return NULL;
+    char *p = (char *)scratch;
+    uint16_t *k0 = (uint16_t *)p, *k1 = (uint16_t *)(p + align256((size_t)tiles * 2));
+    p += 2 * align256((size_t)tiles * 2);
+    uint32_t *v0 = (uint32_t *)p, *v1 = (uint32_t *)(p + align256((size_t)tiles * 4));
+    p += 2 * align256((size_t)tiles * 4);
+    size_t tb = tile_order_sort_bytes(tiles);
+    k_tile_order_keys<<<CU_GRID(tiles, 128), 128, 0, s>>>(range, work, tiles, k0, v0);
+    cub::DoubleBuffer<uint16_t> dk(k0, k1);
+    cub::DoubleBuffer<uint32_t> dv(v0, v1);
+    cub::DeviceRadixSort::SortPairs(p, tb, dk, dv, tiles, 0, 16, s); /* stable: ties stay in tile order */
+    return dv.Current();
+}
+
 __global__ void k_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids,
                              uint32_t *inv) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -97,9 +145,10 @@ void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pai
 }
 
 /* ---- rasterize ---- */
-/* STATE (training with the per-splat backward): at every 32nd position of its tile's list a pixel
- * still blending stores (T, accumulated colour) into its bucket's slot, and the block records the
- * largest contributor count of the tile. */
+/* STATE 1 (training with the per-splat backward): at every 32nd position of its tile's list a pixel
+ * still blending stores (T, accumulated colour) into its bucket's slot; STATE 2 (the per-pixel
+ * backward in chunks): the same at every CU_CHUNK-th position. With bk.tile_max_nc the block
+ * records the largest contributor count of the tile. */
 template <int STATE>
 __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bins, int w, int h, float3 bg,
                                                         cu_raster out, cu_buckets bk) {
@@ -107,7 +156,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
     __shared__ float4 s_conic_op[CU_BLOCK];
     __shared__ float3 s_color[CU_BLOCK];
     __shared__ int s_max_nc;
-    int tile = blockIdx.x;
+    int tile = bins.order ? (int)bins.order[blockIdx.x] : (int)blockIdx.x;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
     int lx = cu_tile_lx((int)threadIdx.x), ly = cu_tile_ly((int)threadIdx.x);
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
@@ -115,8 +164,9 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
     uint2 rg = bins.range[tile];
     int start = (int)rg.x, end = (int)rg.y;
-    float4 *state = STATE ? bk.state + (size_t)cu_bucket_first(start, tile) * CU_BLOCK + threadIdx.x : NULL;
-    if (STATE && threadIdx.x == 0) s_max_nc = 0;
+    float4 *state = STATE == 1 ? bk.state + (size_t)cu_bucket_first(start, tile) * CU_BLOCK + threadIdx.x : NULL;
+    float4 *chunk = STATE == 2 ? bk.chunk + (size_t)cu_chunk_first(start, tile) * CU_BLOCK + threadIdx.x : NULL;
+    if (threadIdx.x == 0) s_max_nc = 0;
     float T = 1.0f, C0 = 0.0f, C1 = 0.0f, C2 = 0.0f;
     int n_contrib = 0;
     int done = !inside;
@@ -132,8 +182,11 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
         }
         __syncthreads();
         int cnt = min(CU_BLOCK, end - base);
+        /* batches start at multiples of CU_BLOCK, and CU_CHUNK is one */
+        if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
+            chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
         for (int k = 0; k < cnt && !done; k++) {
-            if (STATE && !(k & 31)) state[(size_t)((base - start + k) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
+            if (STATE == 1 && !(k & 31)) state[(size_t)((base - start + k) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
             float2 m = s_mean[k];
             float4 co = s_conic_op[k];
             float dx = m.x - fx, dy = m.y - fy;
@@ -161,7 +214,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
         out.final_T[pix] = T;
         out.n_contrib[pix] = n_contrib;
     }
-    if (STATE) {
+    if (bk.tile_max_nc) { /* uniform over the block */
         __syncthreads();
         if (n_contrib) atomicMax(&s_max_nc, n_contrib);
         __syncthreads();
@@ -173,8 +226,9 @@ void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, floa
                     const cu_buckets *bk, cudaStream_t s) {
     int tiles = bins->tiles_x * bins->tiles_y;
     if (tiles <= 0) return;
-    if (bk) k_rasterize<1><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
-    else k_rasterize<0><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out, cu_buckets{});
+    if (bk && bk->state) k_rasterize<1><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
+    else if (bk && bk->chunk) k_rasterize<2><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
+    else k_rasterize<0><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out, bk ? *bk : cu_buckets{});
 }
 
 /* ---- backward_raster, per-pixel variant ---- */
@@ -226,15 +280,16 @@ __device__ __forceinline__ float *grad_slot(const cu_proj_grad &G, int idx, int 
 
 template <int DET>
 __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bins bins, int w, int h, float3 bg,
-                                                             cu_raster fwd, const float *dl_drgb, float *pair_grad,
-                                                             cu_proj_grad G) {
+                                                             cu_raster fwd, const float *dl_drgb, cu_buckets bk,
+                                                             cu_chunk_work work, float *pair_grad, cu_proj_grad G) {
     __shared__ uint32_t s_id[CU_BWD_BATCH];
     __shared__ float2 s_mean[CU_BWD_BATCH];
     __shared__ float4 s_conic_op[CU_BWD_BATCH];
     __shared__ float3 s_color[CU_BWD_BATCH];
     __shared__ float s_part[DET ? CU_BLOCK / 32 : 1][DET ? CU_BWD_BATCH : 1][CU_PAIR_GRADS];
-    __shared__ int s_max_nc;
-    int tile = blockIdx.x;
+    if ((int)blockIdx.x >= *work.num_items) return; /* the grid is an upper bound */
+    uint2 item = work.items[blockIdx.x];
+    int tile = (int)item.x, chunk = (int)item.y;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
     int lx = cu_tile_lx((int)threadIdx.x), ly = cu_tile_ly((int)threadIdx.x);
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
@@ -245,27 +300,33 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
     uint2 rg = bins.range[tile];
     int start = (int)rg.x, end = (int)rg.y;
-    if (threadIdx.x == 0) s_max_nc = 0;
-    __syncthreads();
+    int max_nc = bk.tile_max_nc[tile];
+    /* this block's positions: [c_lo, c_hi) */
+    int c_lo = chunk * CU_CHUNK, c_hi = min(max_nc, c_lo + CU_CHUNK);
     int nc = 0;
-    float T = 1.0f, g0 = 0.0f, g1 = 0.0f, g2 = 0.0f;
+    float T = 1.0f, g0 = 0.0f, g1 = 0.0f, g2 = 0.0f, B0 = 0.0f, B1 = 0.0f, B2 = 0.0f;
     if (inside) {
         size_t pix = (size_t)py * w + px;
         nc = fwd.n_contrib[pix];
-        T = fwd.final_T[pix];
         g0 = dl_drgb[3 * pix], g1 = dl_drgb[3 * pix + 1], g2 = dl_drgb[3 * pix + 2];
-        if (nc > 0) atomicMax(&s_max_nc, nc);
+        if (nc > c_hi) { /* blending goes on past the chunk: start from the state the forward pass left
+                            at its end; the colour behind it is the final colour minus that in front */
+            float4 st = bk.chunk[((size_t)cu_chunk_first(start, tile) + (c_hi >> CU_CHUNK_LOG)) * CU_BLOCK +
+                                 threadIdx.x];
+            T = st.x;
+            B0 = fwd.rgb[3 * pix] - st.y, B1 = fwd.rgb[3 * pix + 1] - st.z, B2 = fwd.rgb[3 * pix + 2] - st.w;
+        } else {
+            T = fwd.final_T[pix];
+            B0 = T * bg.x, B1 = T * bg.y, B2 = T * bg.z;
+        }
     }
-    float B0 = T * bg.x, B1 = T * bg.y, B2 = T * bg.z;
     int warp_nc = __reduce_max_sync(0xffffffffu, nc); /* positions past it are skipped by the whole warp */
-    __syncthreads();
-    int max_nc = s_max_nc;
-    if (DET) { /* positions nobody blended get zero contributions */
+    if (DET && chunk == 0) { /* positions nobody blended get zero contributions */
         for (int j = start + max_nc + (int)threadIdx.x; j < end; j += CU_BLOCK)
             for (int c = 0; c < CU_PAIR_GRADS; c++) pair_grad[(size_t)j * CU_PAIR_GRADS + c] = 0.0f;
     }
-    for (int hi = max_nc; hi > 0; hi -= CU_BWD_BATCH) {
-        int lo = max(0, hi - CU_BWD_BATCH);
+    for (int hi = c_hi; hi > c_lo; hi -= CU_BWD_BATCH) {
+        int lo = max(c_lo, hi - CU_BWD_BATCH);
         __syncthreads();
         int k = lo + (int)threadIdx.x;
         if (k < hi) {
@@ -339,14 +400,69 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
 }
 
 void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg,
-                                const cu_raster *fwd, const float *dl_drgb, int deterministic, float *pair_grad,
-                                cu_proj_grad *g, cudaStream_t s) {
+                                const cu_raster *fwd, const float *dl_drgb, const cu_buckets *bk,
+                                const cu_chunk_work *work, int deterministic, float *pair_grad, cu_proj_grad *g,
+                                cudaStream_t s) {
     int tiles = bins->tiles_x * bins->tiles_y;
-    if (tiles <= 0) return;
+    if (tiles <= 0 || work->max_items <= 0) return;
     if (deterministic)
-        k_backward_pixel<1><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, pair_grad, *g);
+        k_backward_pixel<1><<<work->max_items, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work,
+                                                                 pair_grad, *g);
     else
-        k_backward_pixel<0><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, pair_grad, *g);
+        k_backward_pixel<0><<<work->max_items, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work,
+                                                                 pair_grad, *g);
+}
+
+/* ---- the chunked backward's work list ---- */
+__global__ void k_chunk_counts(const int32_t *tile_max_nc, int tiles, int *counts) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= tiles) return;
+    int nc = max(tile_max_nc[t], 0);
+    counts[t] = max(1, (nc + CU_CHUNK - 1) >> CU_CHUNK_LOG);
+}
+
+__global__ void k_chunk_fill(const int *counts, const int *firsts, int tiles, uint2 *items, int *num_items) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= tiles) return;
+    int c = counts[t], f = firsts[t];
+    for (int j = 0; j < c; j++) items[f + j] = make_uint2((uint32_t)t, (uint32_t)j);
+    if (t == tiles - 1) *num_items = f + c;
+}
+
+static size_t chunk_scan_bytes(int tiles) {
+    size_t tb = 0;
+    cub::DeviceScan::ExclusiveSum(NULL, tb, (const int *)NULL, (int *)NULL, tiles);
+    return tb;
+}
+
+size_t cuda_chunk_items_bytes(int tiles, int64_t num_pairs) {
+    if (tiles <= 0) return 0;
+    return align256(cu_chunk_count(num_pairs, tiles) * sizeof(uint2)) + 2 * align256((size_t)tiles * 4) +
+           align256(4) + align256(chunk_scan_bytes(tiles));
+}
+
+cu_chunk_work cuda_chunk_items(const int32_t *tile_max_nc, int tiles, int64_t num_pairs, void *scratch,
+                               cudaStream_t s) {
+    cu_chunk_work w = {NULL, NULL, 0};
+    if (tiles <= 0) return w;
+    char *p = (char *)scratch;
+    size_t cap = cu_chunk_count(num_pairs, tiles);
+    uint2 *items = (uint2 *)p;
+    p += align256(cap * sizeof(uint2));
+    int *counts = (int *)p;
+    p += align256((size_t)tiles * 4);
+    int *firsts = (int *)p;
+    p += align256((size_t)tiles * 4);
+    int *num = (int *)p;
+    p += align256(4);
+    size_t tb = chunk_scan_bytes(tiles);
+    k_chunk_counts<<<CU_GRID(tiles, 128), 128, 0, s>>>(tile_max_nc, tiles, counts);
+    cub::DeviceScan::ExclusiveSum(p, tb, counts, firsts, tiles, s);
+    k_chunk_fill<<<CU_GRID(tiles, 128), 128, 0, s>>>(counts, firsts, tiles, items, num);
+    w.items = items;
+    w.num_items = num;
+    w.max_items = (int)cap;
+    return w;
 }
 
 __global__ void k_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, const uint32_t *pos, int n,
@@ -386,7 +502,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_splat(cu_proj proj, cu_bi
     __shared__ float3 s_dl[CU_BLOCK];
     __shared__ float3 s_rgb[CU_BLOCK];
     __shared__ int s_nc[CU_BLOCK];
-    int tile = blockIdx.x;
+    int tile = bins.order ? (int)bins.order[blockIdx.x] : (int)blockIdx.x;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     {
