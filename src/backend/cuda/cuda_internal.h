@@ -15,6 +15,7 @@ extern "C" {
 
 #define CU_TILE 16
 #define CU_BLOCK (CU_TILE * CU_TILE)
+#define CU_RASTER_ILP 4 /* rasterize: Gaussians whose alphas are computed together (divides 32) */
 #define CU_BWD_BATCH 128 /* Gaussians per shared-memory batch in backward_raster */
 #define CU_PAIR_GRADS 9  /* dmean2d 2, dconic 3, dopacity 1, dcolor 3 */
 

@@ -185,25 +185,34 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
         /* batches start at multiples of CU_BLOCK, and CU_CHUNK is one */
         if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
             chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
-        for (int k = 0; k < cnt && !done; k++) {
+        /* CU_RASTER_ILP Gaussians at a time: their alphas are independent, so they are computed
+         * together (the warp is no longer stalled on one exp at a time), then blended in order. */
+        for (int k = 0; k < cnt && !done; k += CU_RASTER_ILP) {
             if (STATE == 1 && !(k & 31)) state[(size_t)((base - start + k) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
-            float2 m = s_mean[k];
-            float4 co = s_conic_op[k];
-            float dx = m.x - fx, dy = m.y - fy;
-            float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
-            if (power > 0.0f) continue;
-            float alpha = fminf(0.99f, co.w * __expf(power));
-            if (alpha < 1.0f / 255.0f) continue;
-            float Tn = T * (1.0f - alpha);
-            if (Tn < 1e-4f) {
-                done = 1;
-                break;
+            float a[CU_RASTER_ILP];
+#pragma unroll
+            for (int u = 0; u < CU_RASTER_ILP; u++) { /* k + u < CU_BLOCK: cnt <= CU_BLOCK, a multiple of ILP */
+                float2 m = s_mean[k + u];
+                float4 co = s_conic_op[k + u];
+                float dx = m.x - fx, dy = m.y - fy;
+                float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
+                float alpha = fminf(0.99f, co.w * __expf(power));
+                a[u] = (k + u < cnt && power <= 0.0f && alpha >= 1.0f / 255.0f) ? alpha : 0.0f; /* 0: skipped */
             }
-            float3 c = s_color[k];
-            float wgt = alpha * T;
-            C0 += c.x * wgt, C1 += c.y * wgt, C2 += c.z * wgt;
-            T = Tn;
-            n_contrib = base - start + k + 1;
+#pragma unroll
+            for (int u = 0; u < CU_RASTER_ILP; u++) {
+                if (a[u] == 0.0f) continue;
+                float Tn = T * (1.0f - a[u]);
+                if (Tn < 1e-4f) {
+                    done = 1;
+                    break;
+                }
+                float3 c = s_color[k + u];
+                float wgt = a[u] * T;
+                C0 += c.x * wgt, C1 += c.y * wgt, C2 += c.z * wgt;
+                T = Tn;
+                n_contrib = base - start + k + u + 1;
+            }
         }
     }
     if (inside) {
