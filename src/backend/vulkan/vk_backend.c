@@ -597,13 +597,24 @@ static int vk_render(sp_backend *base, const sp_camera *cam, int sh_degree, cons
     return vk_download(&b->c, &b->rgb, 0, rgb, (size_t)cam->width * cam->height * 3 * 4);
 }
 
+/* Whether every parameter is finite: decided on the device (finite.comp), one word read back
+ * (word 1 of rb) instead of the whole store. */
 static int vk_params_finite(sp_backend *base) {
     vk_backend *b = (vk_backend *)base;
-    sp_gaussians g = {0};
-    int ok = vk_get_gaussians(base, &g, NULL, NULL) == 0 && sp_gaussians_finite(&g);
-    sp_gaussians_free(&g);
-    (void)b;
-    return ok;
+    if (b->n == 0) return 1;
+    vk_layout l = vk_layout_of(b);
+    uint32_t n = (uint32_t)b->n, w[32] = {0};
+    uint32_t reg[10] = {l.means, 3 * n, l.ls, 3 * n, l.quats, 4 * n, l.op, n, l.sh, 3 * (uint32_t)b->K * n};
+    memcpy(w, reg, sizeof reg);
+    w[10] = n * (uint32_t)sp_gaussian_floats(b->K);
+    w[11] = 1;
+    vk_buf *bufs[] = {&b->P, &b->rb};
+    if (vk_wait_all(b) || vk_cmd_begin(&b->c, &b->ka, NULL, 0)) return 0;
+    vk_fill(&b->ka, &b->rb, 4, 4, 0);
+    if (vk_dispatch(&b->c, &b->ka, VP_FINITE, bufs, 2, w, vk_groups(w[10], VK_WG)) || vk_cmd_submit(&b->c, &b->ka) ||
+        vk_cmd_wait(&b->c, &b->ka, NULL))
+        return 0;
+    return ((const uint32_t *)b->rb.map)[1] == 0;
 }
 
 static int vk_get_profile(sp_backend *base, sp_profile *p) {
