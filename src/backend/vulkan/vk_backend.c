@@ -541,6 +541,7 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
         return sp_error("vulkan: trainer.batch > 1 (gradients summed over views) is not supported by this backend; "
                         "use trainer.batch = 1, or the cpu or cuda backend");
     const sp_camera *cam = step_camera(b, a, NULL);
+    double t_enter = sp_now();
     int prof = b->base.cfg.profile;
     double *ms = prof ? b->ms : NULL;
     if (b->ring_n == VK_LOSS_RING && fold_ring(b)) return -1;
@@ -556,7 +557,12 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     int64_t cap = b->pair_cap;
     if (vk_ensure_pairs(b, b->np, tiles) || (b->pair_cap != cap && rec_rest(b, kc, a, prof))) return -1;
     int cur = b->cur;
-    if (vk_cmd_begin(&b->c, &b->kb, ms, prof) || vk_rec_bins(b, &b->kb, cam, b->n)) return -1;
+    uint64_t ka_end = b->ka.t_end;
+    if (vk_cmd_begin(&b->c, &b->kb, ms, prof)) return -1;
+    if (prof && b->ka_end_prev && b->kb.t_begin >= b->ka_end_prev) /* the previous step's kb, after its ka */
+        b->count_idle_ms += (double)(b->kb.t_begin - b->ka_end_prev) * b->c.ts_period * 1e-6;
+    b->ka_end_prev = prof ? ka_end : 0;
+    if (vk_rec_bins(b, &b->kb, cam, b->n)) return -1;
     if (b->np > 0 && b->cur != cur) return sp_error("vulkan: the sort left its pairs in an unexpected buffer");
     if (vk_cmd_submit(&b->c, &b->kb) || vk_cmd_submit(&b->c, kc)) return -1;
     b->gap_ms += 1e3 * (sp_now() - b->t_count);
@@ -566,12 +572,16 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     b->ring_count[slot] = 3.0 * (double)cam->width * cam->height;
     b->ring_n++;
     b->steps++;
+    b->step_ms += 1e3 * (sp_now() - t_enter);
     return 0;
 }
 
 static int vk_take_loss(sp_backend *base, double *mean_loss, int *steps) {
     vk_backend *b = (vk_backend *)base;
-    if (fold_ring(b)) return -1;
+    double t0 = sp_now();
+    int rc = fold_ring(b);
+    b->take_ms += 1e3 * (sp_now() - t0);
+    if (rc) return -1;
     *steps = b->loss_steps;
     *mean_loss = b->loss_bad ? NAN : (b->loss_steps ? b->loss_sum / b->loss_steps : 0.0);
     b->loss_sum = 0;
@@ -599,8 +609,17 @@ static int vk_render(sp_backend *base, const sp_camera *cam, int sh_degree, cons
 
 /* Whether every parameter is finite: decided on the device (finite.comp), one word read back
  * (word 1 of rb) instead of the whole store. */
+static int finite_on_device(vk_backend *b);
+
 static int vk_params_finite(sp_backend *base) {
     vk_backend *b = (vk_backend *)base;
+    double t0 = sp_now();
+    int ok = finite_on_device(b);
+    b->finite_ms += 1e3 * (sp_now() - t0);
+    return ok;
+}
+
+static int finite_on_device(vk_backend *b) {
     if (b->n == 0) return 1;
     vk_layout l = vk_layout_of(b);
     uint32_t n = (uint32_t)b->n, w[32] = {0};
@@ -628,9 +647,23 @@ static int vk_get_profile(sp_backend *base, sp_profile *p) {
         p->busy_ms += b->ms[i];
     }
     p->calls = b->steps;
-    if (b->base.cfg.profile && b->steps > 0)
+    if (b->base.cfg.profile && b->steps > 0) {
+        double st = (double)b->steps;
+        const vk_clock *ck = &b->c.clk;
         SP_INFO("vulkan: host time from the pair count to the step's submission %.3f ms/step (the device waits)",
-                b->gap_ms / (double)b->steps);
+                b->gap_ms / st);
+        SP_INFO("vulkan: host per step: %.3f ms in train_step (%.3f waiting on fences, %.3f in vkQueueSubmit, "
+                "%.1f waits and %.1f submissions per step), %.3f in take_loss, %.3f in params_finite, %.3f in refine",
+                b->step_ms / st, ck->wait_ms / st, ck->submit_ms / st, ck->waits / st, ck->submits / st,
+                b->take_ms / st, b->finite_ms / st, b->ms[VS_REFINE] / st);
+        if (ck->dev_last > ck->dev_first) {
+            double span = (double)(ck->dev_last - ck->dev_first) * b->c.ts_period * 1e-6;
+            SP_INFO("vulkan: device per step: %.3f ms from the first to the last timestamp, %.3f inside timestamped "
+                    "command buffers, %.3f idle between them (%.3f of it from project+count's end to the sort's "
+                    "start: the wait for the pair count)",
+                    span / st, ck->dev_inside_ms / st, (span - ck->dev_inside_ms) / st, b->count_idle_ms / st);
+        }
+    }
     p->peak_bytes = b->c.peak_bytes;
     return 0;
 }

@@ -52,6 +52,11 @@ typedef struct {
     double ms[VS_COUNT];
     long steps;
     double t_count, gap_ms; /* host: when the pair count was read; time from there to the submission */
+    /* where the wall time goes (profile): host time inside train_step, take_loss, params_finite;
+     * device ticks from project+count's end to the sort's start (the device waiting for the host
+     * after the pair count) */
+    double step_ms, take_ms, finite_ms, count_idle_ms;
+    uint64_t ka_end_prev;
 } vk_backend;
 
 /* Parameter region offsets (floats) for the current capacity. */

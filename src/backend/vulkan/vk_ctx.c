@@ -438,7 +438,10 @@ void vk_cmd_free(vk_ctx *c, vk_cmd *k) {
 
 int vk_cmd_wait(vk_ctx *c, vk_cmd *k, double *ms) {
     if (!k->pending) return 0;
+    double t0 = sp_now();
     VkResult r = vkWaitForFences(c->dev, 1, &k->fence, VK_TRUE, UINT64_MAX);
+    c->clk.wait_ms += 1e3 * (sp_now() - t0);
+    c->clk.waits++;
     k->pending = 0;
     if (r != VK_SUCCESS) return vk_fail(r, "vkWaitForFences (device lost?)");
     vkResetFences(c->dev, 1, &k->fence);
@@ -446,9 +449,17 @@ int vk_cmd_wait(vk_ctx *c, vk_cmd *k, double *ms) {
         uint64_t t[VK_MAX_STAMPS];
         r = vkGetQueryPoolResults(c->dev, k->qpool, 0, (uint32_t)k->nstamps, sizeof t, t, sizeof(uint64_t),
                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-        if (r == VK_SUCCESS)
+        if (r == VK_SUCCESS) {
             for (int i = 1; i < k->nstamps; i++)
                 if (t[i] >= t[i - 1]) ms[k->stamp_stage[i]] += (double)(t[i] - t[i - 1]) * c->ts_period * 1e-6;
+            k->t_begin = t[0], k->t_end = t[k->nstamps - 1];
+            if (k->t_end >= k->t_begin) {
+                vk_clock *ck = &c->clk;
+                if (!ck->dev_last || k->t_begin < ck->dev_first) ck->dev_first = k->t_begin;
+                if (k->t_end > ck->dev_last) ck->dev_last = k->t_end;
+                ck->dev_inside_ms += (double)(k->t_end - k->t_begin) * c->ts_period * 1e-6;
+            }
+        }
     }
     k->nstamps = 0;
     return 0;
@@ -499,7 +510,10 @@ int vk_cmd_submit(vk_ctx *c, vk_cmd *k) {
     k->recording = 0;
     VK_TRY(vkEndCommandBuffer(k->cb), "vkEndCommandBuffer");
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &k->cb};
+    double t0 = sp_now();
     VK_TRY(vkQueueSubmit(c->queue, 1, &si, k->fence), "vkQueueSubmit");
+    c->clk.submit_ms += 1e3 * (sp_now() - t0);
+    c->clk.submits++;
     k->pending = 1;
     return 0;
 }

@@ -54,7 +54,19 @@ typedef struct {
     int recording;
     int nstamps;
     int stamp_stage[VK_MAX_STAMPS]; /* stage that ends at stamp k (k >= 1) */
+    uint64_t t_begin, t_end;        /* device ticks of the first and last stamp of the last harvest */
 } vk_cmd;
+
+/* Where a run's time goes, for the profile (vk_cmd_wait and vk_cmd_submit add to it): host time
+ * in fence waits and submissions, and the device's span from the first to the last timestamp
+ * against the time inside timestamped command buffers (the rest is the device idling between
+ * them). */
+typedef struct {
+    double wait_ms, submit_ms;
+    long waits, submits;
+    uint64_t dev_first, dev_last; /* ticks; dev_last == 0: nothing timestamped yet */
+    double dev_inside_ms;
+} vk_clock;
 
 /* Descriptor sets kept from step to step, one per distinct list of bound buffers (all shaders
  * share one set layout): a step's dispatches find theirs by lookup instead of allocating and
@@ -89,6 +101,7 @@ typedef struct {
     VkDescriptorPool set_pool;
     vk_set_entry *sets; /* VK_SET_SLOTS */
     int nsets;
+    vk_clock clk;
 } vk_ctx;
 
 /* Context: creates instance and device (cfg->device picks among suitable devices, best first).
