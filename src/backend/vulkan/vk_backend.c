@@ -613,10 +613,11 @@ static int vk_take_loss(sp_backend *base, double *mean_loss, int *steps) {
     return 0;
 }
 
-/* Refine: decisions on the host from the small per-Gaussian fields, SH rows gathered on the
- * device (vk_refine.c); its host time is the `refine` row. */
+/* Refine: decisions on the host from the small per-Gaussian fields, SH rows and moments gathered
+ * on the device (vk_refine.c); its host time (after the steps in flight) is the `refine` row. */
 static int vk_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result *r) {
     vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b)) return -1; /* the steps in flight are their own rows */
     double t0 = sp_now();
     int rc = vk_refine_run(b, a, r);
     b->ms[VS_REFINE] += 1e3 * (sp_now() - t0);
