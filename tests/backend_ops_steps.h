@@ -112,6 +112,16 @@ static int step_render_and_gradients(const tcase *c, sp_backend *b) {
     }
     ok &= pt_report(pt_store_nonfinite(&gp) == 0 && b->ops->params_finite(b) == 1, c->label, stage,
                     "parameters after train_step", "non-finite values", (double)pt_store_nonfinite(&gp), 0);
+    /* params_finite sees one Inf or NaN in any of the five regions (the last Gaussian's) */
+    for (int k = 0; k < 5; k++) {
+        float *at = grp[k].c + grp[k].cnt - 1, keep = *at;
+        *at = k % 2 ? INFINITY : NAN;
+        int fin = b->ops->set_gaussians(b, &cg, NULL, NULL) == 0 ? b->ops->params_finite(b) : -1;
+        *at = keep;
+        char what[64];
+        snprintf(what, sizeof what, "params_finite with a non-finite %s", grp[k].name);
+        ok &= pt_report(fin == 0, c->label, stage, what, "answer (0 = not finite)", fin, 0);
+    }
     sp_gaussians_free(&g), sp_gaussians_free(&cg), sp_gaussians_free(&gp), sp_gaussians_free(&gm);
     sp_proj_grad_free(&pg);
     sp_raster_out_free(&fwd);

@@ -60,6 +60,12 @@ static const uint32_t spv_reduce[] =
 static const uint32_t spv_refine_gather[] =
 #include "refine_gather.spv.h"
     ;
+static const uint32_t spv_finite[] =
+#include "finite.spv.h"
+    ;
+static const uint32_t spv_pair_args[] =
+#include "pair_args.spv.h"
+    ;
 
 #define S(name) {#name, spv_##name, sizeof spv_##name}
 const vk_spirv vk_shaders[VP_COUNT] = {
@@ -67,5 +73,5 @@ const vk_spirv vk_shaders[VP_COUNT] = {
     S(sort_hist),    S(sort_scatter),    S(tile_ranges), S(rasterize),   S(backward_raster),
     S(backward_raster_cas), S(grad_gather), S(project_back), S(adam),    S(loss_target),
     S(loss_ssim),    S(loss_grad),       S(reduce),
-    S(refine_gather),
+    S(refine_gather), S(finite), S(pair_args),
 };

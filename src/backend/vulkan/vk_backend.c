@@ -1,10 +1,11 @@
 /* vk_backend.c — the Vulkan compute backend: the training step as GLSL compute shaders
  * (shaders/NAME.comp, embedded as SPIR-V) recorded into two command buffers per step. The first
- * (project, emit count, scan) ends with the one host wait of a step, for the pair count that
- * sizes the sort (as the CUDA backend does); the second (emit_pairs, sort, tile_ranges,
- * rasterize, loss, backward_raster, project_back, adam) is submitted without waiting. Loss sums
- * stay on the device until take_loss. Refine decides on the host from the small per-Gaussian fields
- * and gathers the SH rows on the device (vk_refine.c). */
+ * (project, emit count, scan) ends with the one host wait of a step, for the pair count, which
+ * only checks that the pair buffers hold it; the second (emit_pairs, sort, tile_ranges,
+ * rasterize, loss, backward_raster, project_back, adam), sized on the device by the count
+ * (indirect dispatches), is recorded while the first runs and submitted right after the wait.
+ * Loss sums stay on the device until take_loss. Refine decides on the host from the small
+ * per-Gaussian fields and gathers the SH rows on the device (vk_refine.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,11 +154,29 @@ static int rec_scan(vk_backend *b, vk_cmd *k, vk_buf *data, int64_t m, int level
     if (groups > b->c.max_wg_count || level >= 4) return sp_error("vulkan: scan of %lld elements is too large", (long long)m);
     uint32_t w[32] = {0};
     w[20] = (uint32_t)m;
-    vk_buf *bufs[] = {data, &b->scan_tmp[level]};
-    if (vk_dispatch(&b->c, k, VP_SCAN_BLOCK, bufs, 2, w, groups)) return -1;
+    vk_buf *bufs[] = {data, &b->scan_tmp[level], &b->pargs};
+    if (vk_dispatch(&b->c, k, VP_SCAN_BLOCK, bufs, 3, w, groups)) return -1;
     if (groups > 1) {
         if (rec_scan(b, k, &b->scan_tmp[level], groups, level + 1)) return -1;
-        if (vk_dispatch(&b->c, k, VP_SCAN_ADD, bufs, 2, w, groups)) return -1;
+        if (vk_dispatch(&b->c, k, VP_SCAN_ADD, bufs, 3, w, groups)) return -1;
+    }
+    return 0;
+}
+
+/* The same for the sort's histogram, its size read on the device (pargs): recorded for up to
+ * m_max elements (the levels the pair capacity needs); a level the count does not need scans
+ * one element or none. */
+static int rec_scan_indirect(vk_backend *b, vk_cmd *k, vk_buf *data, int64_t m_max, int level) {
+    uint32_t groups = vk_groups(m_max, VK_CHUNK);
+    if (level >= 4) return sp_error("vulkan: scan of %lld elements is too large", (long long)m_max);
+    uint32_t w[32] = {0};
+    w[21] = 1 + VK_PA_SCAN_N + (uint32_t)level;
+    VkDeviceSize at = (VkDeviceSize)(VK_PA_SCAN + 3 * level) * 4;
+    vk_buf *bufs[] = {data, &b->scan_tmp[level], &b->pargs};
+    if (vk_dispatch_indirect(&b->c, k, VP_SCAN_BLOCK, bufs, 3, w, &b->pargs, at)) return -1;
+    if (groups > 1) {
+        if (rec_scan_indirect(b, k, &b->scan_tmp[level], groups, level + 1)) return -1;
+        if (vk_dispatch_indirect(&b->c, k, VP_SCAN_ADD, bufs, 3, w, &b->pargs, at)) return -1;
     }
     return 0;
 }
@@ -178,28 +197,31 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
     uint32_t w[32];
     vk_cam_words(w, cam);
     int tiles = (int)(w[18] * w[19]);
+    /* the sizes below from the pair count (offsets[n]) */
+    uint32_t aw[32] = {0};
+    aw[20] = (uint32_t)n, aw[21] = c->max_wg_count;
+    vk_buf *ab[] = {&b->offsets, &b->pargs};
+    if (vk_dispatch(c, k, VP_PAIR_ARGS, ab, 2, aw, 1)) return -1;
     w[20] = (uint32_t)n;
     vk_buf *eb[] = {&b->mean2d, &b->conic, &b->opac, &b->rect, &b->depth, &b->offsets,
                     &b->key_hi[0], &b->key_lo[0], &b->val[0], &b->pair_gid};
     if (vk_dispatch(c, k, VP_EMIT_PAIRS, eb, 10, w, vk_groups(n, VK_WG))) return -1;
     vk_stamp(c, k, VS_EMIT_PAIRS);
 
-    /* sort: LSD radix (vk_sort_passes) */
-    int64_t np = b->np;
+    /* sort: LSD radix (vk_sort_passes), every pass recorded (none runs a workgroup without pairs) */
     int passes = vk_sort_passes(tiles);
-    uint32_t groups = vk_groups(np, VK_CHUNK);
-    if (groups > c->max_wg_count) return sp_error("vulkan: %lld pairs are too many to sort", (long long)np);
+    int64_t chunks_max = (b->pair_cap + VK_CHUNK - 1) / VK_CHUNK;
     int cur = 0;
-    for (int p = 0; p < passes && np > 0; p++) {
+    for (int p = 0; p < passes; p++) {
         int hi = p >= 4;
         uint32_t sw[32] = {0};
-        sw[20] = (uint32_t)np, sw[21] = (uint32_t)(8 * (hi ? p - 4 : p)), sw[22] = groups, sw[23] = (uint32_t)hi;
-        vk_buf *hb[] = {hi ? &b->key_hi[cur] : &b->key_lo[cur], &b->hist};
-        if (vk_dispatch(c, k, VP_SORT_HIST, hb, 2, sw, groups)) return -1;
-        if (rec_scan(b, k, &b->hist, (int64_t)groups * 256, 0)) return -1;
+        sw[21] = (uint32_t)(8 * (hi ? p - 4 : p)), sw[23] = (uint32_t)hi;
+        vk_buf *hb[] = {hi ? &b->key_hi[cur] : &b->key_lo[cur], &b->hist, &b->pargs};
+        if (vk_dispatch_indirect(c, k, VP_SORT_HIST, hb, 3, sw, &b->pargs, VK_PA_SORT * 4)) return -1;
+        if (rec_scan_indirect(b, k, &b->hist, chunks_max * 256, 0)) return -1;
         vk_buf *sb[] = {&b->key_lo[cur], &b->key_hi[cur], &b->val[cur], &b->key_lo[1 - cur], &b->key_hi[1 - cur],
-                        &b->val[1 - cur], &b->hist};
-        if (vk_dispatch(c, k, VP_SORT_SCATTER, sb, 7, sw, groups)) return -1;
+                        &b->val[1 - cur], &b->hist, &b->pargs};
+        if (vk_dispatch_indirect(c, k, VP_SORT_SCATTER, sb, 8, sw, &b->pargs, VK_PA_SORT * 4)) return -1;
         cur = 1 - cur;
     }
     b->cur = cur;
@@ -207,9 +229,9 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
 
     vk_fill(k, &b->range, 0, (VkDeviceSize)tiles * 8, 0);
     uint32_t tw[32] = {0};
-    tw[20] = (uint32_t)np, tw[21] = (uint32_t)tiles;
-    vk_buf *tb[] = {&b->key_hi[cur], &b->val[cur], &b->pair_gid, &b->range, &b->sorted_gid};
-    if (vk_dispatch(c, k, VP_TILE_RANGES, tb, 5, tw, vk_groups(np, VK_WG))) return -1;
+    tw[21] = (uint32_t)tiles;
+    vk_buf *tb[] = {&b->key_hi[cur], &b->val[cur], &b->pair_gid, &b->range, &b->sorted_gid, &b->pargs};
+    if (vk_dispatch_indirect(c, k, VP_TILE_RANGES, tb, 6, tw, &b->pargs, VK_PA_RANGES * 4)) return -1;
     vk_stamp(c, k, VS_TILE_RANGES);
     return 0;
 }
@@ -350,7 +372,7 @@ static void vk_destroy(sp_backend *base) {
                          &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
                          &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->red, &b->range, &b->pix,
-                         &b->rb, &b->ring, &b->rsrc, &b->rtmp};
+                         &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
         vk_cmd_free(c, &b->ka);
         vk_cmd_free(c, &b->kb);
@@ -508,12 +530,14 @@ static const sp_camera *step_camera(const vk_backend *b, const sp_step_args *a, 
     return a->staged ? &b->slot_cam[a->view] : &b->views[a->view].cam;
 }
 
+/* emit_pairs .. adam of a step into k: everything after the pair count, sized on the device by
+ * the count (vk_rec_bins), so it is recorded while project and the count run. */
 static int rec_rest(vk_backend *b, vk_cmd *k, const sp_step_args *a, int prof) {
     int64_t pix_off;
     const sp_camera *cam = step_camera(b, a, &pix_off);
-    int tiles = ((cam->width + SP_TILE - 1) / SP_TILE) * ((cam->height + SP_TILE - 1) / SP_TILE);
-    b->cur = vk_sort_passes(tiles) % 2;
-    if (vk_cmd_begin(&b->c, k, prof ? b->ms : NULL, prof) || vk_rec_rasterize(b, k, cam, a->bg)) return -1;
+    if (vk_cmd_begin(&b->c, k, prof ? b->ms : NULL, prof) || vk_rec_bins(b, k, cam, b->n) ||
+        vk_rec_rasterize(b, k, cam, a->bg))
+        return -1;
     uint32_t tw[32] = {0};
     tw[0] = (uint32_t)cam->width, tw[1] = (uint32_t)cam->height, tw[2] = (uint32_t)pix_off;
     tw[3] = b->alpha == SP_ALPHA_PREMULTIPLIED;
@@ -527,11 +551,12 @@ static int rec_rest(vk_backend *b, vk_cmd *k, const sp_step_args *a, int prof) {
     return 0;
 }
 
-/* A step: ka (project, count) is submitted; while it runs the host records kc (rasterize ..
- * adam), which does not depend on the pair count; then the one wait, for the count, and only
- * kb (emit_pairs, sort, tile_ranges) is recorded before kb and kc go to the device, so the
- * device waits for the host only that long. When the count grows the pair buffers, kc is
- * recorded again. */
+/* A step: ka (project, count) is submitted; while it runs the host records kc (emit_pairs ..
+ * adam, sized on the device by the count), then the one wait, for the count: when the pair
+ * buffers hold it, kc goes to the device at once (the device idles only for the fence's wake-up
+ * and one submission); when they must grow, kc is recorded again over the new buffers first.
+ * kc alternates between two command buffers, so its recording never waits for the previous
+ * step's. */
 static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     vk_backend *b = (vk_backend *)base;
     if (a->view < 0 || a->view >= (a->staged ? SP_STAGE_SLOTS : b->num_views) ||
@@ -541,6 +566,7 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
         return sp_error("vulkan: trainer.batch > 1 (gradients summed over views) is not supported by this backend; "
                         "use trainer.batch = 1, or the cpu or cuda backend");
     const sp_camera *cam = step_camera(b, a, NULL);
+    double t_enter = sp_now();
     int prof = b->base.cfg.profile;
     double *ms = prof ? b->ms : NULL;
     if (b->ring_n == VK_LOSS_RING && fold_ring(b)) return -1;
@@ -549,29 +575,36 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     if (vk_cmd_begin(&b->c, &b->ka, ms, prof) || vk_rec_project(b, &b->ka, cam, a->sh_degree) ||
         vk_rec_count(b, &b->ka, b->n) || vk_cmd_submit(&b->c, &b->ka))
         return -1;
-    vk_cmd *kc = &b->kc[b->kc_next];
+    int slot_kc = b->kc_next;
+    vk_cmd *kc = &b->kc[slot_kc];
+    if (vk_cmd_wait(&b->c, kc, ms)) return -1; /* this buffer's previous step (two steps ago) */
+    if (prof && b->ka_end_of[slot_kc] && kc->t_begin >= b->ka_end_of[slot_kc])
+        b->count_idle_ms += (double)(kc->t_begin - b->ka_end_of[slot_kc]) * b->c.ts_period * 1e-6;
+    b->ka_end_of[slot_kc] = 0;
     if (rec_rest(b, kc, a, prof) || vk_cmd_wait(&b->c, &b->ka, ms)) return -1;
     b->t_count = sp_now();
     b->np = *(const uint32_t *)b->rb.map;
     int64_t cap = b->pair_cap;
     if (vk_ensure_pairs(b, b->np, tiles) || (b->pair_cap != cap && rec_rest(b, kc, a, prof))) return -1;
-    int cur = b->cur;
-    if (vk_cmd_begin(&b->c, &b->kb, ms, prof) || vk_rec_bins(b, &b->kb, cam, b->n)) return -1;
-    if (b->np > 0 && b->cur != cur) return sp_error("vulkan: the sort left its pairs in an unexpected buffer");
-    if (vk_cmd_submit(&b->c, &b->kb) || vk_cmd_submit(&b->c, kc)) return -1;
+    if (vk_cmd_submit(&b->c, kc)) return -1;
     b->gap_ms += 1e3 * (sp_now() - b->t_count);
+    if (prof) b->ka_end_of[slot_kc] = b->ka.t_end;
     b->kc_next = 1 - b->kc_next;
     uint32_t slot = (uint32_t)b->ring_n;
     b->ring_lambda[slot] = a->ssim_weight;
     b->ring_count[slot] = 3.0 * (double)cam->width * cam->height;
     b->ring_n++;
     b->steps++;
+    b->step_ms += 1e3 * (sp_now() - t_enter);
     return 0;
 }
 
 static int vk_take_loss(sp_backend *base, double *mean_loss, int *steps) {
     vk_backend *b = (vk_backend *)base;
-    if (fold_ring(b)) return -1;
+    double t0 = sp_now();
+    int rc = fold_ring(b);
+    b->take_ms += 1e3 * (sp_now() - t0);
+    if (rc) return -1;
     *steps = b->loss_steps;
     *mean_loss = b->loss_bad ? NAN : (b->loss_steps ? b->loss_sum / b->loss_steps : 0.0);
     b->loss_sum = 0;
@@ -580,10 +613,11 @@ static int vk_take_loss(sp_backend *base, double *mean_loss, int *steps) {
     return 0;
 }
 
-/* Refine: decisions on the host from the small per-Gaussian fields, SH rows gathered on the
- * device (vk_refine.c); its host time is the `refine` row. */
+/* Refine: decisions on the host from the small per-Gaussian fields, SH rows and moments gathered
+ * on the device (vk_refine.c); its host time (after the steps in flight) is the `refine` row. */
 static int vk_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result *r) {
     vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b)) return -1; /* the steps in flight are their own rows */
     double t0 = sp_now();
     int rc = vk_refine_run(b, a, r);
     b->ms[VS_REFINE] += 1e3 * (sp_now() - t0);
@@ -597,13 +631,33 @@ static int vk_render(sp_backend *base, const sp_camera *cam, int sh_degree, cons
     return vk_download(&b->c, &b->rgb, 0, rgb, (size_t)cam->width * cam->height * 3 * 4);
 }
 
+/* Whether every parameter is finite: decided on the device (finite.comp), one word read back
+ * (word 1 of rb) instead of the whole store. */
+static int finite_on_device(vk_backend *b);
+
 static int vk_params_finite(sp_backend *base) {
     vk_backend *b = (vk_backend *)base;
-    sp_gaussians g = {0};
-    int ok = vk_get_gaussians(base, &g, NULL, NULL) == 0 && sp_gaussians_finite(&g);
-    sp_gaussians_free(&g);
-    (void)b;
+    double t0 = sp_now();
+    int ok = finite_on_device(b);
+    b->finite_ms += 1e3 * (sp_now() - t0);
     return ok;
+}
+
+static int finite_on_device(vk_backend *b) {
+    if (b->n == 0) return 1;
+    vk_layout l = vk_layout_of(b);
+    uint32_t n = (uint32_t)b->n, w[32] = {0};
+    uint32_t reg[10] = {l.means, 3 * n, l.ls, 3 * n, l.quats, 4 * n, l.op, n, l.sh, 3 * (uint32_t)b->K * n};
+    memcpy(w, reg, sizeof reg);
+    w[10] = n * (uint32_t)sp_gaussian_floats(b->K);
+    w[11] = 1;
+    vk_buf *bufs[] = {&b->P, &b->rb};
+    if (vk_wait_all(b) || vk_cmd_begin(&b->c, &b->ka, NULL, 0)) return 0;
+    vk_fill(&b->ka, &b->rb, 4, 4, 0);
+    if (vk_dispatch(&b->c, &b->ka, VP_FINITE, bufs, 2, w, vk_groups(w[10], VK_WG)) || vk_cmd_submit(&b->c, &b->ka) ||
+        vk_cmd_wait(&b->c, &b->ka, NULL))
+        return 0;
+    return ((const uint32_t *)b->rb.map)[1] == 0;
 }
 
 static int vk_get_profile(sp_backend *base, sp_profile *p) {
@@ -617,9 +671,24 @@ static int vk_get_profile(sp_backend *base, sp_profile *p) {
         p->busy_ms += b->ms[i];
     }
     p->calls = b->steps;
-    if (b->base.cfg.profile && b->steps > 0)
+    if (b->base.cfg.profile && b->steps > 0) {
+        double st = (double)b->steps;
+        const vk_clock *ck = &b->c.clk;
         SP_INFO("vulkan: host time from the pair count to the step's submission %.3f ms/step (the device waits)",
-                b->gap_ms / (double)b->steps);
+                b->gap_ms / st);
+        SP_INFO("vulkan: host per step: %.3f ms in train_step (%.3f waiting on fences, %.3f reading timestamps, "
+                "%.3f in vkQueueSubmit, %.1f waits and %.1f submissions per step), %.3f in take_loss, %.3f in "
+                "params_finite, %.3f in refine",
+                b->step_ms / st, ck->wait_ms / st, ck->query_ms / st, ck->submit_ms / st, ck->waits / st,
+                ck->submits / st, b->take_ms / st, b->finite_ms / st, b->ms[VS_REFINE] / st);
+        if (ck->dev_last > ck->dev_first) {
+            double span = (double)(ck->dev_last - ck->dev_first) * b->c.ts_period * 1e-6;
+            SP_INFO("vulkan: device per step: %.3f ms from the first to the last timestamp, %.3f inside timestamped "
+                    "command buffers, %.3f idle between them (%.3f of it from project+count's end to the sort's "
+                    "start: the wait for the pair count)",
+                    span / st, ck->dev_inside_ms / st, (span - ck->dev_inside_ms) / st, b->count_idle_ms / st);
+        }
+    }
     p->peak_bytes = b->c.peak_bytes;
     return 0;
 }
@@ -652,7 +721,7 @@ sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg) {
     if (!b->c.ts_period && cfg->profile) SP_WARN("vulkan: the device has no timestamps; profile rows stay 0");
     if (vk_cmd_init(&b->c, &b->ka) || vk_cmd_init(&b->c, &b->kb) || vk_cmd_init(&b->c, &b->kc[0]) ||
         vk_cmd_init(&b->c, &b->kc[1]) || vk_buf_ensure(&b->c, &b->rb, 64, 1) ||
-        vk_buf_ensure(&b->c, &b->ring, VK_LOSS_RING * 8, 1) || vk_ensure_gaussians(b, 1, 0) ||
+        vk_buf_ensure(&b->c, &b->ring, VK_LOSS_RING * 8, 1) || vk_buf_ensure(&b->c, &b->pargs, VK_PA_WORDS * 4, 0) || vk_ensure_gaussians(b, 1, 0) ||
         vk_ensure_image(b, 16, 16) || vk_ensure_pairs(b, 1024, 1)) {
         vk_destroy(&b->base);
         return NULL;

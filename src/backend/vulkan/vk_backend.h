@@ -11,9 +11,9 @@
 typedef struct {
     sp_backend base;
     vk_ctx c;
-    /* ka: project .. pair count; kb: emit_pairs, sort, tile_ranges (sized by the pair count); kc:
-     * rasterize .. adam, recorded while ka runs (two, so that recording one overlaps the other's
-     * previous step on the device) */
+    /* ka: project .. pair count; kc: emit_pairs .. adam of a training step, recorded while ka runs
+     * (two, so that recording one overlaps the other's previous step on the device); kb: the
+     * rest of a render, and the harness's single stages */
     vk_cmd ka, kb, kc[2];
     int kc_next;
     /* parameters: one buffer, regions [cap][3] means, [cap][3] log_scales, [cap][4] quats,
@@ -28,6 +28,7 @@ typedef struct {
     int64_t np, pair_cap;
     vk_buf key_hi[2], key_lo[2], val[2], pair_gid, sorted_gid, slots, hist;
     int cur; /* which of the ping-pong pair buffers holds the sorted pairs */
+    vk_buf pargs; /* sizes of sort and tile_ranges from the pair count, on the device (pair_args.comp) */
     vk_buf scan_tmp[4];
     /* per image */
     int pix_cap, tiles_cap;
@@ -52,7 +53,18 @@ typedef struct {
     double ms[VS_COUNT];
     long steps;
     double t_count, gap_ms; /* host: when the pair count was read; time from there to the submission */
+    /* where the wall time goes (profile): host time inside train_step, take_loss, params_finite;
+     * device ticks from project+count's end to the sort's start (the device waiting for the host
+     * after the pair count) */
+    double step_ms, take_ms, finite_ms, count_idle_ms;
+    uint64_t ka_end_of[2]; /* per kc: the end of the ka its last step followed */
 } vk_backend;
+
+/* Words of pargs (pair_args.comp): workgroups (x, y, 1) of the sort passes, of tile_ranges and of
+ * the four levels of the histogram scan; the pair count; the sort's chunk count; the element
+ * count of each scan level. */
+enum { VK_PA_SORT = 0, VK_PA_RANGES = 3, VK_PA_SCAN = 6, VK_PA_NP = 18, VK_PA_CHUNKS = 19, VK_PA_SCAN_N = 20,
+       VK_PA_WORDS = 24 };
 
 /* Parameter region offsets (floats) for the current capacity. */
 typedef struct {
@@ -71,6 +83,9 @@ void vk_cam_words(uint32_t w[32], const sp_camera *cam);
 /* Recording pieces (into an open command buffer). */
 int vk_rec_project(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degree);
 int vk_rec_count(vk_backend *b, vk_cmd *k, int n); /* emit_count + scan, pair total into rb */
+/* emit_pairs, sort, tile_ranges for n Gaussians: sized on the device from the pair count that
+ * vk_rec_count left (indirect dispatches), so it may be recorded before the count is known; the
+ * pair buffers must hold the count when it runs (b->pair_cap). */
 int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n);
 int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3]);
 int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint32_t ring_slot);

@@ -335,7 +335,7 @@ int vk_buf_ensure(vk_ctx *c, vk_buf *b, VkDeviceSize bytes, int host) {
     }
     VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = bytes,
                               .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     VK_TRY(vkCreateBuffer(c->dev, &bci, NULL, &b->buf), "vkCreateBuffer");
     VkMemoryRequirements req;
@@ -438,17 +438,30 @@ void vk_cmd_free(vk_ctx *c, vk_cmd *k) {
 
 int vk_cmd_wait(vk_ctx *c, vk_cmd *k, double *ms) {
     if (!k->pending) return 0;
+    double t0 = sp_now();
     VkResult r = vkWaitForFences(c->dev, 1, &k->fence, VK_TRUE, UINT64_MAX);
+    c->clk.wait_ms += 1e3 * (sp_now() - t0);
+    c->clk.waits++;
     k->pending = 0;
     if (r != VK_SUCCESS) return vk_fail(r, "vkWaitForFences (device lost?)");
     vkResetFences(c->dev, 1, &k->fence);
     if (ms && k->nstamps > 1) {
         uint64_t t[VK_MAX_STAMPS];
+        double tq = sp_now();
         r = vkGetQueryPoolResults(c->dev, k->qpool, 0, (uint32_t)k->nstamps, sizeof t, t, sizeof(uint64_t),
                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-        if (r == VK_SUCCESS)
+        c->clk.query_ms += 1e3 * (sp_now() - tq); /* lavapipe waits here for the whole queue */
+        if (r == VK_SUCCESS) {
             for (int i = 1; i < k->nstamps; i++)
                 if (t[i] >= t[i - 1]) ms[k->stamp_stage[i]] += (double)(t[i] - t[i - 1]) * c->ts_period * 1e-6;
+            k->t_begin = t[0], k->t_end = t[k->nstamps - 1];
+            if (k->t_end >= k->t_begin) {
+                vk_clock *ck = &c->clk;
+                if (!ck->dev_last || k->t_begin < ck->dev_first) ck->dev_first = k->t_begin;
+                if (k->t_end > ck->dev_last) ck->dev_last = k->t_end;
+                ck->dev_inside_ms += (double)(k->t_end - k->t_begin) * c->ts_period * 1e-6;
+            }
+        }
     }
     k->nstamps = 0;
     return 0;
@@ -458,9 +471,10 @@ static void full_barrier(VkCommandBuffer cb) {
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                                           VK_ACCESS_INDIRECT_COMMAND_READ_BIT};
     VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    vkCmdPipelineBarrier(cb, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
+    vkCmdPipelineBarrier(cb, st, st | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
 int vk_cmd_begin(vk_ctx *c, vk_cmd *k, double *ms, int profile) {
@@ -499,7 +513,10 @@ int vk_cmd_submit(vk_ctx *c, vk_cmd *k) {
     k->recording = 0;
     VK_TRY(vkEndCommandBuffer(k->cb), "vkEndCommandBuffer");
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &k->cb};
+    double t0 = sp_now();
     VK_TRY(vkQueueSubmit(c->queue, 1, &si, k->fence), "vkQueueSubmit");
+    c->clk.submit_ms += 1e3 * (sp_now() - t0);
+    c->clk.submits++;
     k->pending = 1;
     return 0;
 }
@@ -552,15 +569,29 @@ static int descriptor_set(vk_ctx *c, vk_cmd *k, vk_buf *const *bufs, int nbufs, 
     return write_set(c, k->pool, key, set);
 }
 
-int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
-                uint32_t groups) {
-    if (groups == 0) return 0;
+/* Pipeline, descriptor set and push constants of a dispatch. */
+static int bind(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words) {
     if (!c->pipe[pipe]) return sp_error("vulkan: shader %s is not available on this device", vk_shaders[pipe].name);
     VkDescriptorSet set;
     if (descriptor_set(c, k, bufs, nbufs, &set)) return -1;
     vkCmdBindPipeline(k->cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipe[pipe]);
     vkCmdBindDescriptorSets(k->cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->playout, 0, 1, &set, 0, NULL);
     vkCmdPushConstants(k->cb, c->playout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, words);
+    return 0;
+}
+
+int vk_dispatch_indirect(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
+                         vk_buf *args, VkDeviceSize at) {
+    if (bind(c, k, pipe, bufs, nbufs, words)) return -1;
+    vkCmdDispatchIndirect(k->cb, args->buf, at);
+    full_barrier(k->cb);
+    return 0;
+}
+
+int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
+                uint32_t groups) {
+    if (groups == 0) return 0;
+    if (bind(c, k, pipe, bufs, nbufs, words)) return -1;
     uint32_t gx = groups, gy = 1;
     if (groups > c->max_wg_count) {
         gx = 32768;

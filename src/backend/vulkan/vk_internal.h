@@ -17,7 +17,7 @@ enum {
     VP_PROJECT, VP_EMIT_COUNT, VP_EMIT_PAIRS, VP_SCAN_BLOCK, VP_SCAN_ADD, VP_SORT_HIST, VP_SORT_SCATTER,
     VP_TILE_RANGES, VP_RASTERIZE, VP_BACKWARD_NATIVE, VP_BACKWARD_CAS, VP_GRAD_GATHER, VP_PROJECT_BACK,
     VP_ADAM, VP_LOSS_TARGET, VP_LOSS_SSIM, VP_LOSS_GRAD, VP_REDUCE,
-    VP_REFINE_GATHER, VP_COUNT
+    VP_REFINE_GATHER, VP_FINITE, VP_PAIR_ARGS, VP_COUNT
 };
 
 /* Embedded SPIR-V (shaders.c, generated at build time). */
@@ -54,7 +54,19 @@ typedef struct {
     int recording;
     int nstamps;
     int stamp_stage[VK_MAX_STAMPS]; /* stage that ends at stamp k (k >= 1) */
+    uint64_t t_begin, t_end;        /* device ticks of the first and last stamp of the last harvest */
 } vk_cmd;
+
+/* Where a run's time goes, for the profile (vk_cmd_wait and vk_cmd_submit add to it): host time
+ * in fence waits and submissions, and the device's span from the first to the last timestamp
+ * against the time inside timestamped command buffers (the rest is the device idling between
+ * them). */
+typedef struct {
+    double wait_ms, submit_ms, query_ms; /* query_ms: reading timestamps (profile only) */
+    long waits, submits;
+    uint64_t dev_first, dev_last; /* ticks; dev_last == 0: nothing timestamped yet */
+    double dev_inside_ms;
+} vk_clock;
 
 /* Descriptor sets kept from step to step, one per distinct list of bound buffers (all shaders
  * share one set layout): a step's dispatches find theirs by lookup instead of allocating and
@@ -89,6 +101,7 @@ typedef struct {
     VkDescriptorPool set_pool;
     vk_set_entry *sets; /* VK_SET_SLOTS */
     int nsets;
+    vk_clock clk;
 } vk_ctx;
 
 /* Context: creates instance and device (cfg->device picks among suitable devices, best first).
@@ -115,6 +128,10 @@ int vk_cmd_submit(vk_ctx *c, vk_cmd *k);
  * workgroups (spread over y beyond the x limit; shaders bound-check), then a full barrier. */
 int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
                 uint32_t groups);
+/* The same with the workgroup counts read on the device from args at byte offset `at` (three
+ * uint words, written by an earlier dispatch). */
+int vk_dispatch_indirect(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
+                         vk_buf *args, VkDeviceSize at);
 void vk_fill(vk_cmd *k, vk_buf *b, VkDeviceSize off, VkDeviceSize bytes, uint32_t value);
 void vk_copy(vk_cmd *k, vk_buf *src, VkDeviceSize soff, vk_buf *dst, VkDeviceSize doff, VkDeviceSize bytes);
 /* Timestamp closing stage `stage` (no-op without profiling). */

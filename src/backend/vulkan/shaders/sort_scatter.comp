@@ -7,7 +7,8 @@
 // are found with 9 ballots (one per bit of the digit, 256 meaning no key) and ranked by counting
 // the lower lanes among them; the subgroups then take and advance their digits' bases in order.
 // Any power-of-two subgroup size up to 128 works.
-// Args: count, shift, groups, which word holds the digit (0 lo, 1 hi).
+// The key count and the chunk count come from args (pair_args.comp: words 18, 19).
+// Args: -, shift, -, which word holds the digit (0 lo, 1 hi).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
@@ -19,12 +20,14 @@ layout(std430, binding = 3) writeonly buffer B3 { uint out_lo[]; };
 layout(std430, binding = 4) writeonly buffer B4 { uint out_hi[]; };
 layout(std430, binding = 5) writeonly buffer B5 { uint out_val[]; };
 layout(std430, binding = 6) readonly buffer B6 { uint hist[]; };
+layout(std430, binding = 7) readonly buffer B7 { uint args[]; };
 
 shared uint s_base[256];
 
 void main() {
     uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
-    uint n = pc.u[ARG(0)], shift = pc.u[ARG(1)], groups = pc.u[ARG(2)], which = pc.u[ARG(3)];
+    uint n = args[18], shift = pc.u[ARG(1)], groups = args[19], which = pc.u[ARG(3)];
+    if (wg >= groups) return; // padding of a dispatch spread over y (the whole workgroup)
     uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
     uint lane_pos = sg * gl_SubgroupSize + gl_SubgroupInvocationID;
     s_base[t] = hist[t * groups + wg];
