@@ -294,7 +294,7 @@ int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degr
     w[29] = vk_f2u(0.5f * (float)cam->width);
     w[30] = vk_f2u(0.5f * (float)cam->height);
     vk_buf *bufs[] = {&b->P, &b->rect, &b->clamped, &b->pgrad, &b->Gr, &b->st_accum, &b->st_count, &b->st_maxr, &b->radius};
-    if (vk_dispatch(&b->c, k, VP_PROJECT_BACK, bufs, 9, w, vk_groups(b->n, VK_WG))) return -1;
+    if (vk_dispatch(&b->c, k, VP_PROJECT_BACK, bufs, 9, w, vk_groups(b->n, VK_PB_WG))) return -1;
     vk_stamp(&b->c, k, VS_PROJECT_BACK);
     return 0;
 }

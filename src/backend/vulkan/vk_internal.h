@@ -29,7 +29,8 @@ typedef struct {
 extern const vk_spirv vk_shaders[VP_COUNT];
 
 #define VK_MAX_BINDINGS 12
-#define VK_WG 256            /* workgroup size of every shader */
+#define VK_WG 256            /* workgroup size of every shader but project_back */
+#define VK_PB_WG 64          /* project_back's (shaders/project_back.comp: SH staged in shared memory) */
 #define VK_CHUNK (4 * VK_WG) /* elements per workgroup in scan and sort */
 
 /* Profiling rows (DESIGN.md names). */

@@ -1,10 +1,14 @@
 // common.glsl — what every compute shader of the Vulkan backend shares: the push-constant words
-// (camera in words 0-19, stage arguments from word 20) and the workgroup size.
+// (camera in words 0-19, stage arguments from word 20) and the workgroup size (256 invocations;
+// a shader that defines WG before including this file sets its own, and the host dispatches it
+// with that size).
 // Push constants are 32 raw words; floats are read with uintBitsToFloat so that every shader
 // and the host (vk_internal.h) agree on one layout.
 #extension GL_GOOGLE_include_directive : require
 
+#ifndef WG
 #define WG 256
+#endif
 layout(local_size_x = WG) in;
 
 layout(push_constant) uniform PC { uint u[32]; } pc;
