@@ -7,7 +7,8 @@
 // no lane blended it, and positions past the subgroup's largest n_contrib altogether.
 // Fast mode: the lanes holding the totals add them to the Gaussian's gradient with one float
 // atomic each (native, or a compare-and-swap loop when built with CAS_ATOMICS); the subgroups of
-// a workgroup run independently between batch loads. Deterministic mode: the subgroup totals go
+// a workgroup run independently between batch loads. Invocations sit in the tile in Morton order
+// (tile_pixel), so a subgroup covers a compact rectangle and skips more splats. Deterministic mode: the subgroup totals go
 // to shared memory and, per sub-batch, are summed in subgroup order into the pair's own slot
 // (slots[pair][9], summed per Gaussian in a fixed order by grad_gather.comp).
 // Args: bg r, g, b, deterministic.
@@ -71,7 +72,7 @@ void put_slot(uint o, float v) {
 // This pixel's share of splat lj's gradient (zero where it does not blend it), stepping T and B
 // (colour behind) past it. Returns whether it blended.
 bool splat_grad(int lj, bool cand, float fx, float fy, vec3 G, inout float T, inout vec3 B, inout float d[9]) {
-    for (int c = 0; c < 9; c++) d[c] = 0.0;
+    [[unroll]] for (int c = 0; c < 9; c++) d[c] = 0.0;
     if (!cand) return false;
     vec4 g = s_xyab[lj], h = s_cop[lj];
     float dx = g.x - fx, dy = g.y - fy;
@@ -101,7 +102,8 @@ bool splat_grad(int lj, bool cand, float fx, float fy, vec3 G, inout float T, in
 void main() {
     uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
     int tx = int(tile) % TILES_X, ty = int(tile) / TILES_X;
-    int px = tx * 16 + int(t % 16u), py = ty * 16 + int(t / 16u);
+    ivec2 lp = tile_pixel(t); // a subgroup covers a compact rectangle of the tile
+    int px = tx * 16 + lp.x, py = ty * 16 + lp.y;
     bool inside = px < CAM_W && py < CAM_H;
     float fx = float(px) + 0.5, fy = float(py) + 0.5;
     uint start = range[2 * tile];
@@ -151,7 +153,7 @@ void main() {
                 reduce9(d, gl_SubgroupInvocationID, gl_SubgroupSize);
                 if (own.emit) {
                     uint o = s_id[lj] * 9u + uint(own.base);
-                    for (int i = 0; i < 9; i++)
+                    [[unroll]] for (int i = 0; i < 9; i++)
                         if (i < own.n) add_grad(o + uint(i), d[i]);
                 }
             }
@@ -171,7 +173,7 @@ void main() {
                 if (hit) reduce9(d, gl_SubgroupInvocationID, gl_SubgroupSize);
                 if (own.emit) {
                     uint at = uint(q * 9 + own.base) * nsg + sg;
-                    for (int i = 0; i < 9; i++)
+                    [[unroll]] for (int i = 0; i < 9; i++)
                         if (i < own.n) s_part[at + uint(i) * nsg] = hit ? d[i] : 0.0;
                 }
             }
