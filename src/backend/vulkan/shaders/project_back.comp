@@ -31,7 +31,7 @@ uint g_sh; // this invocation's slot in s_sh
 #include "shmath.glsl"
 
 void sh_put(int k, vec3 v) {
-    for (int ch = 0; ch < 3; ch++) s_sh[g_sh + 3 * k + ch] = v[ch];
+    [[unroll]] for (int ch = 0; ch < 3; ch++) s_sh[g_sh + 3 * k + ch] = v[ch];
 }
 
 // Coefficient k with basis value bk and basis gradient dbk (w.r.t. the direction): its own
@@ -115,20 +115,20 @@ void back_one(uint i, int K, int degree) {
         float Gm[4] = float[4](da, 0.5 * db, 0.5 * db, dc);
         float Sf[9] = float[9](g.S[0], g.S[1], g.S[2], g.S[1], g.S[3], g.S[4], g.S[2], g.S[4], g.S[5]);
         float TS[6], dT[6], GT[6], dS[9], dM[9], dR[9];
-        for (int r = 0; r < 2; r++)
-            for (int k = 0; k < 3; k++) TS[r * 3 + k] = g.T[r * 3 + 0] * Sf[0 * 3 + k] + g.T[r * 3 + 1] * Sf[1 * 3 + k] + g.T[r * 3 + 2] * Sf[2 * 3 + k];
-        for (int r = 0; r < 2; r++)
-            for (int k = 0; k < 3; k++) dT[r * 3 + k] = 2.0 * (Gm[r * 2 + 0] * TS[0 * 3 + k] + Gm[r * 2 + 1] * TS[1 * 3 + k]);
-        for (int r = 0; r < 2; r++)
-            for (int k = 0; k < 3; k++) GT[r * 3 + k] = Gm[r * 2 + 0] * g.T[0 * 3 + k] + Gm[r * 2 + 1] * g.T[1 * 3 + k];
-        for (int ii = 0; ii < 3; ii++)
-            for (int j = 0; j < 3; j++) dS[ii * 3 + j] = g.T[0 * 3 + ii] * GT[0 * 3 + j] + g.T[1 * 3 + ii] * GT[1 * 3 + j];
-        for (int ii = 0; ii < 3; ii++)
-            for (int j = 0; j < 3; j++)
+        [[unroll]] for (int r = 0; r < 2; r++)
+            [[unroll]] for (int k = 0; k < 3; k++) TS[r * 3 + k] = g.T[r * 3 + 0] * Sf[0 * 3 + k] + g.T[r * 3 + 1] * Sf[1 * 3 + k] + g.T[r * 3 + 2] * Sf[2 * 3 + k];
+        [[unroll]] for (int r = 0; r < 2; r++)
+            [[unroll]] for (int k = 0; k < 3; k++) dT[r * 3 + k] = 2.0 * (Gm[r * 2 + 0] * TS[0 * 3 + k] + Gm[r * 2 + 1] * TS[1 * 3 + k]);
+        [[unroll]] for (int r = 0; r < 2; r++)
+            [[unroll]] for (int k = 0; k < 3; k++) GT[r * 3 + k] = Gm[r * 2 + 0] * g.T[0 * 3 + k] + Gm[r * 2 + 1] * g.T[1 * 3 + k];
+        [[unroll]] for (int ii = 0; ii < 3; ii++)
+            [[unroll]] for (int j = 0; j < 3; j++) dS[ii * 3 + j] = g.T[0 * 3 + ii] * GT[0 * 3 + j] + g.T[1 * 3 + ii] * GT[1 * 3 + j];
+        [[unroll]] for (int ii = 0; ii < 3; ii++)
+            [[unroll]] for (int j = 0; j < 3; j++)
                 dM[ii * 3 + j] = 2.0 * (dS[ii * 3 + 0] * g.M[j][0] + dS[ii * 3 + 1] * g.M[j][1] + dS[ii * 3 + 2] * g.M[j][2]);
-        for (int j = 0; j < 3; j++) {
+        [[unroll]] for (int j = 0; j < 3; j++) {
             float ds = 0.0;
-            for (int ii = 0; ii < 3; ii++) {
+            [[unroll]] for (int ii = 0; ii < 3; ii++) {
                 dR[ii * 3 + j] = dM[ii * 3 + j] * g.s[j];
                 ds += dM[ii * 3 + j] * g.Rq[j][ii];
             }
@@ -141,7 +141,7 @@ void back_one(uint i, int K, int degree) {
         dqn[2] = 2.0 * (-2.0 * y * dR[0] + x * dR[1] + w * dR[2] + x * dR[3] + zq * dR[5] - w * dR[6] + zq * dR[7] - 2.0 * y * dR[8]);
         dqn[3] = 2.0 * (-2.0 * zq * dR[0] - w * dR[1] + x * dR[2] + w * dR[3] - 2.0 * zq * dR[4] + y * dR[5] + x * dR[6] + y * dR[7]);
         float qd = dqn[0] * g.qn[0] + dqn[1] * g.qn[1] + dqn[2] * g.qn[2] + dqn[3] * g.qn[3];
-        for (int k = 0; k < 4; k++) dq[k] += (dqn[k] - g.qn[k] * qd) / g.qlen;
+        [[unroll]] for (int k = 0; k < 4; k++) dq[k] += (dqn[k] - g.qn[k] * qd) / g.qlen;
         float dJ00 = dT[0] * R[0] + dT[1] * R[1] + dT[2] * R[2];
         float dJ02 = dT[0] * R[6] + dT[1] * R[7] + dT[2] * R[8];
         float dJ11 = dT[3] * R[3] + dT[4] * R[4] + dT[5] * R[5];
@@ -151,9 +151,9 @@ void back_one(uint i, int K, int degree) {
         float dtx = -fx * iz2 * dJ02, dty = -fy * iz2 * dJ12;
         if (g.cu) dp[2] += g.u * dtx; else dp[0] += dtx;
         if (g.cv) dp[2] += g.v * dty; else dp[1] += dty;
-        for (int k = 0; k < 3; k++) dm[k] += R[0 * 3 + k] * dp[0] + R[1 * 3 + k] * dp[1] + R[2 * 3 + k] * dp[2];
+        [[unroll]] for (int k = 0; k < 3; k++) dm[k] += R[0 * 3 + k] * dp[0] + R[1 * 3 + k] * dp[1] + R[2 * 3 + k] * dp[2];
         vec3 gc;
-        for (int ch = 0; ch < 3; ch++) gc[ch] = clamped[3 * i + ch] != 0u ? 0.0 : dcol[ch];
+        [[unroll]] for (int ch = 0; ch < 3; ch++) gc[ch] = clamped[3 * i + ch] != 0u ? 0.0 : dcol[ch];
         vec3 d = m - cam_C();
         float dl = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
         if (dl > 0.0) d /= dl;
@@ -170,8 +170,8 @@ void back_one(uint i, int K, int degree) {
             if (radius[i] > max_radius[i]) max_radius[i] = radius[i];
         }
     }
-    for (int k = 0; k < 3; k++) { Gr[om + k] = dm[k]; Gr[ol + k] = dls[k]; }
-    for (int k = 0; k < 4; k++) Gr[oq + k] = dq[k];
+    [[unroll]] for (int k = 0; k < 3; k++) { Gr[om + k] = dm[k]; Gr[ol + k] = dls[k]; }
+    [[unroll]] for (int k = 0; k < 4; k++) Gr[oq + k] = dq[k];
     Gr[oo] = dlogit;
     if (!wrote_sh)
         for (int k = 0; k < K; k++) sh_put(k, vec3(0.0));
