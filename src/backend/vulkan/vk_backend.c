@@ -270,7 +270,7 @@ int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float 
     /* the whole capacity: a training step records this before the pair count is known */
     if (det) vk_fill(k, &b->slots, 0, (VkDeviceSize)b->pair_cap * 9 * 4, 0);
     else vk_fill(k, &b->pgrad, 0, (VkDeviceSize)n * 9 * 4, 0);
-    int pipe = c->float_atomics && !b->base.cfg.cas_atomics ? VP_BACKWARD_NATIVE : VP_BACKWARD_CAS;
+    int pipe = det ? VP_BACKWARD_DET : c->float_atomics && !b->base.cfg.cas_atomics ? VP_BACKWARD_NATIVE : VP_BACKWARD_CAS;
     vk_buf *bufs[] = {&b->range,   &b->sorted_gid, &b->mean2d, &b->conic, &b->opac, &b->color,
                       &b->final_T, &b->n_contrib,  &b->dl_drgb, &b->val[b->cur], det ? &b->slots : &b->pgrad};
     if (vk_dispatch(c, k, pipe, bufs, 11, w, w[18] * w[19])) return -1;
