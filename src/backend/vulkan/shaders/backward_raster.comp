@@ -42,8 +42,8 @@ layout(std430, binding = 10) buffer B10 { uint out_u[]; };
 layout(std430, binding = 10) buffer B10 { float out_f[]; };
 #endif
 
-shared vec4 s_xyab[WG]; // x, y, q.x, q.y (splat_q)
-shared vec4 s_cop[WG];  // q.z, opacity, pmin log2(e), -
+shared vec4 s_xyab[WG]; // x, y, a, b
+shared vec4 s_cop[WG];  // c, opacity, pmin, -
 shared vec3 s_col[WG];
 shared vec2 s_box[WG]; // splat_half_box
 shared uint s_id[WG];
@@ -83,9 +83,9 @@ bool splat_grad(int lj, bool cand, float fx, float fy, vec3 G, inout float T, in
     if (!cand) return false;
     vec4 g = s_xyab[lj], h = s_cop[lj];
     float dx = g.x - fx, dy = g.y - fy;
-    float p2 = splat_power2(vec3(g.z, g.w, h.x), dx, dy); // as rasterize.comp decides
-    if (p2 < h.z || p2 > 0.0) return false;
-    float e = exp2(p2);
+    float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
+    if (power < h.z || power > 0.0) return false;
+    float e = exp(power);
     float al = min(h.y * e, 0.99);
     if (al < 1.0 / 255.0) return false;
     vec3 col = s_col[lj];
@@ -101,9 +101,8 @@ bool splat_grad(int lj, bool cand, float fx, float fy, vec3 G, inout float T, in
     d[2] = dpow * -0.5 * dx * dx;
     d[3] = dpow * -(dx * dy);
     d[4] = dpow * -0.5 * dy * dy;
-    float dq = dpow * SPLAT_LN2; // -(a dx + b dy) = (2 q.x dx + q.y dy) ln 2, likewise for y
-    d[0] = dq * (2.0 * g.z * dx + g.w * dy);
-    d[1] = dq * (g.w * dx + 2.0 * h.x * dy);
+    d[0] = dpow * -(g.z * dx + g.w * dy);
+    d[1] = dpow * -(g.w * dx + h.x * dy);
     return true;
 }
 
@@ -143,10 +142,9 @@ void main() {
             uint id = sorted_gid[start + k];
             float op = opac[id];
             s_id[t] = id;
-            vec3 q = splat_q(conic[3 * id], conic[3 * id + 1], conic[3 * id + 2]);
-            s_xyab[t] = vec4(mean2d[2 * id], mean2d[2 * id + 1], q.x, q.y);
+            s_xyab[t] = vec4(mean2d[2 * id], mean2d[2 * id + 1], conic[3 * id], conic[3 * id + 1]);
             float pmin = op > 0.0 ? -log(255.0 * op) - 1e-3 : -1e30;
-            s_cop[t] = vec4(q.z, op, pmin * SPLAT_LOG2E, 0.0);
+            s_cop[t] = vec4(conic[3 * id + 2], op, pmin, 0.0);
             s_box[t] = splat_half_box(conic[3 * id], conic[3 * id + 1], conic[3 * id + 2], pmin);
             s_col[t] = vec3(color[3 * id], color[3 * id + 1], color[3 * id + 2]);
         }

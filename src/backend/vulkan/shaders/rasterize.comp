@@ -19,8 +19,8 @@ layout(std430, binding = 6) writeonly buffer B6 { float rgb[]; };
 layout(std430, binding = 7) writeonly buffer B7 { float final_T[]; };
 layout(std430, binding = 8) writeonly buffer B8 { int n_contrib[]; };
 
-shared vec4 s_xyab[WG];  // x, y, q.x, q.y (splat_q)
-shared vec4 s_cop[WG];   // q.z, opacity, pmin log2(e), -
+shared vec4 s_xyab[WG];  // x, y, a, b
+shared vec4 s_cop[WG];   // c, opacity, pmin, -
 shared vec3 s_col[WG];
 shared vec2 s_box[WG]; // splat_half_box
 shared uint s_done;
@@ -47,10 +47,9 @@ void main() {
         if (k < end) {
             uint id = sorted_gid[k];
             float op = opac[id];
-            vec3 q = splat_q(conic[3 * id], conic[3 * id + 1], conic[3 * id + 2]);
-            s_xyab[t] = vec4(mean2d[2 * id], mean2d[2 * id + 1], q.x, q.y);
+            s_xyab[t] = vec4(mean2d[2 * id], mean2d[2 * id + 1], conic[3 * id], conic[3 * id + 1]);
             float pmin = op > 0.0 ? -log(255.0 * op) - 1e-3 : -1e30;
-            s_cop[t] = vec4(q.z, op, pmin * SPLAT_LOG2E, 0.0);
+            s_cop[t] = vec4(conic[3 * id + 2], op, pmin, 0.0);
             s_box[t] = splat_half_box(conic[3 * id], conic[3 * id + 1], conic[3 * id + 2], pmin);
             s_col[t] = vec3(color[3 * id], color[3 * id + 1], color[3 * id + 2]);
         }
@@ -61,9 +60,9 @@ void main() {
             float dx = g.x - fx, dy = g.y - fy;
             vec2 hb = s_box[j];
             if (!subgroupAny(abs(dx) <= hb.x && abs(dy) <= hb.y)) continue;
-            float p2 = splat_power2(vec3(g.z, g.w, h.x), dx, dy);
-            if (p2 < h.z || p2 > 0.0) continue;
-            float al = min(h.y * exp2(p2), 0.99);
+            float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
+            if (power < h.z || power > 0.0) continue;
+            float al = min(h.y * exp(power), 0.99);
             if (al < 1.0 / 255.0) continue;
             float Tn = T * (1.0 - al);
             if (Tn < 1e-4) {
