@@ -8,7 +8,7 @@
 // consecutive invocations touch consecutive floats of device memory (coalesced), and each
 // invocation's slot (stride 3K + 1, so that the slots start in different banks) holds its
 // coefficients until their gradients overwrite them. The host dispatches WG (64) Gaussians per
-// workgroup: 64 slots of at most 49 floats are 12.5 KiB.
+// workgroup: 64 slots of at most 49 floats are 12.25 KiB.
 // Args: n, K, degree, offsets of means, log_scales, quats, opacity, sh; collect, w/2, h/2.
 #define WG 64
 #include "common.glsl"
