@@ -177,16 +177,30 @@ void back_one(uint i, int K, int degree) {
         for (int k = 0; k < K; k++) sh_put(k, vec3(0.0));
 }
 
+// Float e of the workgroup's span is coefficient float e % per of its Gaussian e / per, at
+// (e / per) * stride + e % per in s_sh. An invocation visits e = t, t + WG, ..: its row and column
+// advance by WG / per and WG % per each time (no division in the loop).
+void stage_sh(bool in_, uint t, uint count, uint per, uint base) {
+    uint stride = per + 1u, row = t / per, col = t % per, drow = uint(WG) / per, dcol = uint(WG) % per;
+    for (uint e = t; e < count; e += WG) {
+        if (in_) s_sh[row * stride + col] = P[base + e];
+        else Gr[base + e] = s_sh[row * stride + col];
+        row += drow;
+        col += dcol;
+        if (col >= per) { col -= per; row++; }
+    }
+}
+
 void main() {
     uint t = gl_LocalInvocationID.x, i = gid(), i0 = i - t;
     int n = pi(ARG(0)), K = pi(ARG(1)), degree = pi(ARG(2));
-    uint per = 3u * uint(K), stride = per + 1u;
+    uint per = 3u * uint(K);
     uint count = i0 < uint(n) ? min(uint(WG), uint(n) - i0) * per : 0u; // this workgroup's SH floats
     uint base = pc.u[ARG(7)] + i0 * per;
-    for (uint e = t; e < count; e += WG) s_sh[(e / per) * stride + e % per] = P[base + e];
+    stage_sh(true, t, count, per, base);
     barrier();
-    g_sh = t * stride;
+    g_sh = t * (per + 1u);
     if (i < uint(n)) back_one(i, K, degree);
     barrier();
-    for (uint e = t; e < count; e += WG) Gr[base + e] = s_sh[(e / per) * stride + e % per];
+    stage_sh(false, t, count, per, base);
 }
