@@ -69,7 +69,7 @@ ifeq ($(VULKAN),1)
 CFLAGS  += -DSPLAT_HAVE_VULKAN=1 $(VULKAN_CFLAGS)
 LDLIBS  += $(VULKAN_LIBS)
 VK_SPV  := $(patsubst $(VK_DIR)/%.comp,$(BUILD)/shaders/%.spv.h,$(wildcard $(VK_DIR)/*.comp)) \
-           $(BUILD)/shaders/backward_raster_cas.spv.h
+           $(BUILD)/shaders/backward_raster_cas.spv.h $(BUILD)/shaders/backward_raster_det.spv.h
 GLSLFLAGS ?= --target-env=vulkan1.1 -O
 $(BUILD)/shaders/%.spv.h: $(VK_DIR)/%.comp $(wildcard $(VK_DIR)/*.glsl)
 	@mkdir -p $(@D)
@@ -77,6 +77,9 @@ $(BUILD)/shaders/%.spv.h: $(VK_DIR)/%.comp $(wildcard $(VK_DIR)/*.glsl)
 $(BUILD)/shaders/backward_raster_cas.spv.h: $(VK_DIR)/backward_raster.comp $(wildcard $(VK_DIR)/*.glsl)
 	@mkdir -p $(@D)
 	$(GLSLC) $(GLSLFLAGS) -DCAS_ATOMICS -mfmt=c -o $@ $<
+$(BUILD)/shaders/backward_raster_det.spv.h: $(VK_DIR)/backward_raster.comp $(wildcard $(VK_DIR)/*.glsl)
+	@mkdir -p $(@D)
+	$(GLSLC) $(GLSLFLAGS) -DDETERMINISTIC -mfmt=c -o $@ $<
 $(BUILD)/obj/src/backend/vulkan/shaders.o: $(VK_SPV)
 $(BUILD)/obj/src/backend/vulkan/shaders.o: CFLAGS += -I$(BUILD)/shaders
 else

@@ -36,6 +36,9 @@ static const uint32_t spv_backward_raster[] =
 static const uint32_t spv_backward_raster_cas[] =
 #include "backward_raster_cas.spv.h"
     ;
+static const uint32_t spv_backward_raster_det[] =
+#include "backward_raster_det.spv.h"
+    ;
 static const uint32_t spv_grad_gather[] =
 #include "grad_gather.spv.h"
     ;
@@ -71,7 +74,7 @@ static const uint32_t spv_pair_args[] =
 const vk_spirv vk_shaders[VP_COUNT] = {
     S(project),      S(emit_count),      S(emit_pairs),  S(scan_block),  S(scan_add),
     S(sort_hist),    S(sort_scatter),    S(tile_ranges), S(rasterize),   S(backward_raster),
-    S(backward_raster_cas), S(grad_gather), S(project_back), S(adam),    S(loss_target),
+    S(backward_raster_cas), S(backward_raster_det), S(grad_gather), S(project_back), S(adam),    S(loss_target),
     S(loss_ssim),    S(loss_grad),       S(reduce),
     S(refine_gather), S(finite), S(pair_args),
 };

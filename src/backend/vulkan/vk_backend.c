@@ -292,7 +292,7 @@ int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float 
     /* the whole capacity: a training step records this before the pair count is known */
     if (det) vk_fill(k, &b->slots, 0, (VkDeviceSize)b->pair_cap * 9 * 4, 0);
     else vk_fill(k, &b->pgrad, 0, (VkDeviceSize)n * 9 * 4, 0);
-    int pipe = c->float_atomics && !b->base.cfg.cas_atomics ? VP_BACKWARD_NATIVE : VP_BACKWARD_CAS;
+    int pipe = det ? VP_BACKWARD_DET : c->float_atomics && !b->base.cfg.cas_atomics ? VP_BACKWARD_NATIVE : VP_BACKWARD_CAS;
     vk_buf *bufs[] = {&b->range,   &b->sorted_gid, &b->mean2d, &b->conic, &b->opac, &b->color,
                       &b->final_T, &b->n_contrib,  &b->dl_drgb, &b->val[b->cur], det ? &b->slots : &b->pgrad};
     if (vk_dispatch(c, k, pipe, bufs, 11, w, w[18] * w[19])) return -1;
@@ -316,7 +316,7 @@ int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degr
     w[29] = vk_f2u(0.5f * (float)cam->width);
     w[30] = vk_f2u(0.5f * (float)cam->height);
     vk_buf *bufs[] = {&b->P, &b->rect, &b->clamped, &b->pgrad, &b->Gr, &b->st_accum, &b->st_count, &b->st_maxr, &b->radius};
-    if (vk_dispatch(&b->c, k, VP_PROJECT_BACK, bufs, 9, w, vk_groups(b->n, VK_WG))) return -1;
+    if (vk_dispatch(&b->c, k, VP_PROJECT_BACK, bufs, 9, w, vk_groups(b->n, VK_PB_WG))) return -1;
     vk_stamp(&b->c, k, VS_PROJECT_BACK);
     return 0;
 }

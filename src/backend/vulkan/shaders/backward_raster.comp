@@ -5,17 +5,21 @@
 // lanes' 9 gradient values (mean2d 2, conic 3, opacity, colour 3) with a reduce-scatter
 // (reduce9.glsl: about 12 shuffles at 32 lanes instead of 9 full sums), skipping the splat when
 // no lane blended it, and positions past the subgroup's largest n_contrib altogether.
+// Invocations sit in the tile in Morton order (tile_pixel), so a subgroup covers a compact
+// rectangle and skips more splats.
 // Fast mode: the lanes holding the totals add them to the Gaussian's gradient with one float
 // atomic each (native, or a compare-and-swap loop when built with CAS_ATOMICS); the subgroups of
-// a workgroup run independently between batch loads. Deterministic mode: the subgroup totals go
-// to shared memory and, per sub-batch, are summed in subgroup order into the pair's own slot
-// (slots[pair][9], summed per Gaussian in a fixed order by grad_gather.comp).
-// Args: bg r, g, b, deterministic.
+// a workgroup run independently between batch loads. Deterministic mode (built with
+// DETERMINISTIC, a pipeline of its own, so that the fast one carries neither its code nor its
+// 16 KiB of shared memory): the subgroup totals go to shared memory and, per sub-batch, are
+// summed in subgroup order into the pair's own slot (slots[pair][9], summed per Gaussian in a
+// fixed order by grad_gather.comp); no atomics.
+// Args: bg r, g, b, deterministic (the host's flag; the variant decides).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_vote : require
 #extension GL_KHR_shader_subgroup_shuffle : require
-#ifndef CAS_ATOMICS
+#if !defined(CAS_ATOMICS) && !defined(DETERMINISTIC)
 #extension GL_EXT_shader_atomic_float : require
 #endif
 #include "common.glsl"
@@ -38,15 +42,18 @@ layout(std430, binding = 10) buffer B10 { uint out_u[]; };
 layout(std430, binding = 10) buffer B10 { float out_f[]; };
 #endif
 
-#define PART 4096 /* floats of subgroup totals (deterministic mode): sub-batches of PART / (9 subgroups) splats */
-shared vec4 s_xyab[WG];
-shared vec4 s_cop[WG];
+shared vec4 s_xyab[WG]; // x, y, a, b
+shared vec4 s_cop[WG];  // c, opacity, pmin, -
 shared vec3 s_col[WG];
 shared vec2 s_box[WG]; // splat_half_box
 shared uint s_id[WG];
-shared float s_part[PART];
 shared int s_maxc;
+#ifdef DETERMINISTIC
+#define PART 4096 /* floats of subgroup totals: sub-batches of PART / (9 subgroups) splats */
+shared float s_part[PART];
+#endif
 
+#ifndef DETERMINISTIC
 void add_grad(uint o, float v) {
     if (v == 0.0) return;
 #ifdef CAS_ATOMICS
@@ -59,7 +66,7 @@ void add_grad(uint o, float v) {
     atomicAdd(out_f[o], v);
 #endif
 }
-
+#else
 void put_slot(uint o, float v) {
 #ifdef CAS_ATOMICS
     out_u[o] = floatBitsToUint(v);
@@ -67,11 +74,12 @@ void put_slot(uint o, float v) {
     out_f[o] = v;
 #endif
 }
+#endif
 
 // This pixel's share of splat lj's gradient (zero where it does not blend it), stepping T and B
 // (colour behind) past it. Returns whether it blended.
 bool splat_grad(int lj, bool cand, float fx, float fy, vec3 G, inout float T, inout vec3 B, inout float d[9]) {
-    for (int c = 0; c < 9; c++) d[c] = 0.0;
+    [[unroll]] for (int c = 0; c < 9; c++) d[c] = 0.0;
     if (!cand) return false;
     vec4 g = s_xyab[lj], h = s_cop[lj];
     float dx = g.x - fx, dy = g.y - fy;
@@ -101,12 +109,12 @@ bool splat_grad(int lj, bool cand, float fx, float fy, vec3 G, inout float T, in
 void main() {
     uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
     int tx = int(tile) % TILES_X, ty = int(tile) / TILES_X;
-    int px = tx * 16 + int(t % 16u), py = ty * 16 + int(t / 16u);
+    ivec2 lp = tile_pixel(t); // a subgroup covers a compact rectangle of the tile
+    int px = tx * 16 + lp.x, py = ty * 16 + lp.y;
     bool inside = px < CAM_W && py < CAM_H;
     float fx = float(px) + 0.5, fy = float(py) + 0.5;
     uint start = range[2 * tile];
     vec3 bg = vec3(pf(ARG(0)), pf(ARG(1)), pf(ARG(2)));
-    bool det = pc.u[ARG(3)] != 0u;
     uint p = inside ? uint(py * CAM_W + px) : 0u;
     float T = inside ? final_T[p] : 1.0;
     int nc = inside ? n_contrib[p] : 0;
@@ -121,9 +129,11 @@ void main() {
     uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
     r9_owner own = r9_owner_of(gl_SubgroupInvocationID, gl_SubgroupSize);
     float d[9];
-    // deterministic sub-batches: at most WG / 9 splats, so that one invocation per (splat,
-    // component) sums the subgroups' totals, and the totals fit in s_part
-    int sub = det ? min(WG / 9, int(PART / (9u * nsg))) : WG;
+#ifdef DETERMINISTIC
+    // sub-batches of at most WG / 9 splats, so that one invocation per (splat, component) sums
+    // the subgroups' totals, and the totals fit in s_part
+    int sub = min(WG / 9, int(PART / (9u * nsg)));
+#endif
     for (int b1 = maxc; b1 > 0; b1 -= WG) { // batch of list positions [b0, b1)
         int b0 = max(b1 - WG, 0);
         barrier();
@@ -139,24 +149,23 @@ void main() {
             s_col[t] = vec3(color[3 * id], color[3 * id + 1], color[3 * id + 2]);
         }
         barrier();
-        if (!det) {
-            for (int j = min(b1, sgmax) - 1; j >= b0; j--) {
-                int lj = j - b0;
-                vec2 hb = s_box[lj];
-                vec4 g = s_xyab[lj];
-                bool cand = j < nc && abs(g.x - fx) <= hb.x && abs(g.y - fy) <= hb.y;
-                if (!subgroupAny(cand)) continue;
-                bool hit = splat_grad(lj, cand, fx, fy, G, T, B, d);
-                if (!subgroupAny(hit)) continue;
-                reduce9(d, gl_SubgroupInvocationID, gl_SubgroupSize);
-                if (own.emit) {
-                    uint o = s_id[lj] * 9u + uint(own.base);
-                    for (int i = 0; i < 9; i++)
-                        if (i < own.n) add_grad(o + uint(i), d[i]);
-                }
+#ifndef DETERMINISTIC
+        for (int j = min(b1, sgmax) - 1; j >= b0; j--) {
+            int lj = j - b0;
+            vec2 hb = s_box[lj];
+            vec4 g = s_xyab[lj];
+            bool cand = j < nc && abs(g.x - fx) <= hb.x && abs(g.y - fy) <= hb.y;
+            if (!subgroupAny(cand)) continue;
+            bool hit = splat_grad(lj, cand, fx, fy, G, T, B, d);
+            if (!subgroupAny(hit)) continue;
+            reduce9(d, gl_SubgroupInvocationID, gl_SubgroupSize);
+            if (own.emit) {
+                uint o = s_id[lj] * 9u + uint(own.base);
+                [[unroll]] for (int i = 0; i < 9; i++)
+                    if (i < own.n) add_grad(o + uint(i), d[i]);
             }
-            continue;
         }
+#else
         for (int jb = b1 - 1; jb >= b0; jb -= sub) { // sub-batch jb, jb - 1, .., jb - cnt + 1
             int cnt = min(sub, jb - b0 + 1);
             for (int q = 0; q < cnt; q++) {
@@ -171,7 +180,7 @@ void main() {
                 if (hit) reduce9(d, gl_SubgroupInvocationID, gl_SubgroupSize);
                 if (own.emit) {
                     uint at = uint(q * 9 + own.base) * nsg + sg;
-                    for (int i = 0; i < 9; i++)
+                    [[unroll]] for (int i = 0; i < 9; i++)
                         if (i < own.n) s_part[at + uint(i) * nsg] = hit ? d[i] : 0.0;
                 }
             }
@@ -184,5 +193,6 @@ void main() {
             }
             barrier();
         }
+#endif
     }
 }

@@ -1,10 +1,17 @@
 // common.glsl — what every compute shader of the Vulkan backend shares: the push-constant words
-// (camera in words 0-19, stage arguments from word 20) and the workgroup size.
+// (camera in words 0-19, stage arguments from word 20) and the workgroup size (256 invocations;
+// a shader that defines WG before including this file sets its own, and the host dispatches it
+// with that size).
 // Push constants are 32 raw words; floats are read with uintBitsToFloat so that every shader
 // and the host (vk_internal.h) agree on one layout.
 #extension GL_GOOGLE_include_directive : require
+// [[unroll]] on loops of a fixed count: unrolled in the SPIR-V itself, so that small arrays indexed
+// by the loop counter become registers on every driver (no indexed local memory).
+#extension GL_EXT_control_flow_attributes : require
 
+#ifndef WG
 #define WG 256
+#endif
 layout(local_size_x = WG) in;
 
 layout(push_constant) uniform PC { uint u[32]; } pc;
@@ -33,4 +40,16 @@ float fdiv(float a, float b) {
     precise float r = (a - p) - e;
     precise float res = q + r / b;
     return res;
+}
+
+// Where invocation t of a 16x16 tile's workgroup sits in the tile: Morton (Z) order, x from the
+// even bits of t, y from the odd ones. Any power-of-two run of consecutive invocations (a
+// subgroup of 4, 8, .., 128 lanes) then covers a compact rectangle (8x4 at 32 lanes, 8x8 at 64)
+// instead of a strip of rows, so fewer splats reach a subgroup at all and the per-subgroup skips
+// of rasterize and backward_raster fire more often. Which pixel an invocation gets changes
+// nothing else: per-pixel buffers are indexed by the pixel.
+ivec2 tile_pixel(uint t) {
+    uint x = (t & 1u) | ((t >> 1) & 2u) | ((t >> 2) & 4u) | ((t >> 3) & 8u);
+    uint y = ((t >> 1) & 1u) | ((t >> 2) & 2u) | ((t >> 3) & 4u) | ((t >> 4) & 8u);
+    return ivec2(x, y);
 }

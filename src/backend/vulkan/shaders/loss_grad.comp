@@ -32,24 +32,24 @@ void main() {
             int xx = x0 - R + i % E, yy = y0 - R + i / E;
             bool in_img = xx >= 0 && xx < w && yy >= 0 && yy < h;
             uint q = uint(yy * w + xx);
-            for (int m = 0; m < 3; m++) sg[m][i] = in_img ? Gm[9 * q + 3 * c + m] : 0.0;
+            [[unroll]] for (int m = 0; m < 3; m++) sg[m][i] = in_img ? Gm[9 * q + 3 * c + m] : 0.0;
         }
         barrier();
         for (int i = t; i < E * T; i += WG) {
             int r = i / T, cx = i % T;
             float s[3] = float[3](0.0, 0.0, 0.0);
-            for (int k = 0; k < 11; k++) {
+            [[unroll]] for (int k = 0; k < 11; k++) {
                 float gk = pf(8 + k);
-                for (int m = 0; m < 3; m++) s[m] += gk * sg[m][r * E + cx + k];
+                [[unroll]] for (int m = 0; m < 3; m++) s[m] += gk * sg[m][r * E + cx + k];
             }
-            for (int m = 0; m < 3; m++) sh[m][i] = s[m];
+            [[unroll]] for (int m = 0; m < 3; m++) sh[m][i] = s[m];
         }
         barrier();
         if (inside) {
             float s[3] = float[3](0.0, 0.0, 0.0);
-            for (int k = 0; k < 11; k++) {
+            [[unroll]] for (int k = 0; k < 11; k++) {
                 float gk = pf(8 + k);
-                for (int m = 0; m < 3; m++) s[m] += gk * sh[m][(ly + k) * T + lx];
+                [[unroll]] for (int m = 0; m < 3; m++) s[m] += gk * sh[m][(ly + k) * T + lx];
             }
             float d = s[0] + 2.0 * rgb[3 * p + c] * s[1] + target[3 * p + c] * s[2];
             dl_drgb[3 * p + c] += d;

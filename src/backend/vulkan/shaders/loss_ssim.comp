@@ -45,18 +45,18 @@ void main() {
         for (int i = t; i < E * T; i += WG) {
             int r = i / T, cx = i % T;
             float s[5] = float[5](0.0, 0.0, 0.0, 0.0, 0.0);
-            for (int k = 0; k < 11; k++) {
+            [[unroll]] for (int k = 0; k < 11; k++) {
                 float a = sx[r * E + cx + k], b = sy[r * E + cx + k], gk = pf(8 + k);
                 s[0] += gk * a; s[1] += gk * b; s[2] += gk * (a * a); s[3] += gk * (b * b); s[4] += gk * (a * b);
             }
-            for (int m = 0; m < 5; m++) sh[m][i] = s[m];
+            [[unroll]] for (int m = 0; m < 5; m++) sh[m][i] = s[m];
         }
         barrier();
         if (inside) {
             float s[5] = float[5](0.0, 0.0, 0.0, 0.0, 0.0);
-            for (int k = 0; k < 11; k++) {
+            [[unroll]] for (int k = 0; k < 11; k++) {
                 float gk = pf(8 + k);
-                for (int m = 0; m < 5; m++) s[m] += gk * sh[m][(ly + k) * T + lx];
+                [[unroll]] for (int m = 0; m < 5; m++) s[m] += gk * sh[m][(ly + k) * T + lx];
             }
             float mx = s[0], my = s[1];
             float vx = s[2] - mx * mx, vy = s[3] - my * my, cxy = s[4] - mx * my;

@@ -30,9 +30,9 @@ void main() {
     float logit = P[pc.u[ARG(6)] + i];
     // not visible: every field zero, rect empty
     mean2d[2 * i] = 0.0; mean2d[2 * i + 1] = 0.0;
-    for (int k = 0; k < 3; k++) { conic[3 * i + k] = 0.0; color[3 * i + k] = 0.0; clamped[3 * i + k] = 0u; }
+    [[unroll]] for (int k = 0; k < 3; k++) { conic[3 * i + k] = 0.0; color[3 * i + k] = 0.0; clamped[3 * i + k] = 0u; }
     depth[i] = 0.0; opac[i] = 0.0; radius[i] = 0.0;
-    for (int k = 0; k < 4; k++) rect[4 * i + k] = 0;
+    [[unroll]] for (int k = 0; k < 4; k++) rect[4 * i + k] = 0;
     Geo g;
     if (!geometry(m, ls, q, g)) return;
     float fx = pf(12), fy = pf(13), cx = pf(14), cy = pf(15);
@@ -60,7 +60,7 @@ void main() {
     float dl = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
     if (dl > 0.0) d /= dl;
     vec3 col = sh_eval(degree, d);
-    for (int ch = 0; ch < 3; ch++) {
+    [[unroll]] for (int ch = 0; ch < 3; ch++) {
         float cc = col[ch] + 0.5;
         clamped[3 * i + ch] = cc < 0.0 ? 1u : 0u;
         color[3 * i + ch] = cc < 0.0 ? 0.0 : cc;

@@ -2,7 +2,8 @@
 // rasterize.comp — stage `rasterize`: one workgroup per 16x16 tile, one invocation per pixel;
 // the tile's depth-ordered splats are loaded WG at a time into shared memory and composited front
 // to back (docs/math.md; sp_m_raster_pixel), with early stop at T < 1e-4. Writes rgb (background
-// included), final T and n_contrib (1 + list position of the last blended splat).
+// included), final T and n_contrib (1 + list position of the last blended splat). Invocations
+// sit in the tile in Morton order (tile_pixel): a subgroup skips a splat its rectangle misses.
 // Args: bg r, g, b.
 #extension GL_KHR_shader_subgroup_vote : require
 #include "common.glsl"
@@ -27,7 +28,8 @@ shared uint s_done;
 void main() {
     uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
     int tx = int(tile) % TILES_X, ty = int(tile) / TILES_X;
-    int px = tx * 16 + int(t % 16u), py = ty * 16 + int(t / 16u);
+    ivec2 lp = tile_pixel(t); // a subgroup covers a compact rectangle of the tile
+    int px = tx * 16 + lp.x, py = ty * 16 + lp.y;
     bool inside = px < CAM_W && py < CAM_H;
     float fx = float(px) + 0.5, fy = float(py) + 0.5;
     uint start = range[2 * tile], end = range[2 * tile + 1];

@@ -6,6 +6,8 @@
 // shuffles instead of 9 full sums of 5. Afterwards lane l holds, in v[0 .. n - 1], the subgroup
 // totals of values base .. base + n - 1 (r9_owner_of: n is 0 for lanes holding padding only; of
 // the lanes holding the same totals, only one has emit set). Slots beyond n hold garbage.
+// The loops over slots are unrolled in the SPIR-V ([[unroll]], common.glsl), so that v stays in
+// registers (no indexed local memory).
 
 struct r9_owner {
     int base, n;
@@ -14,7 +16,7 @@ struct r9_owner {
 
 void r9_step(inout float v[9], uint lane, uint o, int c, int cin) {
     bool hi = (lane & o) != 0u;
-    for (int j = 0; j < c; j++) {
+    [[unroll]] for (int j = 0; j < c; j++) {
         float second = 0.0;
         if (j + c < cin) second = v[j + c];
         float send = hi ? v[j] : second;
@@ -39,17 +41,17 @@ void reduce9(inout float v[9], uint lane, uint size) {
 
 // Which totals lane holds after reduce9: the same slot bookkeeping without the values.
 r9_owner r9_owner_of(uint lane, uint size) {
-    const int cs[4] = int[4](5, 3, 2, 1);
     r9_owner r;
     r.base = 0;
     r.n = 9;
     uint o = size >> 1;
     for (int s = 0; s < 4 && o > 0u; s++, o >>= 1) {
+        int c = s == 0 ? 5 : 4 - s; // slots kept at step s: 5, 3, 2, 1
         if ((lane & o) != 0u) {
-            r.base += cs[s];
-            r.n = max(r.n - cs[s], 0);
+            r.base += c;
+            r.n = max(r.n - c, 0);
         } else {
-            r.n = min(r.n, cs[s]);
+            r.n = min(r.n, c);
         }
     }
     uint dup = o > 0u ? 2u * o - 1u : 0u; // lanes differing in these bits hold the same totals
