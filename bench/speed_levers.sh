@@ -17,6 +17,11 @@
 #   prog2s20k prog2 + s20k
 #   prog4s20k prog4 + s20k
 #   prog4s15k prog4 + s15k
+#   mcmc150k  refine.strategy=mcmc, refine.max_gaussians=150000 (budget; docs/math.md "MCMC")
+#   mcmc300k  refine.strategy=mcmc, refine.max_gaussians=300000
+#   mcmc500k  refine.strategy=mcmc, refine.max_gaussians=500000
+#   mcmc300k25 mcmc300k with refine.stop=25000 (the 3DGS-MCMC paper's schedule)
+#   mcmc150kreg0 mcmc150k without the scale regularizer (refine.mcmc_scale_reg=0): what it buys
 # A lego run takes about 80 s on an H200: split VARIANTS over several commands where one command
 # may run at most 10 minutes.
 set -uo pipefail
@@ -39,6 +44,11 @@ switches() {
     prog2s20k) echo "--set trainer.coarse_scale=2 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
     prog4s20k) echo "--set trainer.coarse_scale=4 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
     prog4s15k) echo "--set trainer.coarse_scale=4 --set trainer.max_steps=15000 --set trainer.schedule_steps=30000" ;;
+    mcmc150k) echo "--set refine.strategy=mcmc --set refine.max_gaussians=150000" ;;
+    mcmc300k) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000" ;;
+    mcmc500k) echo "--set refine.strategy=mcmc --set refine.max_gaussians=500000" ;;
+    mcmc300k25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000 --set refine.stop=25000" ;;
+    mcmc150kreg0) echo "--set refine.strategy=mcmc --set refine.max_gaussians=150000 --set refine.mcmc_scale_reg=0" ;;
     *) echo "unknown variant $1" >&2; return 1 ;;
   esac
 }

@@ -27,6 +27,8 @@
  *   refine         identical counts and order, copies bit-identical, values through expf/logf/cosf
  *                  within 1e-5 abs (log-scales 1e-6)
  *   every output   no NaN or Inf; in deterministic mode, a second call repeats bit for bit
+ *   mcmc           regularizer gradients 1e-6 relative, position noise 1e-6 abs, plans bit-identical
+ *                  (backend_ops_mcmc.h; a backend without MCMC is skipped)
  *   whole step     render max abs 1e-4 (threshold flips 0.1 %); train_step loss 1e-5 relative and
  *                  gradients (read back through Adam's first moment) relative L2 < 1e-3
  *
@@ -659,6 +661,7 @@ static int check_refine(const tcase *c, sp_backend *b, const sp_stage_ops *ops, 
 
 #include "backend_ops_perf.h"
 #include "backend_ops_steps.h"
+#include "backend_ops_mcmc.h"
 
 /* ---- the table of checks ---- */
 typedef int (*stage_check_fn)(const tcase *, sp_backend *, const sp_stage_ops *, const size_case *, int);
@@ -690,6 +693,7 @@ static const struct {
     {"training run and profile", NULL, step_train_and_profile},
     {"deterministic training repeats", NULL, step_deterministic_repeat},
     {"staged views train like uploaded views", NULL, step_staged_views},
+    {"mcmc stages and plans", NULL, step_mcmc},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8

@@ -59,6 +59,12 @@ typedef struct {
      * step (of either kind) adds to the same sum. 0 = add this view, then one Adam update with the
      * sum, which starts a new one. A batch of B views is B-1 accumulate steps and one full step. */
     int accumulate;
+    /* refine.strategy = "mcmc" (docs/math.md, "MCMC"); all 0 = off. Every call adds the regularizer
+     * gradients (opacity_reg * mean sigmoid(logit) + scale_reg * mean exp(log_scale)) to the
+     * gradient sum; a call that ends with Adam then adds the position noise of stream
+     * (noise_seed, index) scaled by noise_scale (= noise_lr * the means learning rate). */
+    float opacity_reg, scale_reg, noise_scale;
+    uint64_t noise_seed;
 } sp_step_args;
 
 typedef struct {
@@ -82,6 +88,19 @@ typedef struct {
 typedef struct {
     int cloned, split, pruned, n_before, n_after;
 } sp_refine_result;
+
+/* MCMC relocation / growth, decided on the host (train/mcmc.h) and applied by the backend. Entry k
+ * writes Gaussian dst[k] (< n_after): means, quats and SH copied from src[k] (< the current count),
+ * opacity logit and log-scales set to the entry's values, Adam moments zeroed. A Gaussian is the
+ * dst of at most one entry, and a src is never the dst of another entry (it may be its own: then
+ * only its opacity, scales and moments change), so entries are independent. n_after > n appends
+ * Gaussians (each one the dst of an entry). */
+typedef struct {
+    int n_after, count;
+    const int32_t *dst, *src;
+    const float *opacity_logit; /* [count] */
+    const float *log_scales;    /* [count][3] */
+} sp_mcmc_plan;
 
 /* Per-stage timing, filled when profile is on. Rows use the stage names of docs/math.md. */
 #define SP_MAX_STAGES 16
@@ -128,6 +147,11 @@ typedef struct sp_backend_ops {
      * those render gives one by one. NULL: sp_backend_render_many calls render for each. */
     int (*render_many)(sp_backend *b, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],
                        float *const *rgb);
+    /* refine.strategy = "mcmc" (NULL: the backend has no MCMC; the trainer refuses the strategy).
+     * mcmc_read copies out the opacity logits [n] and log-scales [n][3]; mcmc_apply applies a plan
+     * (statistics reset, gradients of a pending batch dropped, as refine does). */
+    int (*mcmc_read)(sp_backend *b, float *opacity_logits, float *log_scales);
+    int (*mcmc_apply)(sp_backend *b, const sp_mcmc_plan *p);
 } sp_backend_ops;
 
 struct sp_backend {

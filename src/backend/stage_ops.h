@@ -46,6 +46,13 @@ typedef struct sp_stage_ops {
      * statistics per Gaussian (grad_count as integers, like the CPU reference). */
     int (*refine)(sp_backend *b, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const float *grad_accum,
                   const int32_t *grad_count, const float *max_radius, const sp_refine_args *a, sp_refine_result *r);
+    /* MCMC (refine.strategy = "mcmc"; NULL where the backend has no MCMC, whose ops->mcmc_apply is
+     * NULL too): mcmc_step adds the regularizer gradients of g to grad, then moves g's means by the
+     * position noise, with the kernels a training step runs; mcmc_apply applies a plan to host
+     * stores (resized to p->n_after), as the backend's mcmc_apply does. */
+    int (*mcmc_step)(sp_backend *b, sp_gaussians *g, sp_gaussians *grad, float opacity_reg, float scale_reg,
+                     float noise_scale, uint64_t seed);
+    int (*mcmc_apply)(sp_backend *b, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_mcmc_plan *p);
 } sp_stage_ops;
 
 #endif

@@ -127,6 +127,20 @@ const sp_config_field sp_config_schema[] = {
     INT(refine, capacity, GE(1), 3000000,
         "Maximum number of Gaussians (a budget): when a refine step's candidates do not all fit, they are taken in "
         "decreasing mean gradient, each that still fits."),
+    STR(refine, strategy, "adc|mcmc", "adc",
+        "How the Gaussians are placed: adc = clone / split by view-space gradient and prune (3DGS's adaptive density "
+        "control); mcmc = a fixed budget: dead Gaussians (opacity below prune_opacity) relocated onto live ones, new "
+        "ones added up to max_gaussians, position noise and opacity / scale regularizers (3DGS-MCMC; docs/math.md). "
+        "Both use start, stop and every; mcmc needs the cpu or cuda backend on one device."),
+    INT(refine, max_gaussians, GE(1), 300000,
+        "mcmc: the Gaussian budget. The count grows by mcmc_grow per refine until it reaches this, and never passes "
+        "it (capacity stays adc's cap)."),
+    FLT(refine, mcmc_grow, IN(0, 10), 0.05, "mcmc: fraction of the count added at each refine step, up to max_gaussians."),
+    FLT(refine, mcmc_noise_lr, GE(0), 500000.0,
+        "mcmc: position noise of every step, times the means learning rate, shaped by each Gaussian's covariance and "
+        "gated to nearly transparent ones; 0 = off."),
+    FLT(refine, mcmc_opacity_reg, GE(0), 0.01, "mcmc: weight of the L1 regularizer on opacities (mean over Gaussians)."),
+    FLT(refine, mcmc_scale_reg, GE(0), 0.01, "mcmc: weight of the L1 regularizer on scales (mean over Gaussians and axes)."),
 
     FLT(adam, means_lr, GT(0), 0.00016, "Learning rate of the means at step 0, relative to the scene extent."),
     FLT(adam, means_lr_final, GT(0), 0.0000016,
@@ -544,6 +558,20 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
         sp_problems_add(problems, "trainer.coarse_scale = %d with data.cache_mb = %d: progressive resolution keeps "
                                   "downscaled copies of every training image in memory; use one or the other",
                         c->trainer.coarse_scale, c->data.cache_mb);
+    if (!strcmp(c->refine.strategy, "mcmc") && !strcmp(c->backend.kind, "vulkan"))
+        sp_problems_add(problems, "refine.strategy = \"mcmc\": the vulkan backend has no MCMC densification; use "
+                                  "refine.strategy = \"adc\", or backend.kind = \"cuda\" or \"cpu\"");
+    if (!strcmp(c->refine.strategy, "mcmc")) {
+        int ids[SP_MAX_DEVICES];
+        if (sp_parse_devices(c->backend.devices, 0, ids) > 1)
+            sp_problems_add(problems, "refine.strategy = \"mcmc\" with backend.devices = \"%s\": MCMC densification "
+                                      "runs on one device; use one device or refine.strategy = \"adc\"",
+                            c->backend.devices);
+    }
+    if (!strcmp(c->refine.strategy, "mcmc") && c->init.count > c->refine.max_gaussians &&
+        strcmp(c->init.method, "points"))
+        sp_problems_add(problems, "refine.strategy = \"mcmc\": init.count (%d) is larger than refine.max_gaussians "
+                                  "(%d), the budget", c->init.count, c->refine.max_gaussians);
     if (c->init.count > c->refine.capacity)
         sp_problems_add(problems, "init.count (%d) is larger than refine.capacity (%d)", c->init.count,
                         c->refine.capacity);

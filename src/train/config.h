@@ -62,6 +62,9 @@ typedef struct {
         int opacity_reset_every;
         double opacity_reset_value;
         int capacity;
+        char strategy[SP_CONFIG_WORD_MAX]; /* adc | mcmc */
+        int max_gaussians;                 /* mcmc: the budget */
+        double mcmc_grow, mcmc_noise_lr, mcmc_opacity_reg, mcmc_scale_reg;
     } refine;
     struct {
         double means_lr, means_lr_final, scales_lr, quats_lr, opacity_lr, sh_dc_lr, sh_rest_lr;

@@ -26,6 +26,7 @@
 #include "backend/dist.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
+#include "train/mcmc.h"
 #include "train/pyramid.h"
 #include "train/report.h"
 #include "train/schedule.h"
@@ -574,6 +575,12 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;
         SP_INFO("backend: %s", r->b->ops->name);
+        if (!strcmp(cfg->refine.strategy, "mcmc") && (!r->b->ops->mcmc_read || !r->b->ops->mcmc_apply)) {
+            sp_error("refine.strategy = \"mcmc\": the %s backend%s has no MCMC densification; use refine.strategy = "
+                     "\"adc\", or one device of the cpu or cuda backend", r->b->ops->name,
+                     r->b->cfg.num_devices > 1 || r->dist.world > 1 ? " on several devices" : "");
+            goto fail;
+        }
         if (!cfg->data.cache_mb && r->b->ops->upload_views(r->b, r->pyr.views, r->pyr.levels * r->pyr.n, r->alpha))
             goto fail;
     }
@@ -613,6 +620,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     sp_view_sched_init(&vsched, (uint64_t)cfg->experiment.seed, nviews);
     float extent = r->data.extent;
     const __typeof__(cfg->refine) *rf = &cfg->refine;
+    int mcmc = !strcmp(rf->strategy, "mcmc");
     int diverged = 0, loss_n = 0, stop = 0;
     double last_loss = NAN, loss_sum = 0; /* loss_sum over loss_n steps since the last curve point */
     r->loop_t0 = r->prog_t = sp_now();
@@ -643,6 +651,12 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                         (float)cfg->adam.opacity_lr, (float)cfg->adam.sh_dc_lr, (float)cfg->adam.sh_rest_lr};
         float *lrs[6] = {&a.lr.means, &a.lr.log_scales, &a.lr.quats, &a.lr.opacity, &a.lr.sh_dc, &a.lr.sh_rest};
         for (int k = 0; k < 6; k++) *lrs[k] = (float)(*lrs[k] * lr_scale);
+        if (mcmc) { /* docs/math.md, "MCMC" */
+            a.opacity_reg = (float)rf->mcmc_opacity_reg;
+            a.scale_reg = (float)rf->mcmc_scale_reg;
+            a.noise_scale = (float)(rf->mcmc_noise_lr * a.lr.means);
+            a.noise_seed = sp_hash64((uint64_t)cfg->experiment.seed ^ 0x6d636d63ull, (uint64_t)step);
+        }
         /* this process's calls: every slot when replicated, else the slots up to max_steps */
         int calls = replicated ? plan.local : step - prev;
         int level = sp_schedule_level(&sched, step); /* never coarser than an earlier step's */
@@ -657,7 +671,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             }
             a.sh_degree = sp_schedule_sh_degree(&sched, cfg, real ? s : step);
             background_for_step(cfg, s, a.bg);
-            a.collect_stats = real && sp_schedule_collect_stats(&sched, s);
+            a.collect_stats = !mcmc && real && sp_schedule_collect_stats(&sched, s);
             a.accumulate = j < calls - 1;
             if (r->b->ops->train_step(r->b, &a)) goto fail_loop;
             if (r->stream && real) sp_train_stream_ahead(r->stream, s + 1);
@@ -670,9 +684,16 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         int refine_at = 0, reset_at = 0;
         for (int s = prev + 1; s <= step; s++) {
             if (sp_schedule_refine_due(&sched, s)) refine_at = s;
-            if (sp_train_opacity_reset_due(cfg, s)) reset_at = s;
+            if (!mcmc && sp_train_opacity_reset_due(cfg, s)) reset_at = s;
         }
-        if (refine_at) {
+        if (refine_at && mcmc) {
+            sp_mcmc_result mr;
+            if (sp_mcmc_refine(r->b, (float)rf->prune_opacity, rf->mcmc_grow, rf->max_gaussians,
+                               sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)refine_at), &mr))
+                goto fail_loop;
+            sp_log_to_file("step %d refine (mcmc): %d relocated, %d added: %d -> %d Gaussians", step, mr.relocated,
+                           mr.added, mr.n_before, mr.n_after);
+        } else if (refine_at) {
             sp_refine_args ra = {0};
             ra.densify = 1;
             ra.grad_threshold = (float)rf->grad_threshold;

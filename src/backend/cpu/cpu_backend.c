@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/autothreads.h"
+#include "backend/cpu/mcmc.h"
 #include "backend/cpu/refine.h"
 #include "backend/cpu/stages.h"
 #include "backend/stage_ops.h"
@@ -232,6 +233,7 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
     sp_params_grad pg = {n, b->grad.K, b->grad.means, b->grad.log_scales, b->grad.quats, b->grad.opacity_logits,
                          b->grad.sh};
     cpu_project_back(&p, cam, a->sh_degree, &b->proj, &b->pgrad, &pg);
+    cpu_mcmc_reg(&b->g, &b->grad, a->opacity_reg, a->scale_reg); /* MCMC only: 0 weights do nothing */
     if (a->collect_stats) {
         float hw = 0.5f * (float)w, hh = 0.5f * (float)h;
         sp_refine_stats *st = &b->stats;
@@ -247,7 +249,10 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
     }
     double t3 = sp_now();
     b->grad_pending = a->accumulate;
-    if (!a->accumulate) adam_store(&b->g, &b->grad, &b->m, &b->v, a);
+    if (!a->accumulate) {
+        adam_store(&b->g, &b->grad, &b->m, &b->v, a);
+        cpu_mcmc_noise(&b->g, a->noise_scale, a->noise_seed);
+    }
     double t4 = sp_now();
     b->stage_s[ST_LOSS] += t1 - t0;
     b->stage_s[ST_BACKWARD_RASTER] += t2 - t1;
@@ -278,6 +283,24 @@ static int cpu_refine_op(sp_backend *base, const sp_refine_args *a, sp_refine_re
     if (rc == 0) rc = copy_store(&b->grad, NULL, b->g.sh_degree, b->g.n);
     b->grad_pending = 0; /* a refine between accumulate-only steps drops their sum */
     sp_omp_threads_set(old);
+    b->stage_s[ST_REFINE] += sp_now() - t0;
+    return rc;
+}
+
+static int cpu_mcmc_read(sp_backend *base, float *opacity_logits, float *log_scales) {
+    cpu_backend *b = (cpu_backend *)base;
+    memcpy(opacity_logits, b->g.opacity_logits, (size_t)b->g.n * sizeof(float));
+    memcpy(log_scales, b->g.log_scales, (size_t)b->g.n * 3 * sizeof(float));
+    return 0;
+}
+
+static int cpu_mcmc_apply_op(sp_backend *base, const sp_mcmc_plan *p) {
+    cpu_backend *b = (cpu_backend *)base;
+    double t0 = sp_now();
+    int rc = cpu_mcmc_apply(&b->g, &b->m, &b->v, p);
+    if (rc == 0) rc = copy_store(&b->grad, NULL, b->g.sh_degree, b->g.n);
+    if (rc == 0) rc = sp_refine_stats_reset(&b->stats, b->g.n);
+    b->grad_pending = 0;
     b->stage_s[ST_REFINE] += sp_now() - t0;
     return rc;
 }
@@ -376,6 +399,17 @@ static int st_refine(sp_backend *b, sp_gaussians *g, sp_gaussians *m, sp_gaussia
     return rc;
 }
 
+static int st_mcmc_step(sp_backend *b, sp_gaussians *g, sp_gaussians *grad, float opacity_reg, float scale_reg,
+                        float noise_scale, uint64_t seed) {
+    cpu_mcmc_reg(g, grad, opacity_reg, scale_reg);
+    cpu_mcmc_noise(g, noise_scale, seed);
+    return 0;
+}
+
+static int st_mcmc_apply(sp_backend *b, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_mcmc_plan *p) {
+    return cpu_mcmc_apply(g, m, v, p);
+}
+
 static const sp_stage_ops cpu_stage_ops = {
     .project = st_project,
     .bin = st_bin,
@@ -385,6 +419,8 @@ static const sp_stage_ops cpu_stage_ops = {
     .loss = st_loss,
     .adam = st_adam,
     .refine = st_refine,
+    .mcmc_step = st_mcmc_step,
+    .mcmc_apply = st_mcmc_apply,
 };
 
 static const sp_backend_ops cpu_ops = {
@@ -402,6 +438,8 @@ static const sp_backend_ops cpu_ops = {
     .get_profile = cpu_get_profile,
     .stages = &cpu_stage_ops,
     .stage_view = cpu_stage_view,
+    .mcmc_read = cpu_mcmc_read,
+    .mcmc_apply = cpu_mcmc_apply_op,
 };
 
 sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {

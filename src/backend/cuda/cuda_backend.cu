@@ -544,9 +544,18 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
                       stats + n, stats + 2 * (size_t)n, b->st);
     if (add && gcount) k_add<<<CU_GRID(gcount, 256), 256, 0, b->st>>>((float *)b->grads.p, (const float *)b->grads_view.p,
                                                                    (int64_t)gcount);
+    if (a->opacity_reg != 0.0f || a->scale_reg != 0.0f) { /* MCMC: added to the sum, one term per view */
+        cu_params G = params_of(b, &b->grads);
+        cuda_mcmc_reg(&P, &G, n, a->opacity_reg, a->scale_reg, b->st);
+    }
     b->grads_pending = 1;
     cu_prof_end(b);
     int rc = a->accumulate ? 0 : cuda_backend_adam(b, a);
+    if (rc == 0 && !a->accumulate && a->noise_scale != 0.0f) { /* MCMC: after the update, as the reference */
+        cu_prof_begin(b, CU_ST_ADAM);
+        cuda_mcmc_noise(&P, n, a->noise_scale, a->noise_seed, b->st);
+        cu_prof_end(b);
+    }
     cu_prof_close(b);
     if (rc) return rc;
     return cu_check(cudaGetLastError(), "train_step");
@@ -601,6 +610,20 @@ static int cu_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result
     return rc;
 }
 
+static int cu_mcmc_read(sp_backend *base, float *opacity_logits, float *log_scales) {
+    return cuda_mcmc_read((cu_backend *)base, opacity_logits, log_scales);
+}
+
+static int cu_mcmc_apply(sp_backend *base, const sp_mcmc_plan *p) {
+    cu_backend *b = (cu_backend *)base;
+    cu_prof_open(b, 0);
+    cu_prof_begin(b, CU_ST_REFINE);
+    int rc = cuda_mcmc_apply(b, p);
+    cu_prof_end(b);
+    cu_prof_close(b);
+    return rc;
+}
+
 static int cu_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
     cu_backend *b = (cu_backend *)base;
     if (cam->width <= 0 || cam->height <= 0) return sp_error("cuda: render: empty camera %dx%d", cam->width, cam->height);
@@ -649,7 +672,7 @@ extern "C" const struct sp_stage_ops cuda_stage_ops; /* stage_ops.cu: single sta
 static const sp_backend_ops k_cuda_ops = {
     "cuda",          cu_destroy,      cu_upload_views, cu_set_gaussians, cu_get_gaussians, cu_num_gaussians,
     cu_train_step,   cu_take_loss,    cu_refine,       cu_render,        cu_params_finite, cu_get_profile,
-    &cuda_stage_ops, cu_stage_view,
+    &cuda_stage_ops, cu_stage_view,   NULL /* render_many */, cu_mcmc_read, cu_mcmc_apply,
 };
 
 extern "C" int sp_cuda_device_count(void) {

@@ -308,4 +308,12 @@ void cuda_backend_zero_grads(cu_backend *b);
 /* refine.cu */
 int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *r);
 
+/* mcmc.cu (refine.strategy = "mcmc"): the regularizer gradients added to G, the position noise on
+ * P's means (asynchronous on st); reading the opacity logits and log-scales to the host, applying
+ * a plan (backend.h; grows the buffers when it adds Gaussians, resets gradients and statistics). */
+void cuda_mcmc_reg(const cu_params *P, cu_params *G, int n, float opacity_reg, float scale_reg, cudaStream_t st);
+void cuda_mcmc_noise(cu_params *P, int n, float noise_scale, uint64_t seed, cudaStream_t st);
+int cuda_mcmc_read(cu_backend *b, float *opacity_logits, float *log_scales);
+int cuda_mcmc_apply(cu_backend *b, const sp_mcmc_plan *p);
+
 #endif

@@ -12,39 +12,7 @@
 #include <cub/cub.cuh>
 
 #include "backend/cuda/cuda_internal.h"
-
-/* exp/log/cos through double, rounded once to float: what the host's (nearly) correctly rounded
- * expf/logf/cosf give, so refine's decisions and values match the CPU reference. */
-__device__ static float cr_expf(float x) { return (float)exp((double)x); }
-__device__ static float cr_logf(float x) { return (float)log((double)x); }
-__device__ static float cr_cosf(float x) { return (float)cos((double)x); }
-
-/* ---- PCG32, the same generator as src/core/core.c ---- */
-typedef struct {
-    uint64_t state, inc;
-} cu_rng;
-
-__device__ static uint32_t rng_u32(cu_rng *r) {
-    uint64_t old = r->state;
-    r->state = old * 6364136223846793005ULL + r->inc;
-    uint32_t xs = (uint32_t)(((old >> 18u) ^ old) >> 27u);
-    uint32_t rot = (uint32_t)(old >> 59u);
-    return (xs >> rot) | (xs << ((-rot) & 31));
-}
-
-__device__ static void rng_seed(cu_rng *r, uint64_t seed, uint64_t stream) {
-    r->state = 0;
-    r->inc = (stream << 1u) | 1u;
-    rng_u32(r);
-    r->state += seed;
-    rng_u32(r);
-}
-
-__device__ static float rng_normal(cu_rng *r) {
-    float u1 = ((float)(rng_u32(r) >> 8) + 0.5f) * (1.0f / 16777216.0f);
-    float u2 = (float)(rng_u32(r) >> 8) * (1.0f / 16777216.0f);
-    return sqrtf(-2.0f * cr_logf(u1)) * cr_cosf(6.28318530718f * u2);
-}
+#include "backend/cuda/cu_rng.cuh"
 
 /* Per-Gaussian decision record. */
 enum { RF_CLONE = 1, RF_SPLIT = 2, RF_PRUNE = 4, RF_PRUNE_CHILD = 8, RF_ACCEPT = 16, RF_PRUNE_CLONE = 32 };

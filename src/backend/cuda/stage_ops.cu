@@ -423,6 +423,62 @@ out:
     return rc;
 }
 
+/* MCMC terms of a step: the kernels train_step runs, on the stores uploaded in the region layout. */
+static int st_mcmc_step(sp_backend *base, sp_gaussians *g, sp_gaussians *grad, float opacity_reg, float scale_reg,
+                        float noise_scale, uint64_t seed) {
+    if (cu_check(cudaSetDevice(base->cfg.device), "select device")) return -1;
+    arena A;
+    arena_begin(&A, base);
+    size_t floats = (size_t)(g->n ? g->n : 1) * cu_floats(g->K);
+    float *dp = (float *)arena_alloc(&A, floats * 4), *dg = (float *)arena_alloc(&A, floats * 4);
+    if (dp && dg && g->n) {
+        store_to_dev(dp, g);
+        store_to_dev(dg, grad);
+        cu_params P = cu_params_at(dp, g->n, g->K), G = cu_params_at(dg, g->n, g->K);
+        cuda_mcmc_reg(&P, &G, g->n, opacity_reg, scale_reg, 0);
+        cuda_mcmc_noise(&P, g->n, noise_scale, seed, 0);
+        dev_to_store(g, dp, g->n);
+        dev_to_store(grad, dg, g->n);
+    }
+    return arena_done(&A, "stage mcmc_step");
+}
+
+/* A plan applied by cuda_mcmc_apply on a backend object of its own holding the given stores. */
+static int st_mcmc_apply(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_mcmc_plan *p) {
+    if (cu_check(cudaSetDevice(base->cfg.device), "select device")) return -1;
+    cu_backend *b = SP_NEW(cu_backend, 1);
+    b->base = *base;
+    int rc = -1;
+    b->st = 0;
+    b->n = g->n;
+    b->K = g->K;
+    b->sh_degree = g->sh_degree;
+    b->mem.num_gaussians = g->n;
+    size_t N = (size_t)(g->n ? g->n : 1), bytes = N * cu_floats(g->K) * sizeof(float);
+    if (cu_alloc(&b->mem, &b->params, bytes, "parameters") || cu_alloc(&b->mem, &b->grads, bytes, "gradients") ||
+        cu_alloc(&b->mem, &b->m1, bytes, "Adam m") || cu_alloc(&b->mem, &b->m2, bytes, "Adam v") ||
+        cu_alloc(&b->mem, &b->stats, N * 3 * sizeof(float), "statistics"))
+        goto out;
+    if (g->n) {
+        store_to_dev((float *)b->params.p, g);
+        store_to_dev((float *)b->m1.p, m);
+        store_to_dev((float *)b->m2.p, v);
+    }
+    if (cuda_mcmc_apply(b, p)) goto out;
+    dev_to_store(g, (const float *)b->params.p, b->n);
+    dev_to_store(m, (const float *)b->m1.p, b->n);
+    dev_to_store(v, (const float *)b->m2.p, b->n);
+    rc = cu_check(cudaDeviceSynchronize(), "stage mcmc_apply");
+out:
+    cu_free(&b->mem, &b->params);
+    cu_free(&b->mem, &b->grads);
+    cu_free(&b->mem, &b->m1);
+    cu_free(&b->mem, &b->m2);
+    cu_free(&b->mem, &b->stats);
+    free(b);
+    return rc;
+}
+
 static cu_params host_params(const sp_params *p) {
     cu_params d;
     d.means = (float *)p->means, d.log_scales = (float *)p->log_scales, d.quats = (float *)p->quats;
@@ -464,6 +520,7 @@ static int host_project_back(sp_backend *b, const sp_params *p, const sp_camera 
 /* The table hung on the backend's ops (cuda_backend.cu). */
 extern "C" const sp_stage_ops cuda_stage_ops = {
     st_project, st_bin, st_rasterize, st_backward_raster, st_project_back, st_loss, st_adam, st_refine,
+    st_mcmc_step, st_mcmc_apply,
 };
 
 /* project and project_back with the kernels' per-Gaussian code run on the host (no GPU needed). */

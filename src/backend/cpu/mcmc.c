@@ -1,0 +1,95 @@
+/* mcmc.c — MCMC densification on host stores (mcmc.h): the plan the trainer decided (relocated
+ * and new Gaussians), the opacity and scale regularizer gradients, the position noise. */
+#include "backend/cpu/mcmc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "core/threads.h"
+
+int sp_mcmc_plan_check(const sp_mcmc_plan *p, int n) {
+    if (p->n_after < n || p->count < 0 || (p->count > 0 && (!p->dst || !p->src || !p->opacity_logit || !p->log_scales)))
+        return sp_error("mcmc: invalid plan (%d entries, %d -> %d Gaussians)", p->count, n, p->n_after);
+    if ((int64_t)p->n_after - n > p->count)
+        return sp_error("mcmc: the plan adds %d Gaussians but has %d entries", p->n_after - n, p->count);
+    for (int k = 0; k < p->count; k++)
+        if (p->dst[k] < 0 || p->dst[k] >= p->n_after || p->src[k] < 0 || p->src[k] >= n)
+            return sp_error("mcmc: plan entry %d copies Gaussian %d to %d, outside %d -> %d", k, p->src[k], p->dst[k],
+                            n, p->n_after);
+    return 0;
+}
+
+static void zero_one(sp_gaussians *s, int i) {
+    memset(s->means + 3 * (size_t)i, 0, 3 * sizeof(float));
+    memset(s->log_scales + 3 * (size_t)i, 0, 3 * sizeof(float));
+    memset(s->quats + 4 * (size_t)i, 0, 4 * sizeof(float));
+    s->opacity_logits[i] = 0;
+    memset(s->sh + 3 * (size_t)s->K * i, 0, 3 * (size_t)s->K * sizeof(float));
+}
+
+int cpu_mcmc_apply(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_mcmc_plan *p) {
+    int n = g->n;
+    if (sp_mcmc_plan_check(p, n)) return -1;
+    if (sp_gaussians_try_reserve(g, p->n_after) || sp_gaussians_try_reserve(m, p->n_after) ||
+        sp_gaussians_try_reserve(v, p->n_after))
+        return -1;
+    g->n = m->n = v->n = p->n_after;
+    for (int i = n; i < p->n_after; i++) zero_one(g, i);
+    /* entries are independent (backend.h): a copy reads only its source's means, quats and SH,
+     * which no entry writes */
+    for (int k = 0; k < p->count; k++) {
+        int d = p->dst[k], s = p->src[k];
+        if (d != s) {
+            memcpy(g->means + 3 * (size_t)d, g->means + 3 * (size_t)s, 3 * sizeof(float));
+            memcpy(g->quats + 4 * (size_t)d, g->quats + 4 * (size_t)s, 4 * sizeof(float));
+            memcpy(g->sh + 3 * (size_t)g->K * d, g->sh + 3 * (size_t)g->K * s, 3 * (size_t)g->K * sizeof(float));
+        }
+        g->opacity_logits[d] = p->opacity_logit[k];
+        memcpy(g->log_scales + 3 * (size_t)d, p->log_scales + 3 * (size_t)k, 3 * sizeof(float));
+        zero_one(m, d);
+        zero_one(v, d);
+    }
+    return 0;
+}
+
+void cpu_mcmc_reg(const sp_gaussians *g, sp_gaussians *grad, float opacity_reg, float scale_reg) {
+    int64_t n = g->n;
+    if (n <= 0 || (opacity_reg == 0.0f && scale_reg == 0.0f)) return;
+    float wo = opacity_reg / (float)n, ws = scale_reg / (float)(3 * n);
+#pragma omp parallel for schedule(static) if (n >= 4096) num_threads(sp_omp_threads())
+    for (int64_t i = 0; i < n; i++) {
+        float o = 1.0f / (1.0f + expf(-g->opacity_logits[i]));
+        grad->opacity_logits[i] += wo * (o * (1.0f - o));
+        for (int k = 0; k < 3; k++) grad->log_scales[3 * i + k] += ws * expf(g->log_scales[3 * i + k]);
+    }
+}
+
+void cpu_mcmc_noise(sp_gaussians *g, float noise_scale, uint64_t seed) {
+    int64_t n = g->n;
+    if (n <= 0 || noise_scale == 0.0f) return;
+#pragma omp parallel for schedule(static) if (n >= 4096) num_threads(sp_omp_threads())
+    for (int64_t i = 0; i < n; i++) {
+        float o = 1.0f / (1.0f + expf(-g->opacity_logits[i]));
+        float gate = 1.0f / (1.0f + expf(-SP_MCMC_GATE_K * ((1.0f - o) - SP_MCMC_GATE_X0)));
+        float f = noise_scale * gate;
+        if (f == 0.0f) continue; /* adds exactly nothing: skip drawing */
+        const float *q = g->quats + 4 * i, *ls = g->log_scales + 3 * i;
+        float qn = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+        float w = q[0] / qn, x = q[1] / qn, y = q[2] / qn, z = q[3] / qn;
+        float R[9] = {1.0f - 2.0f * (y * y + z * z), 2.0f * (x * y - w * z), 2.0f * (x * z + w * y),
+                      2.0f * (x * y + w * z), 1.0f - 2.0f * (x * x + z * z), 2.0f * (y * z - w * x),
+                      2.0f * (x * z - w * y), 2.0f * (y * z + w * x), 1.0f - 2.0f * (x * x + y * y)};
+        sp_rng r;
+        sp_rng_seed(&r, seed, (uint64_t)i);
+        float e[3], t[3];
+        for (int k = 0; k < 3; k++) e[k] = sp_rng_normal(&r);
+        /* Sigma e = R diag(s^2) R^T e */
+        for (int k = 0; k < 3; k++) {
+            float s = expf(ls[k]);
+            t[k] = s * s * (R[k] * e[0] + R[3 + k] * e[1] + R[6 + k] * e[2]);
+        }
+        for (int k = 0; k < 3; k++) g->means[3 * i + k] += f * (R[3 * k] * t[0] + R[3 * k + 1] * t[1] + R[3 * k + 2] * t[2]);
+    }
+}

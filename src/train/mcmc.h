@@ -1,0 +1,65 @@
+/* mcmc.h — the host decisions of MCMC densification (refine.strategy = "mcmc", docs/math.md
+ * "MCMC"): which Gaussians are dead, which live ones receive them or the new ones (drawn with
+ * probability proportional to opacity), and the opacity and scales that keep the rendered sum of a
+ * Gaussian and its copies. Pure functions of host arrays and a seed: every backend applies the same
+ * plan (sp_mcmc_plan in backend/backend.h), so CPU and GPU runs make identical decisions. */
+#ifndef SPLAT_TRAIN_MCMC_H
+#define SPLAT_TRAIN_MCMC_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+
+/* A plan under construction (owns its arrays); plan() gives the view the backends take. */
+typedef struct {
+    int n_after, count, cap;
+    int32_t *dst, *src;
+    float *opacity_logit, *log_scales;
+} sp_mcmc_buf;
+
+/* Copies of one Gaussian at most (itself included) whose opacity and scale the formulas spread:
+ * a source drawn more often keeps this many copies' worth (the alternating sum stays exact in
+ * double up to here). */
+#define SP_MCMC_MAX_COPIES 51
+
+/* New opacity of each of `copies` Gaussians standing where one of opacity o stood:
+ * 1 - (1 - o)^(1/copies), so the stack's peak opacity 1 - (1 - o')^copies equals o. */
+double sp_mcmc_opacity(double o, int copies);
+/* Factor on the scales of those copies (o' as sp_mcmc_opacity gives it): o / sum_{j=1..copies}
+ * (-1)^(j-1) C(copies, j) o'^j / sqrt(j), which keeps the integral of the stack's opacity profile
+ * along any line through the centre equal to the single Gaussian's. */
+double sp_mcmc_scale_factor(double o, double o_new, int copies);
+
+/* Draws count indices in [0, n) with replacement, index i with probability weight[i] / sum
+ * (weights >= 0; non-finite counts as 0), deterministic for (seed, stream). Returns the number
+ * drawn: count, or 0 when every weight is 0. */
+int sp_mcmc_sample(const float *weight, int n, int count, uint64_t seed, uint64_t stream, int32_t *out);
+
+/* Relocation: every Gaussian with sigmoid(logit) < dead_opacity (or a non-finite logit) moves onto
+ * a live one drawn by opacity. Appends the entries to buf (n_after = n). Returns the number moved,
+ * -1 on out of memory. */
+int sp_mcmc_relocate(sp_mcmc_buf *buf, int n, const float *logits, const float *log_scales, float dead_opacity,
+                     uint64_t seed);
+/* Growth: add Gaussians (n_after = n + add) as copies of ones drawn by opacity. Returns the number
+ * added (0 when every opacity is 0), -1 on out of memory. */
+int sp_mcmc_add(sp_mcmc_buf *buf, int n, const float *logits, const float *log_scales, int add, float min_opacity,
+                uint64_t seed);
+/* How many a refine adds: floor(grow * n), but not past max_gaussians. */
+int sp_mcmc_add_count(int n, double grow, int max_gaussians);
+
+/* The plan's effect on host copies of the opacity logits and log-scales (sized for n_after). */
+void sp_mcmc_apply_host(const sp_mcmc_buf *buf, float *logits, float *log_scales);
+
+/* One MCMC refine on a backend: reads the opacities and scales, relocates the dead, applies that,
+ * then adds sp_mcmc_add_count(n, grow, max_gaussians) and applies that. seed: this refine's. */
+typedef struct {
+    int relocated, added, n_before, n_after;
+} sp_mcmc_result;
+int sp_mcmc_refine(sp_backend *b, float dead_opacity, double grow, int max_gaussians, uint64_t seed,
+                   sp_mcmc_result *res);
+
+sp_mcmc_plan sp_mcmc_plan_of(const sp_mcmc_buf *buf);
+void sp_mcmc_buf_clear(sp_mcmc_buf *buf);
+void sp_mcmc_buf_free(sp_mcmc_buf *buf);
+
+#endif
