@@ -260,7 +260,17 @@ static inline int SPM(sp_m_geometry)(const SPM(sp_mcam) * cam, const SP_REAL m[3
     g->b = s01;
     g->c = s11 + SP_R(SP_M_LOWPASS);
     g->det = g->a * g->c - g->b * g->b;
-    g->det0 = s00 * s11 - s01 * s01;
+    /* det(T Sigma T^T) without the cancellation of s00 s11 - s01^2 (needle-like Gaussians): a sum of
+     * squares of the 2x2 minors of T Rq diag(s), which are s_i s_j n_k with n = Rq^T (T_0 x T_1)
+     * (Cauchy-Binet; (i, j, k) cyclic) */
+    const SP_REAL *Tm = g->T, *Rm = g->Rq;
+    SP_REAL x0 = Tm[1] * Tm[5] - Tm[2] * Tm[4], x1 = Tm[2] * Tm[3] - Tm[0] * Tm[5], x2 = Tm[0] * Tm[4] - Tm[1] * Tm[3];
+    SP_REAL mn[3];
+    for (int k = 0; k < 3; k++) mn[k] = Rm[0 * 3 + k] * x0 + Rm[1 * 3 + k] * x1 + Rm[2 * 3 + k] * x2;
+    mn[0] = g->s[1] * g->s[2] * mn[0];
+    mn[1] = g->s[2] * g->s[0] * mn[1];
+    mn[2] = g->s[0] * g->s[1] * mn[2];
+    g->det0 = mn[0] * mn[0] + mn[1] * mn[1] + mn[2] * mn[2];
     if (!(g->det > 0)) return 0;
     return 1;
 }
