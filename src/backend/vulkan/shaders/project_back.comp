@@ -3,7 +3,7 @@
 // parameters (docs/math.md; sp_m_project_back), one invocation per Gaussian writing all of its
 // gradients (zeros when it was not visible). With `collect` it also accumulates the densification
 // statistics: |dL/dmean2d| in NDC units, the count, and the largest screen radius.
-// Args: n, K, degree, offsets of means, log_scales, quats, opacity, sh; collect, w/2, h/2.
+// Args: n, K, degree, offsets of means, log_scales, quats, opacity, sh; collect, w/2, h/2; antialias.
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer B0 { float P[]; };
@@ -106,7 +106,9 @@ void main() {
         float dmx = pgrad[9 * i], dmy = pgrad[9 * i + 1];
         float dA = pgrad[9 * i + 2], dB = pgrad[9 * i + 3], dC = pgrad[9 * i + 4], dop = pgrad[9 * i + 5];
         vec3 dcol = vec3(pgrad[9 * i + 6], pgrad[9 * i + 7], pgrad[9 * i + 8]);
-        dlogit += dop * sig * (1.0 - sig);
+        bool aa = pc.u[ARG(11)] != 0u; // antialias: opacity = sig * rho, rho = sqrt(det0 / det)
+        float rho = aa ? (g.det0 > 0.0 ? sqrt(fdiv(g.det0, g.det)) : 0.0) : 1.0;
+        dlogit += dop * rho * sig * (1.0 - sig);
         dp[0] += fx * iz * dmx;
         dp[1] += fy * iz * dmy;
         dp[2] += -fx * g.p[0] * iz2 * dmx - fy * g.p[1] * iz2 * dmy;
@@ -114,6 +116,12 @@ void main() {
         float da = id2 * (-c * c * dA + b * c * dB - b * b * dC);
         float db = id2 * (2.0 * b * c * dA - (a * c + b * b) * dB + 2.0 * a * b * dC);
         float dc = id2 * (-b * b * dA + a * b * dB - a * a * dC);
+        if (aa && rho > 0.0) {
+            float h = 0.5 * dop * sig * rho, i0 = 1.0 / g.det0, i1 = 1.0 / g.det;
+            da += h * ((c - 0.3) * i0 - c * i1);
+            db += h * 2.0 * b * (i1 - i0);
+            dc += h * ((a - 0.3) * i0 - a * i1);
+        }
         float Gm[4] = float[4](da, 0.5 * db, 0.5 * db, dc);
         float Sf[9] = float[9](g.S[0], g.S[1], g.S[2], g.S[1], g.S[3], g.S[4], g.S[2], g.S[4], g.S[5]);
         float TS[6], dT[6], GT[6], dS[9], dM[9], dR[9];
