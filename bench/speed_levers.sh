@@ -17,6 +17,12 @@
 #   prog2s20k prog2 + s20k
 #   prog4s20k prog4 + s20k
 #   prog4s15k prog4 + s15k
+#   aa        render.antialias=true (opacity-compensated filter: a model means the same at any resolution)
+#   prog2aa   prog2 + aa
+#   prog4aa   prog4 + aa
+#   prog4s20kaa prog4s20k + aa
+# Compare aa with base (the filter alone), prog2aa / prog4aa with aa (what progressive resolution
+# costs once the model no longer depends on the resolution).
 # A lego run takes about 80 s on an H200: split VARIANTS over several commands where one command
 # may run at most 10 minutes.
 set -uo pipefail
@@ -39,6 +45,10 @@ switches() {
     prog2s20k) echo "--set trainer.coarse_scale=2 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
     prog4s20k) echo "--set trainer.coarse_scale=4 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
     prog4s15k) echo "--set trainer.coarse_scale=4 --set trainer.max_steps=15000 --set trainer.schedule_steps=30000" ;;
+    aa) echo "--set render.antialias=true" ;;
+    prog2aa) echo "--set render.antialias=true --set trainer.coarse_scale=2" ;;
+    prog4aa) echo "--set render.antialias=true --set trainer.coarse_scale=4" ;;
+    prog4s20kaa) echo "--set render.antialias=true --set trainer.coarse_scale=4 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
     *) echo "unknown variant $1" >&2; return 1 ;;
   esac
 }
