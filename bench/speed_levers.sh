@@ -22,6 +22,12 @@
 #   mcmc500k  refine.strategy=mcmc, refine.max_gaussians=500000
 #   mcmc300k25 mcmc300k with refine.stop=25000 (the 3DGS-MCMC paper's schedule)
 #   mcmc150kreg0 mcmc150k without the scale regularizer (refine.mcmc_scale_reg=0): what it buys
+#   aa        render.antialias=true (opacity-compensated filter: a model means the same at any resolution)
+#   prog2aa   prog2 + aa
+#   prog4aa   prog4 + aa
+#   prog4s20kaa prog4s20k + aa
+# Compare aa with base (the filter alone), prog2aa / prog4aa with aa (what progressive resolution
+# costs once the model no longer depends on the resolution).
 # A lego run takes about 80 s on an H200: split VARIANTS over several commands where one command
 # may run at most 10 minutes.
 set -uo pipefail
@@ -49,6 +55,10 @@ switches() {
     mcmc500k) echo "--set refine.strategy=mcmc --set refine.max_gaussians=500000" ;;
     mcmc300k25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000 --set refine.stop=25000" ;;
     mcmc150kreg0) echo "--set refine.strategy=mcmc --set refine.max_gaussians=150000 --set refine.mcmc_scale_reg=0" ;;
+    aa) echo "--set render.antialias=true" ;;
+    prog2aa) echo "--set render.antialias=true --set trainer.coarse_scale=2" ;;
+    prog4aa) echo "--set render.antialias=true --set trainer.coarse_scale=4" ;;
+    prog4s20kaa) echo "--set render.antialias=true --set trainer.coarse_scale=4 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
     *) echo "unknown variant $1" >&2; return 1 ;;
   esac
 }

@@ -195,7 +195,8 @@ typedef enum {
  * packed, width * 4 (RGBA8) or width * 16 (float) bytes). background: RGB in [0, 1] composited
  * behind the model (alpha is then 1); NULL: a transparent background, the colour straight
  * (not premultiplied) and alpha the model's coverage (this renders twice). Uses the backend of
- * the configuration (backend.kind). */
+ * the configuration (backend.kind) and its render.antialias: render a model with the value it was
+ * trained with (a run's config.toml records it; docs/math.md, "Antialiasing"). */
 splat_status splat_render(splat_context *ctx, const splat_camera *cam, const float *background,
                           splat_pixel_format format, void *pixels, size_t stride);
 

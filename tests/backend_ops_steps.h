@@ -30,7 +30,7 @@ static int step_render_and_gradients(const tcase *c, sp_backend *b) {
     float bg[3] = {sp_rng_uniform(&r), sp_rng_uniform(&r), sp_rng_uniform(&r)};
     sp_proj proj;
     sp_proj_alloc(&proj, n);
-    cpu_project(&s.p, &s.cam, deg, &proj);
+    cpu_project_aa(&s.p, &s.cam, deg, c->cfg.antialias, &proj);
     sp_bins bins = {0};
     cpu_bin(&proj, n, &s.cam, &bins);
     sp_raster_out fwd;
@@ -74,7 +74,7 @@ static int step_render_and_gradients(const tcase *c, sp_backend *b) {
     cg.n = n;
     sp_gaussians_zero(&cg);
     sp_params_grad pgr = {n, s.K, cg.means, cg.log_scales, cg.quats, cg.opacity_logits, cg.sh};
-    cpu_project_back(&s.p, &s.cam, deg, &proj, &pg, &pgr);
+    cpu_project_back_aa(&s.p, &s.cam, deg, c->cfg.antialias, &proj, &pg, &pgr);
     assert_int_equal(b->ops->upload_views(b, &v, 1, SP_ALPHA_STRAIGHT), 0);
     sp_step_args a;
     memset(&a, 0, sizeof a);

@@ -29,6 +29,7 @@ static uint64_t st_events;
 typedef struct {
     sp_camera cam;
     int n, K, degree;
+    int antialias; /* project's opacity-compensated filter (0 unless a test sets it) */
     float *means, *log_scales, *quats, *logits, *sh;
     double *dmeans, *dlog_scales, *dquats, *dlogits, *dsh;
     double *w; /* [H][W][3] loss weights: L = sum w . rgb */
@@ -213,7 +214,7 @@ static inline void st_forward_d(const st_scene *s, st_fwd *f) {
     uint64_t sig = 1469598103934665603ull;
     for (int i = 0; i < s->n; i++) {
         sp_m_project_d(&mc, s->dmeans + 3 * i, s->dlog_scales + 3 * i, s->dquats + 4 * i, s->dlogits[i],
-                       s->dsh + (size_t)i * s->K * 3, s->degree, &f->proj[i]);
+                       s->dsh + (size_t)i * s->K * 3, s->degree, s->antialias, &f->proj[i]);
         for (int k = 0; k < 4; k++) sig = sig * 1099511628211ull + (uint64_t)f->proj[i].rect[k];
         for (int k = 0; k < 3; k++) sig = sig * 1099511628211ull + f->proj[i].clamped[k];
     }
@@ -288,7 +289,7 @@ static inline void st_grad_d(const st_scene *s, double *gm, double *gls, double 
         if (!(p->rect[0] < p->rect[2] && p->rect[1] < p->rect[3])) continue;
         double dm2[2] = {gp[i].x, gp[i].y}, dcon[3] = {gp[i].a, gp[i].b, gp[i].c};
         sp_m_project_back_d(&mc, s->dmeans + 3 * i, s->dlog_scales + 3 * i, s->dquats + 4 * i, s->dlogits[i],
-                            s->dsh + (size_t)i * s->K * 3, s->degree, p->clamped, dm2, dcon, gp[i].op, gp[i].col,
+                            s->dsh + (size_t)i * s->K * 3, s->degree, s->antialias, p->clamped, dm2, dcon, gp[i].op, gp[i].col,
                             gm + 3 * i, gls + 3 * i, gq + 4 * i, gl + i, gsh + (size_t)i * s->K * 3);
     }
     if (gp_out) memcpy(gp_out, gp, sizeof(sp_msplat_d) * s->n);

@@ -413,6 +413,40 @@ static void *run_job(void *arg) {
     return NULL;
 }
 
+/* A model trained with render.antialias: the run's config.toml records it, a context that loads that
+ * config and the .ply scores what training scored, and rendering the same model without the filter
+ * (what a standard viewer does) scores lower. */
+static void test_antialias_model(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("aa", 6, 150);
+    assert_int_equal(splat_config_set(ctx, "render.antialias=true"), SPLAT_OK);
+    splat_train_opts o = {.force = 1};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_OK);
+    splat_eval_result with, again, without;
+    assert_int_equal(splat_evaluate(ctx, "test", &with), SPLAT_OK);
+    char *dir = sp_path_join(g_tmp, "aa"), *cfg = sp_path_join(dir, "config.toml");
+    char *ply = sp_path_join(dir, "point_cloud.ply");
+    size_t n;
+    char *text = read_all(cfg, &n);
+    tu_assert_contains(text, "[render]");
+    tu_assert_contains(text, "antialias = true");
+    free(text);
+    splat_context *c2;
+    assert_int_equal(splat_open(&c2), SPLAT_OK);
+    assert_int_equal(splat_config_load_file(c2, cfg), SPLAT_OK);
+    assert_int_equal(splat_load_model(c2, ply), SPLAT_OK);
+    assert_int_equal(splat_evaluate(c2, "test", &again), SPLAT_OK);
+    assert_float_equal(again.psnr, with.psnr, 1e-9);
+    assert_int_equal(splat_config_set(c2, "render.antialias=false"), SPLAT_OK);
+    assert_int_equal(splat_evaluate(c2, "test", &without), SPLAT_OK);
+    printf("antialias model: test PSNR %.3f dB with the filter, %.3f dB rendered without it\n", with.psnr,
+           without.psnr);
+    assert_true(without.psnr < with.psnr);
+    splat_close(c2);
+    splat_close(ctx);
+    free(dir), free(cfg), free(ply);
+}
+
 static void test_two_contexts_two_threads(void **state) {
     (void)state;
     job seq[2] = {{.run = "seq_a", .seed = 11, .steps = 150}, {.run = "seq_b", .seed = 12, .steps = 110}};
@@ -463,6 +497,7 @@ int main(void) {
         cmocka_unit_test(test_load_export_formats),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_render_cameras),
+        cmocka_unit_test(test_antialias_model),
         cmocka_unit_test(test_two_contexts_two_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -2,7 +2,8 @@
  * model). For every backend kind compiled in (backend.h's table) whose device is present, under
  * every variant it honours (deterministic on/off, backward_splat, cas_atomics), every stage of its
  * table (backend/stage_ops.h) runs on random inputs of several sizes and is compared with the CPU
- * reference (backend/cpu/stages.h). Then whole steps through the backend's ops: render, one
+ * reference (backend/cpu/stages.h); project, project_back and the render / train_step check run
+ * once more with the opacity-compensated filter on (sp_backend_config.antialias, first variant). Then whole steps through the backend's ops: render, one
  * train_step's loss and gradients, refine, a short training run with its profile, and (in
  * deterministic mode) two runs that must agree bit for bit. The cpu kind runs too, as a
  * self-check of the harness. A new backend needs no test code here: it adds a row to the kind
@@ -11,7 +12,8 @@
  *
  * Each comparison prints one line: PASS/FAIL, target, stage, what, measured error, tolerance.
  * Tolerances (tuned for CUDA on an H200):
- *   project        1e-5 relative per value (floor: 1e-3 of the array's largest magnitude); for the
+ *   project        1e-5 relative per value (floor: 1e-3 of the array's largest magnitude; the radius
+ *                  error times min(1, 2 ln(255 opacity)), its condition number); for the
  *                  conic, 1e-5 relative error of its quadratic form; visibility may differ for
  *                  0.1 % of Gaussians, the rect (float rounding) for 0.5 % (at least 1), clamp flags never
  *   bin            (emit_pairs + sort + tile_ranges) identical per-tile lists from the same
@@ -107,7 +109,7 @@ static int check_project(const tcase *c, sp_backend *b, const sp_stage_ops *ops,
     for (int deg = 0; deg <= 3; deg += 3) {
         sp_proj ref, got, again;
         sp_proj_alloc(&ref, n), sp_proj_alloc(&got, n), sp_proj_alloc(&again, n);
-        cpu_project(&s.p, &s.cam, deg, &ref);
+        cpu_project_aa(&s.p, &s.cam, deg, c->cfg.antialias, &ref);
         char what[96];
         snprintf(what, sizeof what, "(%s, deg %d)", sz->name, deg);
         if (ops->project(b, &s.p, &s.cam, deg, &got)) {
@@ -139,6 +141,26 @@ static int check_project(const tcase *c, sp_backend *b, const sp_stage_ops *ops,
             snprintf(what, sizeof what, "%s (%s, deg %d)", arrs[k].name, sz->name, deg);
             double e = pt_max_rel(arrs[k].a, arrs[k].b, (size_t)n, arrs[k].stride, m, 1e-3);
             bad += pt_nonfinite(arrs[k].a, (size_t)n * arrs[k].stride);
+            if (!strcmp(arrs[k].name, "radius")) {
+                /* radius = sqrt(tau a), tau = 2 ln(255 opacity): a relative error x of the opacity
+                 * moves it by x / tau, large for Gaussians just above the 1/255 cut (many with the
+                 * antialias filter). Each error is scaled by min(1, tau) so that the opacity's
+                 * tolerance carries over. */
+                printf("INFO %s project %s: unscaled max rel err %.3g\n", c->label, what, e);
+                e = 0.0;
+                double mx = 0.0;
+                for (int i = 0; i < n; i++)
+                    if (m[i]) mx = fmax(mx, fabs((double)ref.radius[i]));
+                for (int i = 0; i < n; i++) {
+                    if (!m[i]) continue;
+                    double tau = 2.0 * log(255.0 * (double)ref.opacity[i]);
+                    double d = fabs((double)got.radius[i] - ref.radius[i]) /
+                               fmax(fabs((double)ref.radius[i]), 1e-3 * mx);
+                    e = fmax(e, d * fmin(1.0, tau));
+                }
+                ok &= pt_report(e <= tol, c->label, "project", what, "max rel err x min(1, tau)", e, tol);
+                continue;
+            }
             if (!strcmp(arrs[k].name, "conic")) {
                 /* The conic inverts a nearly singular matrix for thin Gaussians, so per-component
                  * errors are the input's ulps times its condition number. The stated tolerance
@@ -432,7 +454,7 @@ static int check_project_back(const tcase *c, sp_backend *b, const sp_stage_ops 
         char what[96];
         sp_proj proj;
         sp_proj_alloc(&proj, n);
-        cpu_project(&s.p, &s.cam, deg, &proj);
+        cpu_project_aa(&s.p, &s.cam, deg, c->cfg.antialias, &proj);
         sp_proj_grad pg;
         sp_proj_grad_alloc(&pg, n);
         tu_fill_uniform(&r, pg.mean2d, N * 2, -1.0f, 1.0f);
@@ -442,7 +464,7 @@ static int check_project_back(const tcase *c, sp_backend *b, const sp_stage_ops 
         float *buf[3];
         sp_params_grad out[3];
         for (int k = 0; k < 3; k++) out[k] = params_grad_alloc(n, s.K, &buf[k]);
-        cpu_project_back(&s.p, &s.cam, deg, &proj, &pg, &out[0]);
+        cpu_project_back_aa(&s.p, &s.cam, deg, c->cfg.antialias, &proj, &pg, &out[0]);
         snprintf(what, sizeof what, "(%s, deg %d)", sz->name, deg);
         if (ops->project_back(b, &s.p, &s.cam, deg, &proj, &pg, &out[1])) {
             ok = pt_report(0, c->label, stage, what, sp_last_error(), 1, 0);
@@ -698,6 +720,12 @@ static const struct {
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8
 
+/* The checks whose result depends on the antialias filter. */
+static int projects(int ch) {
+    return k_checks[ch].stage == check_project || k_checks[ch].stage == check_project_back ||
+           k_checks[ch].step == step_render_and_gradients;
+}
+
 static void run_case(void **state) {
     const tcase *c = *state;
     const char *name = k_checks[c->check].name;
@@ -839,7 +867,7 @@ int main(int argc, char **argv) {
 
     int nk;
     const sp_backend_kind *kinds = sp_backend_kinds(&nk);
-    size_t max_tests = (size_t)(nk + 1) * 8 * NUM_CHECKS + 1;
+    size_t max_tests = (size_t)(nk + 1) * 9 * NUM_CHECKS + 2 * NUM_STAGE_CHECKS + 1;
     tcase *cases = sp_calloc(max_tests, sizeof *cases);
     struct CMUnitTest *tests = sp_calloc(max_tests, sizeof *tests);
     char **names = sp_calloc(max_tests, sizeof *names);
@@ -855,11 +883,19 @@ int main(int argc, char **argv) {
             nt++;
             continue;
         }
-        sp_backend_config cfgs[8];
-        char labels[8][96];
+        sp_backend_config cfgs[9];
+        char labels[9][96];
         int nv = variant_configs(&kinds[k], cfgs, labels);
+        /* the antialias filter: the first variant again, for the checks that project */
+        cfgs[nv] = cfgs[0];
+        cfgs[nv].antialias = 1;
+        char first[96];
+        memcpy(first, labels[0], sizeof first);
+        snprintf(labels[nv], sizeof labels[nv], "%.*s,antialias]", (int)strlen(first) - 1, first);
+        nv++;
         for (int v = 0; v < nv; v++)
             for (int ch = 0; ch < NUM_CHECKS; ch++) {
+                if (cfgs[v].antialias && !projects(ch)) continue;
                 if ((k_checks[ch].step == step_deterministic_repeat || k_checks[ch].step == step_staged_views) &&
                     !cfgs[v].deterministic)
                     continue;
@@ -877,12 +913,14 @@ int main(int argc, char **argv) {
     /* The CUDA kernels' per-Gaussian project / project_back code, run on the host: checks their
      * arithmetic on a machine without a GPU. */
     if (!only || !strcmp(only, "cuda"))
-        for (int ch = 0; ch < NUM_STAGE_CHECKS; ch++) {
+        for (int t = 0; t < 2 * NUM_STAGE_CHECKS; t++) { /* without, then with the antialias filter */
+            int aa = t / NUM_STAGE_CHECKS, ch = t % NUM_STAGE_CHECKS;
             tcase *c = &cases[nt];
-            c->host_ops = cuda_host_math_stages();
+            c->host_ops = cuda_host_math_stages(aa);
             c->cfg.deterministic = 1;
+            c->cfg.antialias = aa;
             c->check = ch;
-            snprintf(c->label, sizeof c->label, "cuda-kernel-math-on-host");
+            snprintf(c->label, sizeof c->label, "cuda-kernel-math-on-host%s", aa ? "[antialias]" : "");
             if (!has_stage(c->host_ops, ch)) continue;
             names[nt] = sp_strfmt("%s %s", c->label, k_checks[ch].name);
             tests[nt] = (struct CMUnitTest){names[nt], run_case, NULL, NULL, c};

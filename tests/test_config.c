@@ -202,7 +202,7 @@ static void test_load_errors(void **state) {
         {"[output]\nsave_ply = 1\n", ":2: output.save_ply must be true or false, got an integer"},
         {"[trainr]\nmax_steps = 1\n", ":1: unknown section [trainr] (did you mean [trainer]?)"},
         {"\n[model]\n", ":2: unknown section [model] (sections are experiment, data, init, output, trainer, loss, "
-                        "refine, adam, backend)"},
+                        "refine, adam, render, backend)"},
         {"[trainer.sub]\n", ":1: unknown section [trainer.sub]"},
         {"[trainer]\nmax_step = 1\n", ":2: unknown key trainer.max_step (did you mean trainer.max_steps?)"},
         {"[trainer]\nssim_weight = 0.1\n", ":2: unknown key trainer.ssim_weight (ssim_weight is in [loss])"},

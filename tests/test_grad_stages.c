@@ -111,7 +111,7 @@ static double proj_loss(void *vc, uint64_t *sig) {
     for (int i = 0; i < s->n; i++) {
         sp_mproj_d o;
         int vis = sp_m_project_d(&mc, s->dmeans + 3 * i, s->dlog_scales + 3 * i, s->dquats + 4 * i, s->dlogits[i],
-                                 s->dsh + (size_t)i * s->K * 3, s->degree, &o);
+                                 s->dsh + (size_t)i * s->K * 3, s->degree, s->antialias, &o);
         h = h * 31 + (uint64_t)vis * 7 + o.clamped[0] * 2 + o.clamped[1] * 3 + o.clamped[2] * 5;
         const double *u = c->up + 9 * i;
         L += u[0] * o.mean2d[0] + u[1] * o.mean2d[1] + u[2] * o.conic[0] + u[3] * o.conic[1] + u[4] * o.conic[2] +
@@ -145,12 +145,12 @@ static void check_project_back(st_scene *s, uint64_t seed) {
     for (int i = 0; i < n; i++) {
         sp_mproj_d o;
         if (!sp_m_project_d(&mc, s->dmeans + 3 * i, s->dlog_scales + 3 * i, s->dquats + 4 * i, s->dlogits[i],
-                            s->dsh + (size_t)i * K * 3, s->degree, &o))
+                            s->dsh + (size_t)i * K * 3, s->degree, s->antialias, &o))
             continue;
         visible++;
         const double *u = c.up + 9 * i;
         sp_m_project_back_d(&mc, s->dmeans + 3 * i, s->dlog_scales + 3 * i, s->dquats + 4 * i, s->dlogits[i],
-                            s->dsh + (size_t)i * K * 3, s->degree, o.clamped, u, u + 2, u[5], u + 6,
+                            s->dsh + (size_t)i * K * 3, s->degree, s->antialias, o.clamped, u, u + 2, u[5], u + 6,
                             an[ST_MEANS] + 3 * i, an[ST_SCALES] + 3 * i, an[ST_QUATS] + 4 * i, an[ST_LOGITS] + i,
                             an[ST_SH] + (size_t)i * K * 3);
     }
@@ -178,7 +178,7 @@ static void check_project_back(st_scene *s, uint64_t seed) {
     sp_params p = st_params(s);
     sp_proj proj;
     sp_proj_alloc(&proj, n);
-    cpu_project(&p, &s->cam, s->degree, &proj);
+    cpu_project_aa(&p, &s->cam, s->degree, s->antialias, &proj);
     sp_proj_grad pg;
     sp_proj_grad_alloc(&pg, n);
     for (int i = 0; i < n; i++) {
@@ -191,7 +191,7 @@ static void check_project_back(st_scene *s, uint64_t seed) {
     sp_gaussians_init(&gr, n, 3);
     gr.n = n;
     sp_params_grad out = {n, K, gr.means, gr.log_scales, gr.quats, gr.opacity_logits, gr.sh};
-    cpu_project_back(&p, &s->cam, s->degree, &proj, &pg, &out);
+    cpu_project_back_aa(&p, &s->cam, s->degree, s->antialias, &proj, &pg, &out);
     st_assert_close("means", out.means, an[ST_MEANS], 3 * n, 2e-3, 2e-3);
     st_assert_close("log_scales", out.log_scales, an[ST_SCALES], 3 * n, 2e-3, 2e-3);
     st_assert_close("quats", out.quats, an[ST_QUATS], 4 * n, 2e-3, 2e-3);
@@ -210,6 +210,34 @@ static void test_project_back_gradients(void **state) {
         st_scene s;
         st_scene_make(&s, 100 + degree, 12, degree, 32, 24);
         check_project_back(&s, 200 + degree);
+        st_scene_free(&s);
+    }
+}
+
+/* The same with the opacity-compensated filter: rho = sqrt(det0 / det) depends on the 2D covariance
+ * (so on means, scales, rotations) and multiplies the opacity. The scene's Gaussians are about a
+ * pixel wide, where rho is far from 1 (checked), and some are made a few times smaller still. */
+static void test_project_back_gradients_antialias(void **state) {
+    (void)state;
+    for (int degree = 0; degree <= 3; degree += 3) {
+        st_scene s;
+        st_scene_make(&s, 150 + degree, 12, degree, 32, 24);
+        s.antialias = 1;
+        for (int i = 0; i < s.n; i += 3)
+            for (int k = 0; k < 3; k++) s.log_scales[3 * i + k] -= 0.7f;
+        for (int i = 0; i < s.n; i += 4) s.logits[i] = 3.0f; /* opaque enough to stay visible when small */
+        st_sync_double(&s);
+        sp_mcam_d mc;
+        sp_mcam_init_d(&mc, &s.cam);
+        double rmin = 1, rmax = 0;
+        for (int i = 0; i < s.n; i++) {
+            sp_mgeo_d g;
+            assert_true(sp_m_geometry_d(&mc, s.dmeans + 3 * i, s.dlog_scales + 3 * i, s.dquats + 4 * i, &g));
+            double rho = sp_m_aa_rho_d(&g);
+            rmin = fmin(rmin, rho), rmax = fmax(rmax, rho);
+        }
+        assert_true(rmin < 0.5 && rmax < 1 && rmax > 0.8);
+        check_project_back(&s, 250 + degree);
         st_scene_free(&s);
     }
 }
@@ -368,9 +396,10 @@ static void test_backward_raster_gradients(void **state) {
 
 static double e2e_loss(void *vc, uint64_t *sig) { return st_loss_d(vc, sig); }
 
-static void check_end_to_end(int degree, uint64_t seed) {
+static void check_end_to_end(int degree, uint64_t seed, int antialias) {
     st_scene s;
     st_scene_make(&s, seed, 20, degree, 32, 24);
+    s.antialias = antialias;
     int n = s.n, K = s.K, W = s.cam.width, H = s.cam.height;
     double *an[ST_GROUPS];
     an[ST_MEANS] = SP_NEW(double, 3 * n);
@@ -398,7 +427,7 @@ static void check_end_to_end(int degree, uint64_t seed) {
     sp_params p = st_params(&s);
     sp_proj proj;
     sp_proj_alloc(&proj, n);
-    cpu_project(&p, &s.cam, degree, &proj);
+    cpu_project_aa(&p, &s.cam, degree, antialias, &proj);
     sp_bins bins = {0};
     cpu_bin(&proj, n, &s.cam, &bins);
     sp_raster_out ro;
@@ -414,7 +443,7 @@ static void check_end_to_end(int degree, uint64_t seed) {
     sp_gaussians_init(&gr, n, 3);
     gr.n = n;
     sp_params_grad out = {n, K, gr.means, gr.log_scales, gr.quats, gr.opacity_logits, gr.sh};
-    cpu_project_back(&p, &s.cam, degree, &proj, &pg, &out);
+    cpu_project_back_aa(&p, &s.cam, degree, antialias, &proj, &pg, &out);
     st_assert_close("e2e means", out.means, an[ST_MEANS], 3 * n, 5e-3, 5e-3);
     st_assert_close("e2e log_scales", out.log_scales, an[ST_SCALES], 3 * n, 5e-3, 5e-3);
     st_assert_close("e2e quats", out.quats, an[ST_QUATS], 4 * n, 5e-3, 5e-3);
@@ -436,21 +465,68 @@ static void check_end_to_end(int degree, uint64_t seed) {
     st_scene_free(&s);
 }
 
-static void test_end_to_end_deg0(void **state) { (void)state, check_end_to_end(0, 500); }
-static void test_end_to_end_deg1(void **state) { (void)state, check_end_to_end(1, 501); }
-static void test_end_to_end_deg2(void **state) { (void)state, check_end_to_end(2, 502); }
-static void test_end_to_end_deg3(void **state) { (void)state, check_end_to_end(3, 503); }
+static void test_end_to_end_deg0(void **state) { (void)state, check_end_to_end(0, 500, 0); }
+static void test_end_to_end_deg1(void **state) { (void)state, check_end_to_end(1, 501, 0); }
+static void test_end_to_end_deg2(void **state) { (void)state, check_end_to_end(2, 502, 0); }
+static void test_end_to_end_deg3(void **state) { (void)state, check_end_to_end(3, 503, 0); }
+/* parameters -> image with the opacity-compensated filter */
+static void test_end_to_end_antialias(void **state) { (void)state, check_end_to_end(2, 510, 1); }
+
+/* The filter changes only the opacity: with antialias the projection equals the plain one except
+ * opacity (scaled by rho < 1) and the extent that follows it; a Gaussian many pixels wide keeps
+ * nearly all of its opacity, a sub-pixel one loses most of it. */
+static void test_antialias_projection(void **state) {
+    (void)state;
+    st_scene s;
+    st_scene_make(&s, 520, 30, 1, 32, 24);
+    sp_params p = st_params(&s);
+    sp_proj a, b;
+    sp_proj_alloc(&a, s.n), sp_proj_alloc(&b, s.n);
+    cpu_project_aa(&p, &s.cam, 1, 0, &a);
+    cpu_project_aa(&p, &s.cam, 1, 1, &b);
+    sp_mcam_d mc;
+    sp_mcam_init_d(&mc, &s.cam);
+    int both = 0;
+    for (int i = 0; i < s.n; i++) {
+        int va = a.rect[4 * i] < a.rect[4 * i + 2], vb = b.rect[4 * i] < b.rect[4 * i + 2];
+        if (!vb) continue;
+        assert_true(va);
+        both++;
+        sp_mgeo_d g;
+        assert_true(sp_m_geometry_d(&mc, s.dmeans + 3 * i, s.dlog_scales + 3 * i, s.dquats + 4 * i, &g));
+        double rho = sp_m_aa_rho_d(&g);
+        assert_true(rho > 0 && rho < 1);
+        assert_float_equal(b.opacity[i], a.opacity[i] * rho, 1e-5 * a.opacity[i]);
+        assert_memory_equal(b.mean2d + 2 * i, a.mean2d + 2 * i, 8);
+        assert_memory_equal(b.conic + 3 * i, a.conic + 3 * i, 12);
+        assert_memory_equal(b.color + 3 * i, a.color + 3 * i, 12);
+        assert_true(b.depth[i] == a.depth[i] && b.radius[i] <= a.radius[i]);
+    }
+    assert_true(both >= s.n / 2);
+    /* by hand: an isotropic Gaussian of 2D variance v has rho = v / (v + 0.3) */
+    for (int i = 0; i < 2; i++) {
+        double v = i ? 25.0 : 0.05;
+        sp_mgeo_d g = {.a = v + 0.3, .b = 0, .c = v + 0.3};
+        g.det = g.a * g.c, g.det0 = v * v;
+        assert_float_equal(sp_m_aa_rho_d(&g), v / (v + 0.3), 1e-12);
+    }
+    sp_proj_free(&a), sp_proj_free(&b);
+    st_scene_free(&s);
+}
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sh_gradients),
         cmocka_unit_test(test_project_back_gradients),
+        cmocka_unit_test(test_project_back_gradients_antialias),
         cmocka_unit_test(test_project_back_jacobian_clamp),
         cmocka_unit_test(test_backward_raster_gradients),
         cmocka_unit_test(test_end_to_end_deg0),
         cmocka_unit_test(test_end_to_end_deg1),
         cmocka_unit_test(test_end_to_end_deg2),
         cmocka_unit_test(test_end_to_end_deg3),
+        cmocka_unit_test(test_end_to_end_antialias),
+        cmocka_unit_test(test_antialias_projection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

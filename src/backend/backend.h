@@ -34,6 +34,7 @@ typedef struct {
     int backward_splat; /* cuda: per-splat backward_raster instead of per-pixel */
     int cas_atomics;    /* GPU: float atomic add through a compare-and-swap loop even where the device
                            has native float atomics (tests the fallback path) */
+    int antialias;      /* project: opacity-compensated low-pass filter (render.antialias, docs/math.md) */
 } sp_backend_config;
 
 typedef struct {

@@ -12,14 +12,15 @@
 
 typedef struct {
     const char *run, *ply, *data, *split, *out, *background, *backend;
-    int downscale;
+    const char *antialias; /* on | off: render.antialias (default: the run's, else off) */
+    int downscale;         /* 0: the run's data.downscale (1 without a run) */
     const char *path; /* render --path orbit|spiral|interp */
     int frames;
 } eval_args;
 
 static int parse(int argc, char **argv, eval_args *a) {
     memset(a, 0, sizeof *a);
-    a->downscale = 1;
+    int downscale_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if ((v = cli_value(argc, argv, &i, "--run"))) a->run = v;
@@ -29,7 +30,8 @@ static int parse(int argc, char **argv, eval_args *a) {
         else if ((v = cli_value(argc, argv, &i, "--out"))) a->out = v;
         else if ((v = cli_value(argc, argv, &i, "--background"))) a->background = v;
         else if ((v = cli_value(argc, argv, &i, "--backend"))) a->backend = v;
-        else if ((v = cli_value(argc, argv, &i, "--downscale"))) a->downscale = atoi(v);
+        else if ((v = cli_value(argc, argv, &i, "--downscale"))) a->downscale = atoi(v), downscale_given = 1;
+        else if ((v = cli_value(argc, argv, &i, "--antialias"))) a->antialias = v;
         else if ((v = cli_value(argc, argv, &i, "--path"))) a->path = v;
         else if ((v = cli_value(argc, argv, &i, "--frames"))) a->frames = atoi(v);
         else {
@@ -41,8 +43,12 @@ static int parse(int argc, char **argv, eval_args *a) {
         fprintf(stderr, "splat: --split must be test, val or train, got '%s'\n", a->split);
         return -1;
     }
-    if (a->downscale < 1) {
+    if (downscale_given && a->downscale < 1) {
         fprintf(stderr, "splat: --downscale must be >= 1\n");
+        return -1;
+    }
+    if (a->antialias && strcmp(a->antialias, "on") && strcmp(a->antialias, "off")) {
+        fprintf(stderr, "splat: --antialias must be on or off, got '%s'\n", a->antialias);
         return -1;
     }
     sp_path_kind kind;
@@ -85,11 +91,14 @@ static int open_session(const eval_args *a, session *s) {
     if (a->background && cli_set_string(ctx, "data.background", a->background) != SPLAT_OK)
         cli_add_problems(ctx, &probs);
     if (a->backend && cli_set_string(ctx, "backend.kind", a->backend) != SPLAT_OK) cli_add_problems(ctx, &probs);
-    if (a->downscale > 1) {
+    if (a->downscale > 0) {
         char *set = sp_strfmt("data.downscale=%d", a->downscale);
         if (splat_config_set(ctx, set) != SPLAT_OK) cli_add_problems(ctx, &probs);
         free(set);
     }
+    if (a->antialias && splat_config_set(ctx, !strcmp(a->antialias, "on") ? "render.antialias=true"
+                                                                           : "render.antialias=false") != SPLAT_OK)
+        cli_add_problems(ctx, &probs);
     int rc = -1, n;
     if (!probs.n && splat_dataset_views(ctx, "train", &n) != SPLAT_OK) cli_add_problems(ctx, &probs);
     for (int i = 0; i < probs.n; i++) fprintf(stderr, "error: %s\n", probs.items[i]);
@@ -131,12 +140,16 @@ static int render_png(session *s, const splat_camera *cam, const char *path) {
 
 int cmd_eval(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat eval --run DIR [--split val|test]\n"
+        printf("usage: splat eval --run DIR [--split val|test] [--downscale N] [--antialias on|off]\n"
                "       splat eval --ply FILE --data DIR [--split val|test] [--background white|black]\n"
                "\n"
                "Renders the held-out views with a trained model and prints PSNR and SSIM (renders\n"
                "quantized to 8 bits, as a user would save them) per view and on average. With --run,\n"
-               "the run's config.toml and point_cloud.ply are used and RUN/eval_<split>.toml is written.\n");
+               "the run's config.toml and point_cloud.ply are used and RUN/eval_<split>.toml is written.\n"
+               "--downscale N scores at 1/N of the dataset's image size (default: the run's data.downscale).\n"
+               "--antialias on|off renders with or without the opacity-compensated filter\n"
+               "(render.antialias; default: the run's setting, off for --ply). A model trained with it\n"
+               "should be rendered with it; off shows how a standard 3DGS viewer draws it.\n");
         return 0;
     }
     eval_args a;
@@ -224,7 +237,10 @@ int cmd_render(int argc, char **argv) {
                "usage: splat render --ply FILE --data DIR [--split test] --out DIR [--background white|black]\n"
                "\n"
                "Renders every view of a split with the model and writes OUT/<split>/<name>.png, so the\n"
-               "renders of different splits never overwrite each other.\n");
+               "renders of different splits never overwrite each other.\n"
+               "\n"
+               "Both: --antialias on renders a model trained with render.antialias = true as it was trained\n"
+               "(docs/math.md, \"Antialiasing\"); --downscale N renders at 1/N of the dataset's size.\n");
         return 0;
     }
     eval_args a;

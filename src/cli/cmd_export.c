@@ -51,6 +51,15 @@ int cmd_export(int argc, char **argv) {
         return 2;
     }
     int n = 0, degree = 0;
+    if (run) { /* a run trained with the antialias filter: the formats have no field for it */
+        char *cp = sp_path_join(run, "config.toml"), v[16] = "";
+        if (splat_config_load_file(ctx, cp) == SPLAT_OK && splat_config_get(ctx, "render.antialias", v, sizeof v) ==
+                                                                   SPLAT_OK && !strcmp(v, "true"))
+            printf("note: %s was trained with render.antialias = true; viewers of standard 3DGS files render it "
+                   "without the opacity compensation (small Gaussians too bright), docs/math.md \"Antialiasing\"\n",
+                   run);
+        free(cp);
+    }
     splat_status st = splat_load_model(ctx, in);
     if (st == SPLAT_OK) st = splat_export(ctx, out, sp_model_format_name(f));
     if (st == SPLAT_OK) {

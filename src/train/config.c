@@ -35,6 +35,7 @@ static const struct {
     {"loss", "The photometric loss."},
     {"refine", "Densification (clone, split), pruning and opacity control."},
     {"adam", "The optimizer. Learning rates are per parameter group."},
+    {"render", "How Gaussians become pixels (part of what a trained model means)."},
     {"backend", "Where and how the computation runs."},
 };
 #define NSECTIONS ((int)(sizeof sections / sizeof *sections))
@@ -153,6 +154,11 @@ const sp_config_field sp_config_schema[] = {
     FLT(adam, beta1, IN_CO(0, 1), 0.9, "Adam first-moment decay."),
     FLT(adam, beta2, IN_CO(0, 1), 0.999, "Adam second-moment decay."),
     FLT(adam, eps, GT(0), 1e-15, "Adam epsilon."),
+
+    BOOL(render, antialias, 0,
+         "Opacity-compensated screen-space filter: the 0.3 px^2 low-pass keeps each Gaussian's integral, not its "
+         "peak, so a model renders alike at other resolutions (docs/math.md, \"Antialiasing\"). Rendering (eval, "
+         "the C API) uses the value a model was trained with; standard 3DGS viewers render without it."),
 
     STR(backend, kind, "auto|cpu|cuda|vulkan", "auto",
         "Compute backend; auto = cuda when a CUDA GPU is present, else vulkan on a hardware Vulkan GPU, else cpu."),

@@ -71,6 +71,9 @@ typedef struct {
         double beta1, beta2, eps;
     } adam;
     struct {
+        bool antialias; /* opacity-compensated screen-space filter (part of what a model means) */
+    } render;
+    struct {
         char kind[SP_CONFIG_WORD_MAX]; /* auto | cpu | cuda */
         int threads, reduce_chunks;
         bool profile, deterministic, cas_atomics, check_replicas;

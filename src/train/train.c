@@ -570,7 +570,8 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                                 .profile = cfg->backend.profile, .device = 0,
                                 .backward_splat = !strcmp(cfg->backend.backward, "splat"),
                                 .cas_atomics = cfg->backend.cas_atomics,
-                                .reduce_chunks = cfg->backend.reduce_chunks};
+                                .reduce_chunks = cfg->backend.reduce_chunks,
+                                .antialias = cfg->render.antialias};
         if (sp_dist_backend_config(&bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) goto fail;
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;

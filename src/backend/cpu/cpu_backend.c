@@ -168,7 +168,7 @@ static int forward(cpu_backend *b, const sp_camera *cam, int sh_degree, const fl
     sp_params p = params_of(&b->g);
     if (ensure_proj(b, p.n) || ensure_image(b, cam->width, cam->height)) return -1;
     double t0 = sp_now();
-    cpu_project(&p, cam, sh_degree, &b->proj);
+    cpu_project_aa(&p, cam, sh_degree, b->base.cfg.antialias, &b->proj);
     double t1 = sp_now();
     if (cpu_bin(&b->proj, p.n, cam, &b->bins)) return -1;
     double t2 = sp_now();
@@ -232,7 +232,7 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
     sp_params p = params_of(&b->g);
     sp_params_grad pg = {n, b->grad.K, b->grad.means, b->grad.log_scales, b->grad.quats, b->grad.opacity_logits,
                          b->grad.sh};
-    cpu_project_back(&p, cam, a->sh_degree, &b->proj, &b->pgrad, &pg);
+    cpu_project_back_aa(&p, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &pg);
     cpu_mcmc_reg(&b->g, &b->grad, a->opacity_reg, a->scale_reg); /* MCMC only: 0 weights do nothing */
     if (a->collect_stats) {
         float hw = 0.5f * (float)w, hh = 0.5f * (float)h;
@@ -336,7 +336,7 @@ static int cpu_get_profile(sp_backend *base, sp_profile *p) {
 /* ---- single stages (stage_ops.h): the reference functions themselves, for the harness's
  * self-check and its perf mode ---- */
 static int st_project(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
-    cpu_project(p, cam, sh_degree, out);
+    cpu_project_aa(p, cam, sh_degree, b->cfg.antialias, out);
     return 0;
 }
 
@@ -366,7 +366,7 @@ static int st_project_back(sp_backend *b, const sp_params *p, const sp_camera *c
     memset(out->quats, 0, n * 4 * sizeof(float));
     memset(out->opacity_logits, 0, n * sizeof(float));
     memset(out->sh, 0, n * 3 * (size_t)out->K * sizeof(float));
-    cpu_project_back(p, cam, sh_degree, proj, g, out);
+    cpu_project_back_aa(p, cam, sh_degree, b->cfg.antialias, proj, g, out);
     return 0;
 }
 

@@ -19,6 +19,10 @@ static int usable_degree(int sh_degree, int K) {
 }
 
 void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+    cpu_project_aa(p, cam, sh_degree, 0, out);
+}
+
+void cpu_project_aa(const sp_params *p, const sp_camera *cam, int sh_degree, int antialias, sp_proj *out) {
     sh_degree = usable_degree(sh_degree, p->K);
     sp_mcam_f mc;
     sp_mcam_init_f(&mc, cam);
@@ -27,7 +31,7 @@ void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_pro
     for (int i = 0; i < p->n; i++) {
         sp_mproj_f o;
         sp_m_project_f(&mc, p->means + 3 * i, p->log_scales + 3 * i, p->quats + 4 * i, p->opacity_logits[i],
-                       p->sh + (size_t)i * K * 3, sh_degree, &o);
+                       p->sh + (size_t)i * K * 3, sh_degree, antialias, &o);
         out->mean2d[2 * i] = o.mean2d[0];
         out->mean2d[2 * i + 1] = o.mean2d[1];
         for (int k = 0; k < 3; k++) {
@@ -44,6 +48,11 @@ void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_pro
 
 void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
                       const sp_proj_grad *g, sp_params_grad *out) {
+    cpu_project_back_aa(p, cam, sh_degree, 0, proj, g, out);
+}
+
+void cpu_project_back_aa(const sp_params *p, const sp_camera *cam, int sh_degree, int antialias, const sp_proj *proj,
+                         const sp_proj_grad *g, sp_params_grad *out) {
     sh_degree = usable_degree(sh_degree, p->K);
     sp_mcam_f mc;
     sp_mcam_init_f(&mc, cam);
@@ -53,7 +62,7 @@ void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, c
         const int32_t *r = proj->rect + 4 * i;
         if (!(r[0] < r[2] && r[1] < r[3])) continue;
         sp_m_project_back_f(&mc, p->means + 3 * i, p->log_scales + 3 * i, p->quats + 4 * i, p->opacity_logits[i],
-                            p->sh + (size_t)i * K * 3, sh_degree, proj->clamped + 3 * i, g->mean2d + 2 * i,
+                            p->sh + (size_t)i * K * 3, sh_degree, antialias, proj->clamped + 3 * i, g->mean2d + 2 * i,
                             g->conic + 3 * i, g->opacity[i], g->color + 3 * i, out->means + 3 * i,
                             out->log_scales + 3 * i, out->quats + 4 * i, out->opacity_logits + i,
                             out->sh + (size_t)i * K * 3);

@@ -196,7 +196,13 @@ typedef struct {
     SP_REAL T[6];      /* J W, 2x3 row-major */
     SP_REAL a, b, c;   /* 2D covariance with low-pass */
     SP_REAL det;
+    SP_REAL det0;      /* determinant of the 2D covariance before the low-pass (antialias) */
 } SPM(sp_mgeo);
+
+/* The low-pass filter: pixels^2 added to the diagonal of every 2D covariance. */
+#ifndef SP_M_LOWPASS
+#define SP_M_LOWPASS 0.3
+#endif
 
 /* Steps 1-5 of project. Returns 0 when the Gaussian is not visible (behind the near plane or
  * degenerate 2D covariance). */
@@ -250,26 +256,46 @@ static inline int SPM(sp_m_geometry)(const SPM(sp_mcam) * cam, const SP_REAL m[3
     SP_REAL s00 = TS[0] * g->T[0] + TS[1] * g->T[1] + TS[2] * g->T[2];
     SP_REAL s01 = TS[0] * g->T[3] + TS[1] * g->T[4] + TS[2] * g->T[5];
     SP_REAL s11 = TS[3] * g->T[3] + TS[4] * g->T[4] + TS[5] * g->T[5];
-    g->a = s00 + SP_R(0.3);
+    g->a = s00 + SP_R(SP_M_LOWPASS);
     g->b = s01;
-    g->c = s11 + SP_R(0.3);
+    g->c = s11 + SP_R(SP_M_LOWPASS);
     g->det = g->a * g->c - g->b * g->b;
+    /* det(T Sigma T^T) without the cancellation of s00 s11 - s01^2 (needle-like Gaussians): a sum of
+     * squares of the 2x2 minors of T Rq diag(s), which are s_i s_j n_k with n = Rq^T (T_0 x T_1)
+     * (Cauchy-Binet; (i, j, k) cyclic) */
+    const SP_REAL *Tm = g->T, *Rm = g->Rq;
+    SP_REAL x0 = Tm[1] * Tm[5] - Tm[2] * Tm[4], x1 = Tm[2] * Tm[3] - Tm[0] * Tm[5], x2 = Tm[0] * Tm[4] - Tm[1] * Tm[3];
+    SP_REAL mn[3];
+    for (int k = 0; k < 3; k++) mn[k] = Rm[0 * 3 + k] * x0 + Rm[1 * 3 + k] * x1 + Rm[2 * 3 + k] * x2;
+    mn[0] = g->s[1] * g->s[2] * mn[0];
+    mn[1] = g->s[2] * g->s[0] * mn[1];
+    mn[2] = g->s[0] * g->s[1] * mn[2];
+    g->det0 = mn[0] * mn[0] + mn[1] * mn[1] + mn[2] * mn[2];
     if (!(g->det > 0)) return 0;
     return 1;
 }
 
 static inline SP_REAL SPM(sp_m_clampr)(SP_REAL x, SP_REAL lo, SP_REAL hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
-/* project for one Gaussian: m[3], ls[3], q[4], logit, sh[K][3] (first (degree+1)^2 used). */
+/* The antialias opacity factor rho = sqrt(det0 / det): the low-pass filter keeps the Gaussian's
+ * integral instead of its peak (docs/math.md, "Antialiasing"). 0 when the unfiltered covariance is
+ * degenerate. */
+static inline SP_REAL SPM(sp_m_aa_rho)(const SPM(sp_mgeo) * g) {
+    return g->det0 > 0 ? SPM(sp_m_sqrt)(g->det0 / g->det) : SP_R(0);
+}
+
+/* project for one Gaussian: m[3], ls[3], q[4], logit, sh[K][3] (first (degree+1)^2 used).
+ * antialias != 0: the opacity is scaled by sp_m_aa_rho (and the visibility and extent follow it). */
 static inline int SPM(sp_m_project)(const SPM(sp_mcam) * cam, const SP_REAL m[3], const SP_REAL ls[3],
                                     const SP_REAL q[4], SP_REAL logit, const SP_REAL *sh, int degree,
-                                    SPM(sp_mproj) * o) {
+                                    int antialias, SPM(sp_mproj) * o) {
     memset(o, 0, sizeof *o);
     SPM(sp_mgeo) g;
     if (!SPM(sp_m_geometry)(cam, m, ls, q, &g)) return 0;
     SP_REAL z = g.p[2];
     SP_REAL mx = cam->fx * g.p[0] / z + cam->cx, my = cam->fy * g.p[1] / z + cam->cy;
     SP_REAL sig = SP_R(1) / (SP_R(1) + SPM(sp_m_exp)(-logit));
+    if (antialias) sig = sig * SPM(sp_m_aa_rho)(&g);
     if (!(sig >= SP_R(1) / SP_R(255))) return 0;
     SP_REAL tau = SP_R(2) * SPM(sp_m_log)(SP_R(255) * sig);
     SP_REAL ex = SPM(sp_m_sqrt)(tau * g.a), ey = SPM(sp_m_sqrt)(tau * g.c);
@@ -308,10 +334,10 @@ static inline int SPM(sp_m_project)(const SPM(sp_mcam) * cam, const SP_REAL m[3]
 
 /* project_back for one visible Gaussian: given dL/d(mean2d, conic, opacity, color), ADDS the
  * gradients w.r.t. m, ls, q, logit and sh (first (degree+1)^2 coefficients). `clamped` is the
- * mask written by project. */
+ * mask written by project; antialias as there (dopacity is then w.r.t. the scaled opacity). */
 static inline void SPM(sp_m_project_back)(const SPM(sp_mcam) * cam, const SP_REAL m[3], const SP_REAL ls[3],
                                           const SP_REAL q[4], SP_REAL logit, const SP_REAL *sh, int degree,
-                                          const uint8_t clamped[3], const SP_REAL dmean2d[2],
+                                          int antialias, const uint8_t clamped[3], const SP_REAL dmean2d[2],
                                           const SP_REAL dconic[3], SP_REAL dopacity, const SP_REAL dcolor[3],
                                           SP_REAL dm[3], SP_REAL dls[3], SP_REAL dq[4], SP_REAL *dlogit,
                                           SP_REAL *dsh) {
@@ -321,9 +347,10 @@ static inline void SPM(sp_m_project_back)(const SPM(sp_mcam) * cam, const SP_REA
     SP_REAL z = g.p[2], iz = SP_R(1) / z, iz2 = iz * iz;
     SP_REAL dp[3] = {0, 0, 0};
 
-    /* opacity */
+    /* opacity = sigmoid(logit) (times rho with antialias) */
     SP_REAL sig = SP_R(1) / (SP_R(1) + SPM(sp_m_exp)(-logit));
-    *dlogit += dopacity * sig * (SP_R(1) - sig);
+    SP_REAL rho = antialias ? SPM(sp_m_aa_rho)(&g) : SP_R(1);
+    *dlogit += dopacity * rho * sig * (SP_R(1) - sig);
 
     /* mean2d = (fx px/z + cx, fy py/z + cy) */
     dp[0] += cam->fx * iz * dmean2d[0];
@@ -336,6 +363,13 @@ static inline void SPM(sp_m_project_back)(const SPM(sp_mcam) * cam, const SP_REA
     SP_REAL da = id2 * (-c * c * dA + b * c * dB - b * b * dC);
     SP_REAL db = id2 * (SP_R(2) * b * c * dA - (a * c + b * b) * dB + SP_R(2) * a * b * dC);
     SP_REAL dc = id2 * (-b * b * dA + a * b * dB - a * a * dC);
+    if (antialias && rho > 0) {
+        /* rho^2 = det0 / det with det0 = (a - s)(c - s) - b^2, det = a c - b^2 (s the low-pass) */
+        SP_REAL h = SP_R(0.5) * dopacity * sig * rho, i0 = SP_R(1) / g.det0, i1 = SP_R(1) / g.det;
+        da += h * ((c - SP_R(SP_M_LOWPASS)) * i0 - c * i1);
+        db += h * SP_R(2) * b * (i1 - i0);
+        dc += h * ((a - SP_R(SP_M_LOWPASS)) * i0 - a * i1);
+    }
     /* Sigma' = T Sigma T^T, symmetric gradient G' = [[da, db/2], [db/2, dc]] */
     SP_REAL G[4] = {da, SP_R(0.5) * db, SP_R(0.5) * db, dc};
     const SP_REAL *S = g.S, *T = g.T;

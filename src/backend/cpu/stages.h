@@ -84,6 +84,10 @@ void sp_sh_eval_back(int degree, const float *sh, const float dir[3], const floa
 /* project: per Gaussian, world -> camera, EWA 2D covariance + low-pass, depth, tile rect, SH -> RGB.
  * sh_degree is capped to what p->K coefficients hold. */
 void cpu_project(const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out);
+/* project with the screen-space filter chosen: antialias 0 is cpu_project (the low-pass dilation
+ * alone), 1 also scales each opacity by sqrt(det Sigma' / det(Sigma' + 0.3 I)) (docs/math.md,
+ * "Antialiasing"); the tile rect and visibility follow the scaled opacity. */
+void cpu_project_aa(const sp_params *p, const sp_camera *cam, int sh_degree, int antialias, sp_proj *out);
 /* emit_pairs + sort + tile_ranges: equal to a stable sort of the keys (tile << 32 | depth bits)
  * emitted per visible Gaussian in index order, tiles of its rect row-major. Grows bins as needed;
  * -1 with an out-of-memory error when that growth fails. */
@@ -103,6 +107,10 @@ void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_came
  * densification statistics are left to the caller (they need only g->mean2d and proj->radius). */
 void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
                       const sp_proj_grad *g, sp_params_grad *out);
+/* project_back of cpu_project_aa: g->opacity is w.r.t. the (scaled) opacity project wrote; the
+ * scale's dependence on the 2D covariance reaches means, scales and rotations. */
+void cpu_project_back_aa(const sp_params *p, const sp_camera *cam, int sh_degree, int antialias, const sp_proj *proj,
+                         const sp_proj_grad *g, sp_params_grad *out);
 
 /* loss: fused L1 + D-SSIM. Returns the loss; writes dL/drgb [H][W][3] when dl_drgb != NULL. */
 double cpu_loss(const float *rgb, const float *target, int w, int h, float ssim_weight, float *dl_drgb);

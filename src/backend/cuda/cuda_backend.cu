@@ -177,7 +177,7 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     cu_params P = params_of(b, &b->params);
 
     cu_prof_begin(b, CU_ST_PROJECT);
-    cuda_project(&P, n, b->K, cam, sh_degree, &b->proj, b->st);
+    cuda_project(&P, n, b->K, cam, sh_degree, b->base.cfg.antialias, &b->proj, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, CU_ST_EMIT);
@@ -540,8 +540,8 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     }
     cu_params P = params_of(b, &b->params), Gp = params_of(b, add ? &b->grads_view : &b->grads);
     float *stats = (float *)b->stats.p;
-    cuda_project_back(&P, n, b->K, cam, a->sh_degree, &b->proj, &b->pgrad, &Gp, a->collect_stats ? stats : NULL,
-                      stats + n, stats + 2 * (size_t)n, b->st);
+    cuda_project_back(&P, n, b->K, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &Gp,
+                      a->collect_stats ? stats : NULL, stats + n, stats + 2 * (size_t)n, b->st);
     if (add && gcount) k_add<<<CU_GRID(gcount, 256), 256, 0, b->st>>>((float *)b->grads.p, (const float *)b->grads_view.p,
                                                                    (int64_t)gcount);
     if (a->opacity_reg != 0.0f || a->scale_reg != 0.0f) { /* MCMC: added to the sum, one term per view */

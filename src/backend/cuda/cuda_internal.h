@@ -138,15 +138,17 @@ static inline size_t cu_bucket_count(int64_t num_pairs, int tiles) { return (siz
 
 /* ---- stage launchers (all asynchronous on stream s) ---- */
 /* project.cu */
-void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out,
+/* antialias: the opacity-compensated filter (sp_backend_config.antialias) */
+void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias, cu_proj *out,
                   cudaStream_t s);
 /* project_back; stats may be NULL (grad_accum, grad_count, max_radius). */
-void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, const cu_proj *proj,
-                       const cu_proj_grad *g, cu_params *out, float *grad_accum, float *grad_count,
-                       float *max_radius, cudaStream_t s);
+void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
+                       const cu_proj *proj, const cu_proj_grad *g, cu_params *out, float *grad_accum,
+                       float *grad_count, float *max_radius, cudaStream_t s);
 /* The same math on the host, for tests without a GPU. */
-void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out);
-void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree,
+void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
+                       cu_proj *out);
+void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                             const cu_proj *proj, const cu_proj_grad *g, cu_params *out);
 /* raster.cu */
 void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,

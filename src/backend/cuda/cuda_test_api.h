@@ -12,8 +12,9 @@ extern "C" {
 #endif
 
 struct sp_stage_ops;
-/* project and project_back set (they ignore their backend argument: pass NULL); the rest NULL. */
-const struct sp_stage_ops *cuda_host_math_stages(void);
+/* project and project_back set (they ignore their backend argument: pass NULL); the rest NULL.
+ * antialias: the opacity-compensated filter on (sp_backend_config.antialias). */
+const struct sp_stage_ops *cuda_host_math_stages(int antialias);
 
 #ifdef __cplusplus
 }

@@ -114,6 +114,7 @@ typedef struct {
     int clamp_u, clamp_v;
     float T[6]; /* 2 x 3 */
     float a, b, c;
+    float det0; /* determinant before the low-pass (antialias) */
 } cu_geom;
 
 /* Returns 0 when behind the near plane (other fields then undefined). */
@@ -169,7 +170,22 @@ CU_HD static int geom_forward(const cu_params *P, int i, const sp_camera *cam, c
     g->a = FADD(DOT3(TS0[0], g->T[0], TS0[1], g->T[1], TS0[2], g->T[2]), 0.3f);
     g->b = DOT3(TS0[0], g->T[3], TS0[1], g->T[4], TS0[2], g->T[5]);
     g->c = FADD(DOT3(TS1[0], g->T[3], TS1[1], g->T[4], TS1[2], g->T[5]), 0.3f);
+    /* det(T Sigma T^T) as a sum of squares, in the CPU reference's order (sp_m_geometry) */
+    const float *Tm = g->T, *Rm = g->Rq;
+    float x0 = FSUB(FMUL(Tm[1], Tm[5]), FMUL(Tm[2], Tm[4])), x1 = FSUB(FMUL(Tm[2], Tm[3]), FMUL(Tm[0], Tm[5]));
+    float x2 = FSUB(FMUL(Tm[0], Tm[4]), FMUL(Tm[1], Tm[3]));
+    float mn[3];
+    for (int k = 0; k < 3; k++) mn[k] = DOT3(Rm[k], x0, Rm[3 + k], x1, Rm[6 + k], x2);
+    mn[0] = FMUL(FMUL(g->s[1], g->s[2]), mn[0]);
+    mn[1] = FMUL(FMUL(g->s[2], g->s[0]), mn[1]);
+    mn[2] = FMUL(FMUL(g->s[0], g->s[1]), mn[2]);
+    g->det0 = DOT3(mn[0], mn[0], mn[1], mn[1], mn[2], mn[2]);
     return 1;
+}
+
+/* The antialias opacity factor sqrt(det0 / det) (docs/math.md, "Antialiasing"), as sp_m_aa_rho. */
+CU_HD static float aa_rho(const cu_geom *g, float det) {
+    return g->det0 > 0.0f ? sqrtf(g->det0 / det) : 0.0f;
 }
 
 CU_HD static void view_dir(const float *m, const float *C, float *d, float *len) {
@@ -180,7 +196,7 @@ CU_HD static void view_dir(const float *m, const float *C, float *d, float *len)
 }
 
 CU_HD void cuda_project_one(const cu_params &P, int i, int K, const sp_camera &cam, float3 C, int sh_degree,
-                           const cu_proj &out) {
+                           int antialias, const cu_proj &out) {
     int32_t *rect = out.rect + 4 * (size_t)i;
     rect[0] = rect[1] = rect[2] = rect[3] = 0;
     out.radius[i] = 0.0f;
@@ -190,6 +206,7 @@ CU_HD void cuda_project_one(const cu_params &P, int i, int K, const sp_camera &c
     float det = FSUB(FMUL(g.a, g.c), FMUL(g.b, g.b));
     if (!(det > 0.0f)) return;
     float sigma = 1.0f / (1.0f + EXPF(-P.opacity_logits[i]));
+    if (antialias) sigma = FMUL(sigma, aa_rho(&g, det));
     if (!(sigma >= 1.0f / 255.0f)) return;
     float mx = cam.fx * g.p[0] / g.z + cam.cx, my = cam.fy * g.p[1] / g.z + cam.cy;
     float tau = 2.0f * logf(255.0f * sigma);
@@ -232,9 +249,10 @@ CU_HD void cuda_project_one(const cu_params &P, int i, int K, const sp_camera &c
     }
 }
 
-__global__ void k_project(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, cu_proj out) {
+__global__ void k_project(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, int antialias,
+                          cu_proj out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) cuda_project_one(P, i, K, cam, C, sh_degree, out);
+    if (i < n) cuda_project_one(P, i, K, cam, C, sh_degree, antialias, out);
 }
 
 static float3 camera_center(const sp_camera *cam) {
@@ -253,11 +271,11 @@ static int cap_degree(int sh_degree, int K) {
     return sh_degree < 0 ? 0 : sh_degree;
 }
 
-void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out,
+void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias, cu_proj *out,
                   cudaStream_t s) {
     if (n <= 0) return;
     sh_degree = cap_degree(sh_degree, K);
-    k_project<<<CU_GRID(n, 256), 256, 0, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree, *out);
+    k_project<<<CU_GRID(n, 256), 256, 0, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree, antialias, *out);
 }
 
 /* Colour gradient dc -> SH gradients (into gsh, zero past the active degree) and the view
@@ -291,7 +309,7 @@ CU_HD static inline void color_back(const float *m, float3 C, int K, const float
  * in one shared-memory slot (sh == gsh) so that global reads and writes are coalesced: every
  * coefficient is read before its gradient overwrites it. The host passes the arrays. */
 CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_camera &cam, float3 C, int sh_degree,
-                                   const cu_proj &proj, const cu_proj_grad &G, const cu_params &out,
+                                   int antialias, const cu_proj &proj, const cu_proj_grad &G, const cu_params &out,
                                    const float *sh, float *gsh, float *grad_accum, float *grad_count,
                                    float *max_radius) {
     const int32_t *rect = proj.rect + 4 * (size_t)i;
@@ -306,8 +324,13 @@ CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_came
     }
     cu_geom g;
     geom_forward(&P, i, &cam, &g);
-    float sigma = proj.opacity[i];
-    out.opacity_logits[i] = G.opacity[i] * sigma * (1.0f - sigma);
+    /* opacity = sigmoid(logit), times rho with antialias (proj.opacity is then the product) */
+    float sigma = proj.opacity[i], rho = 1.0f;
+    if (antialias) {
+        sigma = 1.0f / (1.0f + EXPF(-P.opacity_logits[i]));
+        rho = aa_rho(&g, FSUB(FMUL(g.a, g.c), FMUL(g.b, g.b)));
+    }
+    out.opacity_logits[i] = G.opacity[i] * rho * sigma * (1.0f - sigma);
 
     float dm[3] = {0.0f, 0.0f, 0.0f}; /* dL/dmean (world) */
     /* colour -> SH and view direction (degree a template argument: the basis stays in registers) */
@@ -330,6 +353,13 @@ CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_came
     float da = (-c * c * gA + b * c * gB - b * b * gC) * id2;
     float db = (2.0f * b * c * gA - (det + 2.0f * b * b) * gB + 2.0f * a * b * gC) * id2;
     float dcc = (-b * b * gA + a * b * gB - a * a * gC) * id2;
+    if (antialias && rho > 0.0f) {
+        /* rho^2 = det0 / det with det0 = (a - 0.3)(c - 0.3) - b^2 */
+        float h = 0.5f * G.opacity[i] * sigma * rho, i0 = 1.0f / g.det0, i1 = 1.0f / det;
+        da += h * ((c - 0.3f) * i0 - c * i1);
+        db += h * 2.0f * b * (i1 - i0);
+        dcc += h * ((a - 0.3f) * i0 - a * i1);
+    }
     /* Sigma' = T Sigma T^T with G' = [[da, db/2], [db/2, dc]]: dT = 2 G' T Sigma, dSigma = T^T G' T */
     float G00 = da, G01 = 0.5f * db, G11 = dcc;
     const float *T = g.T, *S = g.Sigma;
@@ -407,9 +437,9 @@ CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_came
  * global accesses are coalesced; each thread's slice has stride 3K + 1 to spread the banks. */
 #define CU_PB_BLOCK 128
 __global__ void __launch_bounds__(CU_PB_BLOCK) k_project_back(cu_params P, int n, int K, sp_camera cam, float3 C,
-                                                              int sh_degree, cu_proj proj, cu_proj_grad G,
-                                                              cu_params out, float *grad_accum, float *grad_count,
-                                                              float *max_radius) {
+                                                              int sh_degree, int antialias, cu_proj proj,
+                                                              cu_proj_grad G, cu_params out, float *grad_accum,
+                                                              float *grad_count, float *max_radius) {
     extern __shared__ float s_sh[];
     int i0 = blockIdx.x * CU_PB_BLOCK, i = i0 + (int)threadIdx.x;
     int per = 3 * K, stride = per + 1;
@@ -418,37 +448,38 @@ __global__ void __launch_bounds__(CU_PB_BLOCK) k_project_back(cu_params P, int n
     for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) s_sh[(e / per) * stride + e % per] = src[e];
     __syncthreads();
     float *mine = s_sh + threadIdx.x * stride;
-    if (i < n) cuda_project_back_one(P, i, K, cam, C, sh_degree, proj, G, out, mine, mine, grad_accum, grad_count,
-                                     max_radius);
+    if (i < n) cuda_project_back_one(P, i, K, cam, C, sh_degree, antialias, proj, G, out, mine, mine, grad_accum,
+                                     grad_count, max_radius);
     __syncthreads();
     float *dst = out.sh + (size_t)per * i0;
     for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) dst[e] = s_sh[(e / per) * stride + e % per];
 }
 
-void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, const cu_proj *proj,
-                       const cu_proj_grad *g, cu_params *out, float *grad_accum, float *grad_count,
-                       float *max_radius, cudaStream_t s) {
+void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
+                       const cu_proj *proj, const cu_proj_grad *g, cu_params *out, float *grad_accum,
+                       float *grad_count, float *max_radius, cudaStream_t s) {
     if (n <= 0) return;
     sh_degree = cap_degree(sh_degree, K);
     size_t smem = (size_t)CU_PB_BLOCK * (3 * K + 1) * sizeof(float);
     k_project_back<<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree,
-                                                                      *proj, *g, *out, grad_accum, grad_count,
-                                                                      max_radius);
+                                                                      antialias, *proj, *g, *out, grad_accum,
+                                                                      grad_count, max_radius);
 }
 
 /* The same per-Gaussian math run on the host (no GPU needed): lets tests check the kernels'
  * arithmetic against the CPU reference on machines without a device. */
-void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, cu_proj *out) {
+void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
+                       cu_proj *out) {
     sh_degree = cap_degree(sh_degree, K);
     float3 C = camera_center(cam);
-    for (int i = 0; i < n; i++) cuda_project_one(*p, i, K, *cam, C, sh_degree, *out);
+    for (int i = 0; i < n; i++) cuda_project_one(*p, i, K, *cam, C, sh_degree, antialias, *out);
 }
 
-void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree,
+void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                             const cu_proj *proj, const cu_proj_grad *g, cu_params *out) {
     sh_degree = cap_degree(sh_degree, K);
     float3 C = camera_center(cam);
     for (int i = 0; i < n; i++)
-        cuda_project_back_one(*p, i, K, *cam, C, sh_degree, *proj, *g, *out, p->sh + 3 * (size_t)K * i,
+        cuda_project_back_one(*p, i, K, *cam, C, sh_degree, antialias, *proj, *g, *out, p->sh + 3 * (size_t)K * i,
                               out->sh + 3 * (size_t)K * i, NULL, NULL, NULL);
 }

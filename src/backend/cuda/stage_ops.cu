@@ -135,7 +135,7 @@ static int st_project(sp_backend *b, const sp_params *p, const sp_camera *cam, i
     d.touched = (uint32_t *)arena_alloc(&A, N * 4);
     d.offsets = (uint32_t *)arena_alloc(&A, N * 4);
     if (!A.failed) {
-        cuda_project(&P, n, p->K, cam, sh_degree, &d, 0);
+        cuda_project(&P, n, p->K, cam, sh_degree, b->cfg.antialias, &d, 0);
         down(out->mean2d, d.mean2d, N * 2 * 4);
         down(out->conic, d.conic, N * 3 * 4);
         down(out->depth, d.depth, N * 4);
@@ -305,7 +305,7 @@ static int st_project_back(sp_backend *b, const sp_params *p, const sp_camera *c
     O.opacity_logits = (float *)arena_alloc(&A, N * 4);
     O.sh = (float *)arena_alloc(&A, N * 3 * K * 4);
     if (!A.failed) {
-        cuda_project_back(&P, n, p->K, cam, sh_degree, &d, &G, &O, NULL, NULL, NULL, 0);
+        cuda_project_back(&P, n, p->K, cam, sh_degree, b->cfg.antialias, &d, &G, &O, NULL, NULL, NULL, 0);
         down(out->means, O.means, N * 3 * 4);
         down(out->log_scales, O.log_scales, N * 3 * 4);
         down(out->quats, O.quats, N * 4 * 4);
@@ -486,7 +486,7 @@ static cu_params host_params(const sp_params *p) {
     return d;
 }
 
-static int host_project(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+static int host_project_with(int antialias, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
     size_t N = (size_t)p->n;
     cu_params P = host_params(p);
     cu_proj d;
@@ -496,13 +496,13 @@ static int host_project(sp_backend *b, const sp_params *p, const sp_camera *cam,
     memset(out->opacity, 0, N * 4), memset(out->color, 0, N * 12), memset(out->clamped, 0, N * 3);
     d.touched = (uint32_t *)malloc((N ? N : 1) * 4);
     d.offsets = NULL;
-    cuda_project_host(&P, p->n, p->K, cam, sh_degree, &d);
+    cuda_project_host(&P, p->n, p->K, cam, sh_degree, antialias, &d);
     free(d.touched);
     return 0;
 }
 
-static int host_project_back(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree,
-                             const sp_proj *proj, const sp_proj_grad *g, sp_params_grad *out) {
+static int host_project_back_with(int antialias, const sp_params *p, const sp_camera *cam, int sh_degree,
+                                  const sp_proj *proj, const sp_proj_grad *g, sp_params_grad *out) {
     cu_params P = host_params(p);
     cu_proj d;
     d.mean2d = proj->mean2d, d.conic = proj->conic, d.depth = proj->depth, d.opacity = proj->opacity;
@@ -513,8 +513,24 @@ static int host_project_back(sp_backend *b, const sp_params *p, const sp_camera 
     cu_params O;
     O.means = out->means, O.log_scales = out->log_scales, O.quats = out->quats;
     O.opacity_logits = out->opacity_logits, O.sh = out->sh;
-    cuda_project_back_host(&P, p->n, p->K, cam, sh_degree, &d, &G, &O);
+    cuda_project_back_host(&P, p->n, p->K, cam, sh_degree, antialias, &d, &G, &O);
     return 0;
+}
+
+/* The stage-table signatures, without and with the antialias filter (b is NULL here). */
+static int host_project(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+    return host_project_with(0, p, cam, sh_degree, out);
+}
+static int host_project_aa(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
+    return host_project_with(1, p, cam, sh_degree, out);
+}
+static int host_project_back(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree,
+                             const sp_proj *proj, const sp_proj_grad *g, sp_params_grad *out) {
+    return host_project_back_with(0, p, cam, sh_degree, proj, g, out);
+}
+static int host_project_back_aa(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree,
+                                const sp_proj *proj, const sp_proj_grad *g, sp_params_grad *out) {
+    return host_project_back_with(1, p, cam, sh_degree, proj, g, out);
 }
 
 /* The table hung on the backend's ops (cuda_backend.cu). */
@@ -527,5 +543,10 @@ extern "C" const sp_stage_ops cuda_stage_ops = {
 static const sp_stage_ops k_host_math_ops = {
     host_project, NULL, NULL, NULL, host_project_back, NULL, NULL, NULL,
 };
+static const sp_stage_ops k_host_math_ops_aa = {
+    host_project_aa, NULL, NULL, NULL, host_project_back_aa, NULL, NULL, NULL,
+};
 
-extern "C" const struct sp_stage_ops *cuda_host_math_stages(void) { return &k_host_math_ops; }
+extern "C" const struct sp_stage_ops *cuda_host_math_stages(int antialias) {
+    return antialias ? &k_host_math_ops_aa : &k_host_math_ops;
+}

@@ -142,6 +142,7 @@ int vk_rec_project(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degree) {
     vk_cam_words(w, cam);
     w[20] = (uint32_t)b->n, w[21] = (uint32_t)b->K, w[22] = (uint32_t)vk_usable_degree(degree, b->K);
     w[23] = l.means, w[24] = l.ls, w[25] = l.quats, w[26] = l.op, w[27] = l.sh;
+    w[28] = (uint32_t)b->base.cfg.antialias;
     vk_buf *bufs[] = {&b->P, &b->mean2d, &b->conic, &b->depth, &b->opac, &b->color, &b->rect, &b->radius, &b->clamped};
     if (vk_dispatch(&b->c, k, VP_PROJECT, bufs, 9, w, vk_groups(b->n, VK_WG))) return -1;
     vk_stamp(&b->c, k, VS_PROJECT);
@@ -315,6 +316,7 @@ int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degr
     w[28] = (uint32_t)collect;
     w[29] = vk_f2u(0.5f * (float)cam->width);
     w[30] = vk_f2u(0.5f * (float)cam->height);
+    w[31] = (uint32_t)b->base.cfg.antialias;
     vk_buf *bufs[] = {&b->P, &b->rect, &b->clamped, &b->pgrad, &b->Gr, &b->st_accum, &b->st_count, &b->st_maxr, &b->radius};
     if (vk_dispatch(&b->c, k, VP_PROJECT_BACK, bufs, 9, w, vk_groups(b->n, VK_PB_WG))) return -1;
     vk_stamp(&b->c, k, VS_PROJECT_BACK);

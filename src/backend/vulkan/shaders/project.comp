@@ -1,7 +1,7 @@
 #version 450
 // project.comp — stage `project`: per Gaussian, world -> camera, EWA 2D covariance + low-pass,
 // depth, tile rect, opacity and SH colour (docs/math.md; backend/cpu/stage_math.h sp_m_project).
-// Args: n, K, degree, offsets of means, log_scales, quats, opacity logits, sh in P.
+// Args: n, K, degree, offsets of means, log_scales, quats, opacity logits, sh in P; antialias.
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer BP { float P[]; };
@@ -40,6 +40,7 @@ void main() {
     precise float mx = fdiv(fx * g.p[0], z) + cx; // rounded as the CPU's fx * p / z + c
     precise float my = fdiv(fy * g.p[1], z) + cy;
     float sig = 1.0 / (1.0 + exp(-logit));
+    if (pc.u[ARG(8)] != 0u) sig *= g.det0 > 0.0 ? sqrt(fdiv(g.det0, g.det)) : 0.0; // antialias: times rho
     if (!(sig >= 1.0 / 255.0)) return;
     float tau = 2.0 * log(255.0 * sig);
     float ex = sqrt(tau * g.a), ey = sqrt(tau * g.c);

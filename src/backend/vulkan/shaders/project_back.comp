@@ -9,7 +9,7 @@
 // invocation's slot (stride 3K + 1, so that the slots start in different banks) holds its
 // coefficients until their gradients overwrite them. The host dispatches WG (64) Gaussians per
 // workgroup: 64 slots of at most 49 floats are 12.25 KiB.
-// Args: n, K, degree, offsets of means, log_scales, quats, opacity, sh; collect, w/2, h/2.
+// Args: n, K, degree, offsets of means, log_scales, quats, opacity, sh; collect, w/2, h/2; antialias.
 #define WG 64
 #include "common.glsl"
 
@@ -104,7 +104,9 @@ void back_one(uint i, int K, int degree) {
         float dmx = pgrad[9 * i], dmy = pgrad[9 * i + 1];
         float dA = pgrad[9 * i + 2], dB = pgrad[9 * i + 3], dC = pgrad[9 * i + 4], dop = pgrad[9 * i + 5];
         vec3 dcol = vec3(pgrad[9 * i + 6], pgrad[9 * i + 7], pgrad[9 * i + 8]);
-        dlogit += dop * sig * (1.0 - sig);
+        bool aa = pc.u[ARG(11)] != 0u; // antialias: opacity = sig * rho, rho = sqrt(det0 / det)
+        float rho = aa ? (g.det0 > 0.0 ? sqrt(fdiv(g.det0, g.det)) : 0.0) : 1.0;
+        dlogit += dop * rho * sig * (1.0 - sig);
         dp[0] += fx * iz * dmx;
         dp[1] += fy * iz * dmy;
         dp[2] += -fx * g.p[0] * iz2 * dmx - fy * g.p[1] * iz2 * dmy;
@@ -112,6 +114,12 @@ void back_one(uint i, int K, int degree) {
         float da = id2 * (-c * c * dA + b * c * dB - b * b * dC);
         float db = id2 * (2.0 * b * c * dA - (a * c + b * b) * dB + 2.0 * a * b * dC);
         float dc = id2 * (-b * b * dA + a * b * dB - a * a * dC);
+        if (aa && rho > 0.0) {
+            float h = 0.5 * dop * sig * rho, i0 = 1.0 / g.det0, i1 = 1.0 / g.det;
+            da += h * ((c - 0.3) * i0 - c * i1);
+            db += h * 2.0 * b * (i1 - i0);
+            dc += h * ((a - 0.3) * i0 - a * i1);
+        }
         float Gm[4] = float[4](da, 0.5 * db, 0.5 * db, dc);
         float Sf[9] = float[9](g.S[0], g.S[1], g.S[2], g.S[1], g.S[3], g.S[4], g.S[2], g.S[4], g.S[5]);
         float TS[6], dT[6], GT[6], dS[9], dM[9], dR[9];

@@ -39,6 +39,7 @@ struct Geo {
     bool cu, cv; // Jacobian direction clamped
     float T[6];  // 2x3
     float a, b, c, det;
+    float det0;  // determinant before the low-pass (antialias)
 };
 
 mat3 cam_W() { // world -> camera rotation, W[row][col] = R[row*3+col]; stored as GLSL mat3 m[col][row]
@@ -106,5 +107,13 @@ bool geometry(vec3 m, vec3 ls, vec4 q, out Geo g) {
     g.c = s11 + 0.3;
     precise float det = g.a * g.c - g.b * g.b;
     g.det = det;
+    // det(T Sigma T^T) as a sum of squares of the minors of T Rq diag(s) (sp_m_geometry)
+    precise float x0 = g.T[1] * g.T[5] - g.T[2] * g.T[4], x1 = g.T[2] * g.T[3] - g.T[0] * g.T[5];
+    precise float x2 = g.T[0] * g.T[4] - g.T[1] * g.T[3];
+    precise float mn[3];
+    for (int k = 0; k < 3; k++) mn[k] = Rq[0 * 3 + k] * x0 + Rq[1 * 3 + k] * x1 + Rq[2 * 3 + k] * x2;
+    precise float m0 = g.s[1] * g.s[2] * mn[0], m1 = g.s[2] * g.s[0] * mn[1], m2 = g.s[0] * g.s[1] * mn[2];
+    precise float det0 = m0 * m0 + m1 * m1 + m2 * m2;
+    g.det0 = det0;
     return g.det > 0.0;
 }
