@@ -58,7 +58,7 @@ bool geometry(vec3 m, vec3 ls, vec4 q, out Geo g) {
     float R[9] = float[9](pf(0), pf(1), pf(2), pf(3), pf(4), pf(5), pf(6), pf(7), pf(8));
     float fx = pf(12), fy = pf(13), cx = pf(14), cy = pf(15);
     float w = float(CAM_W), h = float(CAM_H);
-    [[unroll]] for (int i = 0; i < 3; i++) { // precise: no fused multiply-add, rounded as the CPU rounds
+    for (int i = 0; i < 3; i++) { // precise: no fused multiply-add, rounded as the CPU rounds
         precise float pw = R[i * 3 + 0] * m[0] + R[i * 3 + 1] * m[1] + R[i * 3 + 2] * m[2] + pf(9 + i);
         g.p[i] = pw;
     }
@@ -72,11 +72,11 @@ bool geometry(vec3 m, vec3 ls, vec4 q, out Geo g) {
     float Rq[9] = float[9](1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy - qw * qz), 2.0 * (qx * qz + qw * qy),
                            2.0 * (qx * qy + qw * qz), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz - qw * qx),
                            2.0 * (qx * qz - qw * qy), 2.0 * (qy * qz + qw * qx), 1.0 - 2.0 * (qx * qx + qy * qy));
-    [[unroll]] for (int i = 0; i < 3; i++) g.s[i] = exp(ls[i]);
+    for (int i = 0; i < 3; i++) g.s[i] = exp(ls[i]);
     float M[9];
-    [[unroll]] for (int i = 0; i < 3; i++)
-        [[unroll]] for (int j = 0; j < 3; j++) { M[i * 3 + j] = Rq[i * 3 + j] * g.s[j]; g.Rq[j][i] = Rq[i * 3 + j]; g.M[j][i] = M[i * 3 + j]; }
-    [[unroll]] for (int e = 0; e < 6; e++) { // upper triangle (i, j) row-major: 00 01 02 11 12 22
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) { M[i * 3 + j] = Rq[i * 3 + j] * g.s[j]; g.Rq[j][i] = Rq[i * 3 + j]; g.M[j][i] = M[i * 3 + j]; }
+    for (int e = 0; e < 6; e++) { // upper triangle (i, j) row-major: 00 01 02 11 12 22
         int i = e < 3 ? 0 : (e < 5 ? 1 : 2), j = e < 3 ? e : (e < 5 ? e - 2 : 2);
         g.S[e] = M[i * 3 + 0] * M[j * 3 + 0] + M[i * 3 + 1] * M[j * 3 + 1] + M[i * 3 + 2] * M[j * 3 + 2];
     }
@@ -91,14 +91,14 @@ bool geometry(vec3 m, vec3 ls, vec4 q, out Geo g) {
     g.u = u; g.v = v;
     float tx = u * z, ty = v * z;
     float J00 = fx / z, J02 = -fx * tx / (z * z), J11 = fy / z, J12 = -fy * ty / (z * z);
-    [[unroll]] for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3; k++) {
         g.T[k] = J00 * R[0 * 3 + k] + J02 * R[2 * 3 + k];
         g.T[3 + k] = J11 * R[1 * 3 + k] + J12 * R[2 * 3 + k];
     }
     float Sf[9] = float[9](g.S[0], g.S[1], g.S[2], g.S[1], g.S[3], g.S[4], g.S[2], g.S[4], g.S[5]);
     precise float TS[6]; // precise: no FMA contraction, rounded as the CPU's float code
-    [[unroll]] for (int r = 0; r < 2; r++)
-        [[unroll]] for (int k = 0; k < 3; k++) TS[r * 3 + k] = g.T[r * 3 + 0] * Sf[0 * 3 + k] + g.T[r * 3 + 1] * Sf[1 * 3 + k] + g.T[r * 3 + 2] * Sf[2 * 3 + k];
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 3; k++) TS[r * 3 + k] = g.T[r * 3 + 0] * Sf[0 * 3 + k] + g.T[r * 3 + 1] * Sf[1 * 3 + k] + g.T[r * 3 + 2] * Sf[2 * 3 + k];
     precise float s00 = TS[0] * g.T[0] + TS[1] * g.T[1] + TS[2] * g.T[2];
     precise float s01 = TS[0] * g.T[3] + TS[1] * g.T[4] + TS[2] * g.T[5];
     precise float s11 = TS[3] * g.T[3] + TS[4] * g.T[4] + TS[5] * g.T[5];
