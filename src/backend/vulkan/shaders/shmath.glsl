@@ -54,6 +54,9 @@ vec3 cam_C() {
     return C;
 }
 
+// The loops here stay rolled (no [[unroll]]): with them unrolled in the SPIR-V, NVIDIA's driver
+// no longer rounded the `precise` projection as the CPU does (the H200 harness's project mean2d
+// case, 4e-5 relative at af785d5).
 bool geometry(vec3 m, vec3 ls, vec4 q, out Geo g) {
     float R[9] = float[9](pf(0), pf(1), pf(2), pf(3), pf(4), pf(5), pf(6), pf(7), pf(8));
     float fx = pf(12), fy = pf(13), cx = pf(14), cy = pf(15);
