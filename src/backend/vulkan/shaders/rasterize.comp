@@ -4,10 +4,18 @@
 // to back (docs/math.md; sp_m_raster_pixel), with early stop at T < 1e-4. Writes rgb (background
 // included), final T and n_contrib (1 + list position of the last blended splat). Invocations
 // sit in the tile in Morton order (tile_pixel): a subgroup skips a splat its rectangle misses.
-// Args: bg r, g, b.
+// Training (arg 3 = 1) also leaves what the chunked backward_raster reads (chunks.glsl): at the
+// start of every CHUNK-position span of its tile's list, a pixel still blending stores its state
+// (T, colour in front) into the span's slot of `state`; the workgroup writes the tile's largest
+// contributor count and its chunk count (the work list's scan input; tile 0 also zeroes the
+// entry past the last tile, which the scan turns into the item total).
+// Args: bg r, g, b, store the backward's state (0 or 1).
+#extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 #include "splatbox.glsl"
+#include "chunks.glsl"
 
 layout(std430, binding = 0) readonly buffer B0 { uint range[]; };
 layout(std430, binding = 1) readonly buffer B1 { uint sorted_gid[]; };
@@ -18,12 +26,15 @@ layout(std430, binding = 5) readonly buffer B5 { float color[]; };
 layout(std430, binding = 6) writeonly buffer B6 { float rgb[]; };
 layout(std430, binding = 7) writeonly buffer B7 { float final_T[]; };
 layout(std430, binding = 8) writeonly buffer B8 { int n_contrib[]; };
+layout(std430, binding = 9) writeonly buffer B9 { vec4 state[]; };
+layout(std430, binding = 10) writeonly buffer B10 { uint work[]; }; // chunks.glsl's layout
 
 shared vec4 s_xyab[WG];  // x, y, a, b
 shared vec4 s_cop[WG];   // c, opacity, pmin, -
 shared vec3 s_col[WG];
 shared vec2 s_box[WG]; // splat_half_box
 shared uint s_done;
+shared int s_maxc;
 
 void main() {
     uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
@@ -36,13 +47,18 @@ void main() {
     float T = 1.0;
     vec3 C = vec3(0.0);
     int last = 0;
-    bool done = !inside;
-    if (t == 0u) s_done = 0;
+    bool done = !inside, store = pc.u[ARG(3)] != 0u;
+    uint slot0 = chunk_first(start, tile);
+    if (t == 0u) {
+        s_done = 0;
+        s_maxc = 0;
+    }
     barrier();
     if (done) atomicAdd(s_done, 1u);
     for (uint b0 = start; b0 < end; b0 += WG) {
         barrier();
         if (s_done == WG) break;
+        if (store && !done && (b0 - start) % CHUNK == 0u) state[(slot0 + (b0 - start) / CHUNK) * WG + t] = vec4(T, C);
         uint k = b0 + t;
         if (k < end) {
             uint id = sorted_gid[k];
@@ -73,6 +89,17 @@ void main() {
             C += s_col[j] * (al * T);
             T = Tn;
             last = int(b0 - start + j) + 1;
+        }
+    }
+    if (store) {
+        int sgmax = subgroupMax(last);
+        if (subgroupElect()) atomicMax(s_maxc, sgmax);
+        barrier();
+        if (t == 0u) {
+            uint tiles = uint(TILES_X * TILES_Y), mc = uint(s_maxc);
+            work[WORK_MAXC(tiles) + tile] = mc;
+            work[tile] = max(1u, (mc + CHUNK - 1u) / CHUNK);
+            if (tile == 0u) work[tiles] = 0u;
         }
     }
     if (!inside) return;
