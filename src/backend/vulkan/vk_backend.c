@@ -79,6 +79,16 @@ int vk_ensure_gaussians(vk_backend *b, int n, int sh_degree) {
     return ensure_scan(b, cap + 1);
 }
 
+/* The chunked backward's state and work list for pair_cap pairs over tiles_cap tiles
+ * (shaders/chunks.glsl), and the scan of the chunk counts. */
+static int ensure_chunks(vk_backend *b) {
+    int64_t slots = vk_chunk_slots(b->pair_cap, b->tiles_cap);
+    if (vk_buf_ensure(&b->c, &b->chunk_st, (VkDeviceSize)slots * VK_WG * 16, 0) ||
+        vk_buf_ensure(&b->c, &b->chunk_work, (VkDeviceSize)(2 * (int64_t)b->tiles_cap + 1 + 2 * slots) * 4, 0))
+        return -1;
+    return ensure_scan(b, (int64_t)b->tiles_cap + 1);
+}
+
 int vk_ensure_image(vk_backend *b, int w, int h) {
     int px = w * h, tiles = ((w + SP_TILE - 1) / SP_TILE) * ((h + SP_TILE - 1) / SP_TILE);
     vk_ctx *c = &b->c;
@@ -95,6 +105,7 @@ int vk_ensure_image(vk_backend *b, int w, int h) {
         if (vk_wait_all(b)) return -1;
         if (vk_buf_ensure(c, &b->range, (VkDeviceSize)tiles * 8, 0)) return -1;
         b->tiles_cap = tiles;
+        if (ensure_chunks(b)) return -1;
     }
     return 0;
 }
@@ -114,6 +125,7 @@ int vk_ensure_pairs(vk_backend *b, int64_t np, int tiles) {
         if (vk_buf_ensure(&b->c, &b->hist, (VkDeviceSize)groups * 256 * f, 0)) return -1;
         if (ensure_scan(b, groups * 256) || ensure_scan(b, b->cap + 1)) return -1;
         b->pair_cap = cap;
+        if (ensure_chunks(b)) return -1;
     }
     return 0;
 }
@@ -237,13 +249,14 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
     return 0;
 }
 
-int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3]) {
+int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int train) {
     uint32_t w[32];
     vk_cam_words(w, cam);
     for (int i = 0; i < 3; i++) w[20 + i] = vk_f2u(bg[i]);
-    vk_buf *bufs[] = {&b->range, &b->sorted_gid, &b->mean2d, &b->conic, &b->opac, &b->color,
-                      &b->rgb,   &b->final_T,    &b->n_contrib};
-    if (vk_dispatch(&b->c, k, VP_RASTERIZE, bufs, 9, w, w[18] * w[19])) return -1;
+    w[23] = (uint32_t)(train != 0);
+    vk_buf *bufs[] = {&b->range, &b->sorted_gid, &b->mean2d, &b->conic,     &b->opac,      &b->color,
+                      &b->rgb,   &b->final_T,    &b->n_contrib, &b->chunk_st, &b->chunk_work};
+    if (vk_dispatch(&b->c, k, VP_RASTERIZE, bufs, 11, w, w[18] * w[19])) return -1;
     vk_stamp(&b->c, k, VS_RASTERIZE);
     return 0;
 }
@@ -293,10 +306,19 @@ int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float 
     /* the whole capacity: a training step records this before the pair count is known */
     if (det) vk_fill(k, &b->slots, 0, (VkDeviceSize)b->pair_cap * 9 * 4, 0);
     else vk_fill(k, &b->pgrad, 0, (VkDeviceSize)n * 9 * 4, 0);
+    /* the work list from the chunk counts rasterize left: scanned into first items, then the
+     * items and the backward's workgroup count (chunk_items.comp) */
+    uint32_t tiles = w[18] * w[19];
+    if (rec_scan(b, k, &b->chunk_work, (int64_t)tiles + 1, 0)) return -1;
+    uint32_t iw[32] = {0};
+    iw[20] = tiles, iw[21] = c->max_wg_count, iw[22] = VK_PA_BWD;
+    vk_buf *ib[] = {&b->chunk_work, &b->pargs};
+    if (vk_dispatch(c, k, VP_CHUNK_ITEMS, ib, 2, iw, vk_groups(tiles, VK_WG))) return -1;
     int pipe = det ? VP_BACKWARD_DET : c->float_atomics && !b->base.cfg.cas_atomics ? VP_BACKWARD_NATIVE : VP_BACKWARD_CAS;
-    vk_buf *bufs[] = {&b->range,   &b->sorted_gid, &b->mean2d, &b->conic, &b->opac, &b->color,
-                      &b->final_T, &b->n_contrib,  &b->dl_drgb, &b->val[b->cur], det ? &b->slots : &b->pgrad};
-    if (vk_dispatch(c, k, pipe, bufs, 11, w, w[18] * w[19])) return -1;
+    vk_buf *bufs[] = {&b->range,   &b->sorted_gid, &b->mean2d,  &b->conic,       &b->opac,
+                      &b->color,   &b->final_T,    &b->n_contrib, &b->dl_drgb,   &b->val[b->cur],
+                      det ? &b->slots : &b->pgrad, &b->chunk_st, &b->chunk_work, &b->rgb};
+    if (tiles && vk_dispatch_indirect(c, k, pipe, bufs, 14, w, &b->pargs, VK_PA_BWD * 4)) return -1;
     if (det) {
         uint32_t gw[32] = {0};
         gw[20] = (uint32_t)n;
@@ -356,7 +378,7 @@ static int forward(vk_backend *b, const sp_camera *cam, int degree, const float 
     b->np = *(const uint32_t *)b->rb.map;
     if (vk_ensure_pairs(b, b->np, tiles)) return -1;
     if (vk_cmd_begin(&b->c, &b->kb, ms, profile) || vk_rec_bins(b, &b->kb, cam, b->n) ||
-        vk_rec_rasterize(b, &b->kb, cam, bg))
+        vk_rec_rasterize(b, &b->kb, cam, bg, 0))
         return -1;
     return 0;
 }
@@ -373,7 +395,7 @@ static void vk_destroy(sp_backend *base) {
                          &b->st_maxr, &b->key_hi[0], &b->key_hi[1], &b->key_lo[0], &b->key_lo[1], &b->val[0],
                          &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
-                         &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->red, &b->range, &b->pix,
+                         &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->red, &b->range, &b->chunk_st, &b->chunk_work, &b->pix,
                          &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
         vk_cmd_free(c, &b->ka);
@@ -538,7 +560,7 @@ static int rec_rest(vk_backend *b, vk_cmd *k, const sp_step_args *a, int prof) {
     int64_t pix_off;
     const sp_camera *cam = step_camera(b, a, &pix_off);
     if (vk_cmd_begin(&b->c, k, prof ? b->ms : NULL, prof) || vk_rec_bins(b, k, cam, b->n) ||
-        vk_rec_rasterize(b, k, cam, a->bg))
+        vk_rec_rasterize(b, k, cam, a->bg, 1))
         return -1;
     uint32_t tw[32] = {0};
     tw[0] = (uint32_t)cam->width, tw[1] = (uint32_t)cam->height, tw[2] = (uint32_t)pix_off;

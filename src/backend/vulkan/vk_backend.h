@@ -33,6 +33,9 @@ typedef struct {
     /* per image */
     int pix_cap, tiles_cap;
     vk_buf rgb, final_T, n_contrib, target, dl_drgb, Gm, part, red, range;
+    /* the chunked backward_raster (shaders/chunks.glsl): per-pixel state at every chunk's start,
+     * sized for pair_cap and tiles_cap (vk_chunk_slots), and the work list */
+    vk_buf chunk_st, chunk_work;
     /* training views: RGBA8 words, all views back to back */
     const sp_view *views;
     int num_views;
@@ -62,9 +65,14 @@ typedef struct {
 
 /* Words of pargs (pair_args.comp): workgroups (x, y, 1) of the sort passes, of tile_ranges and of
  * the four levels of the histogram scan; the pair count; the sort's chunk count; the element
- * count of each scan level. */
+ * count of each scan level; then backward_raster's workgroups (chunk_items.comp). */
 enum { VK_PA_SORT = 0, VK_PA_RANGES = 3, VK_PA_SCAN = 6, VK_PA_NP = 18, VK_PA_CHUNKS = 19, VK_PA_SCAN_N = 20,
-       VK_PA_WORDS = 24 };
+       VK_PA_BWD = 24, VK_PA_WORDS = 27 };
+
+/* The chunked backward_raster (shaders/chunks.glsl): list positions per chunk, and the state slots
+ * (each VK_WG vec4) and work-list items that np pairs over `tiles` tiles need at most. */
+#define VK_BWD_CHUNK 256
+static inline int64_t vk_chunk_slots(int64_t np, int tiles) { return np / VK_BWD_CHUNK + tiles + 2; }
 
 /* Parameter region offsets (floats) for the current capacity. */
 typedef struct {
@@ -87,8 +95,11 @@ int vk_rec_count(vk_backend *b, vk_cmd *k, int n); /* emit_count + scan, pair to
  * vk_rec_count left (indirect dispatches), so it may be recorded before the count is known; the
  * pair buffers must hold the count when it runs (b->pair_cap). */
 int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n);
-int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3]);
+/* train: also the state and chunk counts the chunked backward reads (shaders/chunks.glsl). */
+int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int train);
 int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint32_t ring_slot);
+/* The work list from the chunk counts of a training rasterize (vk_rec_rasterize with train),
+ * then backward_raster over it, dispatched indirectly. */
 int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int n);
 int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degree, int collect);
 /* Refine (vk_refine.c): decisions on the host from the small per-Gaussian fields, SH rows

@@ -115,6 +115,9 @@ static void probe(VkPhysicalDevice pd, dev_info *d) {
     else if (p->limits.maxComputeWorkGroupInvocations < VK_WG || p->limits.maxComputeWorkGroupSize[0] < VK_WG)
         d->why_not = "workgroups of 256 invocations needed";
     else if (d->shared < 16384) d->why_not = "16 KiB of shared memory needed";
+    else if (p->limits.maxPerStageDescriptorStorageBuffers < VK_MAX_BINDINGS ||
+             p->limits.maxDescriptorSetStorageBuffers < VK_MAX_BINDINGS)
+        d->why_not = "16 storage buffers per shader needed";
 }
 
 /* Usable devices, best first (stable by enumeration order). Returns the count; *all the list. */

@@ -17,7 +17,7 @@ enum {
     VP_PROJECT, VP_EMIT_COUNT, VP_EMIT_PAIRS, VP_SCAN_BLOCK, VP_SCAN_ADD, VP_SORT_HIST, VP_SORT_SCATTER,
     VP_TILE_RANGES, VP_RASTERIZE, VP_BACKWARD_NATIVE, VP_BACKWARD_CAS, VP_BACKWARD_DET, VP_GRAD_GATHER, VP_PROJECT_BACK,
     VP_ADAM, VP_LOSS_TARGET, VP_LOSS_SSIM, VP_LOSS_GRAD, VP_REDUCE,
-    VP_REFINE_GATHER, VP_FINITE, VP_PAIR_ARGS, VP_COUNT
+    VP_REFINE_GATHER, VP_FINITE, VP_PAIR_ARGS, VP_CHUNK_ITEMS, VP_COUNT
 };
 
 /* Embedded SPIR-V (shaders.c, generated at build time). */
@@ -28,7 +28,7 @@ typedef struct {
 } vk_spirv;
 extern const vk_spirv vk_shaders[VP_COUNT];
 
-#define VK_MAX_BINDINGS 12
+#define VK_MAX_BINDINGS 16 /* storage buffers per shader (backward_raster binds 14) */
 #define VK_WG 256            /* workgroup size of every shader but project_back */
 #define VK_PB_WG 64          /* project_back's (shaders/project_back.comp: SH staged in shared memory) */
 #define VK_CHUNK (4 * VK_WG) /* elements per workgroup in scan and sort */

@@ -1,6 +1,10 @@
 #version 450
-// backward_raster.comp — stage `backward_raster`: one workgroup per tile, one invocation per pixel,
-// splats back to front from each pixel's last contributor (docs/math.md; sp_m_raster_pixel_back).
+// backward_raster.comp — stage `backward_raster`: one workgroup per (tile, chunk) item of the work
+// list (chunks.glsl; chunk_items.comp), one invocation per pixel, the chunk's CHUNK list positions
+// back to front (docs/math.md; sp_m_raster_pixel_back). A pixel that blends past the chunk's end
+// starts from the state rasterize stored there (T, and the colour behind = final colour minus the
+// colour in front); the others from final T and T * bg. So a dense tile's list is walked by
+// several workgroups side by side instead of one running alone at the end of the pass.
 // The tile's list is staged in shared memory WG splats at a time. Per splat a subgroup reduces its
 // lanes' 9 gradient values (mean2d 2, conic 3, opacity, colour 3) with a reduce-scatter
 // (reduce9.glsl: about 12 shuffles at 32 lanes instead of 9 full sums), skipping the splat when
@@ -14,6 +18,8 @@
 // 16 KiB of shared memory): the subgroup totals go to shared memory and, per sub-batch, are
 // summed in subgroup order into the pair's own slot (slots[pair][9], summed per Gaussian in a
 // fixed order by grad_gather.comp); no atomics.
+// Each workgroup writes only its own positions; the deterministic slots of positions nobody
+// blended stay as the host's fill left them (zero).
 // Args: bg r, g, b, deterministic (the host's flag; the variant decides).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -25,6 +31,7 @@
 #include "common.glsl"
 #include "splatbox.glsl"
 #include "reduce9.glsl"
+#include "chunks.glsl"
 
 layout(std430, binding = 0) readonly buffer B0 { uint range[]; };
 layout(std430, binding = 1) readonly buffer B1 { uint sorted_gid[]; };
@@ -41,13 +48,15 @@ layout(std430, binding = 10) buffer B10 { uint out_u[]; };
 #else
 layout(std430, binding = 10) buffer B10 { float out_f[]; };
 #endif
+layout(std430, binding = 11) readonly buffer B11 { vec4 state[]; };
+layout(std430, binding = 12) readonly buffer B12 { uint work[]; };
+layout(std430, binding = 13) readonly buffer B13 { float rgb[]; };
 
 shared vec4 s_xyab[WG]; // x, y, a, b
 shared vec4 s_cop[WG];  // c, opacity, pmin, -
 shared vec3 s_col[WG];
 shared vec2 s_box[WG]; // splat_half_box
 shared uint s_id[WG];
-shared int s_maxc;
 #ifdef DETERMINISTIC
 #define PART 4096 /* floats of subgroup totals: sub-batches of PART / (9 subgroups) splats */
 shared float s_part[PART];
@@ -107,7 +116,10 @@ bool splat_grad(int lj, bool cand, float fx, float fy, vec3 G, inout float T, in
 }
 
 void main() {
-    uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
+    uint item = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
+    uint tiles = uint(TILES_X * TILES_Y);
+    if (item >= work[tiles]) return; // surplus of a dispatch spread over y
+    uint tile = work[WORK_ITEMS(tiles) + 2u * item], chunk = work[WORK_ITEMS(tiles) + 2u * item + 1u];
     int tx = int(tile) % TILES_X, ty = int(tile) / TILES_X;
     ivec2 lp = tile_pixel(t); // a subgroup covers a compact rectangle of the tile
     int px = tx * 16 + lp.x, py = ty * 16 + lp.y;
@@ -116,16 +128,21 @@ void main() {
     uint start = range[2 * tile];
     vec3 bg = vec3(pf(ARG(0)), pf(ARG(1)), pf(ARG(2)));
     uint p = inside ? uint(py * CAM_W + px) : 0u;
-    float T = inside ? final_T[p] : 1.0;
     int nc = inside ? n_contrib[p] : 0;
     vec3 G = inside ? vec3(dl_drgb[3 * p], dl_drgb[3 * p + 1], dl_drgb[3 * p + 2]) : vec3(0.0);
-    vec3 B = T * bg;
-    if (t == 0u) s_maxc = 0;
-    barrier();
-    atomicMax(s_maxc, nc);
+    // this workgroup's list positions: [c_lo, c_hi)
+    int c_lo = int(chunk * CHUNK), c_hi = min(int(work[WORK_MAXC(tiles) + tile]), c_lo + int(CHUNK));
+    float T = 1.0;
+    vec3 B = vec3(0.0);
+    if (nc > c_hi) { // blends past the chunk: the state at its end
+        vec4 st = state[(chunk_first(start, tile) + uint(c_hi) / CHUNK) * WG + t];
+        T = st.x;
+        B = vec3(rgb[3 * p], rgb[3 * p + 1], rgb[3 * p + 2]) - st.yzw;
+    } else if (inside) {
+        T = final_T[p];
+        B = T * bg;
+    }
     int sgmax = subgroupMax(nc); // list positions from here on: no lane of this subgroup blends
-    barrier();
-    int maxc = s_maxc;
     uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
     r9_owner own = r9_owner_of(gl_SubgroupInvocationID, gl_SubgroupSize);
     float d[9];
@@ -134,8 +151,8 @@ void main() {
     // the subgroups' totals, and the totals fit in s_part
     int sub = min(WG / 9, int(PART / (9u * nsg)));
 #endif
-    for (int b1 = maxc; b1 > 0; b1 -= WG) { // batch of list positions [b0, b1)
-        int b0 = max(b1 - WG, 0);
+    for (int b1 = c_hi; b1 > c_lo; b1 -= WG) { // batch of list positions [b0, b1)
+        int b0 = max(b1 - WG, c_lo);
         barrier();
         uint k = uint(b0) + t;
         if (int(t) < b1 - b0) {

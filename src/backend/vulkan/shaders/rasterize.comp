@@ -3,11 +3,21 @@
 // the tile's depth-ordered splats are loaded WG at a time into shared memory and composited front
 // to back (docs/math.md; sp_m_raster_pixel), with early stop at T < 1e-4. Writes rgb (background
 // included), final T and n_contrib (1 + list position of the last blended splat). Invocations
-// sit in the tile in Morton order (tile_pixel): a subgroup skips a splat its rectangle misses.
-// Args: bg r, g, b.
+// sit in the tile in Morton order (tile_pixel): a subgroup skips a group of 4 splats its
+// rectangle misses. The alphas of 4 consecutive splats are computed together, then blended in
+// order (same decisions as one at a time).
+// Training (arg 3 = 1) also leaves what the chunked backward_raster reads (chunks.glsl): at the
+// start of every CHUNK-position span of its tile's list, a pixel still blending stores its state
+// (T, colour in front) into the span's slot of `state`; the workgroup writes the tile's largest
+// contributor count and its chunk count (the work list's scan input; tile 0 also zeroes the
+// entry past the last tile, which the scan turns into the item total).
+// Args: bg r, g, b, store the backward's state (0 or 1).
+#extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 #include "splatbox.glsl"
+#include "chunks.glsl"
 
 layout(std430, binding = 0) readonly buffer B0 { uint range[]; };
 layout(std430, binding = 1) readonly buffer B1 { uint sorted_gid[]; };
@@ -18,12 +28,17 @@ layout(std430, binding = 5) readonly buffer B5 { float color[]; };
 layout(std430, binding = 6) writeonly buffer B6 { float rgb[]; };
 layout(std430, binding = 7) writeonly buffer B7 { float final_T[]; };
 layout(std430, binding = 8) writeonly buffer B8 { int n_contrib[]; };
+layout(std430, binding = 9) writeonly buffer B9 { vec4 state[]; };
+layout(std430, binding = 10) writeonly buffer B10 { uint work[]; }; // chunks.glsl's layout
+
+#define ILP 4u // splats whose alphas are computed together
 
 shared vec4 s_xyab[WG];  // x, y, a, b
 shared vec4 s_cop[WG];   // c, opacity, pmin, -
 shared vec3 s_col[WG];
 shared vec2 s_box[WG]; // splat_half_box
 shared uint s_done;
+shared int s_maxc;
 
 void main() {
     uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
@@ -36,13 +51,18 @@ void main() {
     float T = 1.0;
     vec3 C = vec3(0.0);
     int last = 0;
-    bool done = !inside;
-    if (t == 0u) s_done = 0;
+    bool done = !inside, store = pc.u[ARG(3)] != 0u;
+    uint slot0 = chunk_first(start, tile);
+    if (t == 0u) {
+        s_done = 0;
+        s_maxc = 0;
+    }
     barrier();
     if (done) atomicAdd(s_done, 1u);
     for (uint b0 = start; b0 < end; b0 += WG) {
         barrier();
         if (s_done == WG) break;
+        if (store && !done && (b0 - start) % CHUNK == 0u) state[(slot0 + (b0 - start) / CHUNK) * WG + t] = vec4(T, C);
         uint k = b0 + t;
         if (k < end) {
             uint id = sorted_gid[k];
@@ -55,24 +75,48 @@ void main() {
         }
         barrier();
         uint cnt = min(uint(WG), end - b0);
-        for (uint j = 0; j < cnt && !done; j++) {
-            vec4 g = s_xyab[j], h = s_cop[j];
-            float dx = g.x - fx, dy = g.y - fy;
-            vec2 hb = s_box[j];
-            if (!subgroupAny(abs(dx) <= hb.x && abs(dy) <= hb.y)) continue;
-            float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
-            if (power < h.z || power > 0.0) continue;
-            float al = min(h.y * exp(power), 0.99);
-            if (al < 1.0 / 255.0) continue;
-            float Tn = T * (1.0 - al);
-            if (Tn < 1e-4) {
-                done = true;
-                atomicAdd(s_done, 1u);
-                break;
+        // ILP splats at a time: their alphas are independent, so they are computed together (no
+        // stall on one exp at a time), then blended in order with the same skip and stop rules.
+        // A subgroup skips the group when none of its lanes is inside any of the splats' boxes.
+        for (uint j = 0; j < cnt && !done; j += ILP) { // j + u < WG: WG is a multiple of ILP
+            bool near = false;
+            [[unroll]] for (uint u = 0; u < ILP; u++) {
+                vec2 hb = s_box[j + u];
+                vec4 g = s_xyab[j + u];
+                near = near || (j + u < cnt && abs(g.x - fx) <= hb.x && abs(g.y - fy) <= hb.y);
             }
-            C += s_col[j] * (al * T);
-            T = Tn;
-            last = int(b0 - start + j) + 1;
+            if (!subgroupAny(near)) continue;
+            float a[ILP]; // 0: skipped
+            [[unroll]] for (uint u = 0; u < ILP; u++) {
+                vec4 g = s_xyab[j + u], h = s_cop[j + u];
+                float dx = g.x - fx, dy = g.y - fy;
+                float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
+                float al = min(h.y * exp(power), 0.99);
+                a[u] = j + u < cnt && power >= h.z && power <= 0.0 && al >= 1.0 / 255.0 ? al : 0.0;
+            }
+            [[unroll]] for (uint u = 0; u < ILP; u++) {
+                if (a[u] == 0.0) continue;
+                float Tn = T * (1.0 - a[u]);
+                if (Tn < 1e-4) {
+                    done = true;
+                    atomicAdd(s_done, 1u);
+                    break;
+                }
+                C += s_col[j + u] * (a[u] * T);
+                T = Tn;
+                last = int(b0 - start + j + u) + 1;
+            }
+        }
+    }
+    if (store) {
+        int sgmax = subgroupMax(last);
+        if (subgroupElect()) atomicMax(s_maxc, sgmax);
+        barrier();
+        if (t == 0u) {
+            uint tiles = uint(TILES_X * TILES_Y), mc = uint(s_maxc);
+            work[WORK_MAXC(tiles) + tile] = mc;
+            work[tile] = max(1u, (mc + CHUNK - 1u) / CHUNK);
+            if (tile == 0u) work[tiles] = 0u;
         }
     }
     if (!inside) return;
