@@ -385,11 +385,34 @@ static int forward(vk_backend *b, const sp_camera *cam, int degree, const float 
 
 /* ---- backend ops ---- */
 
+/* With backend.profile: where the wall time went, logged once when the backend goes (the stage rows
+ * are sp_profile's; this is the host's and the device's time around them). */
+static void log_accounting(const vk_backend *b) {
+    if (!b->base.cfg.profile || b->steps <= 0) return;
+    double st = (double)b->steps;
+    const vk_clock *ck = &b->c.clk;
+    SP_INFO("vulkan: host time from the pair count to the step's submission %.3f ms/step (the device waits)",
+            b->gap_ms / st);
+    SP_INFO("vulkan: host per step: %.3f ms in train_step (%.3f waiting on fences, %.3f reading timestamps, "
+            "%.3f in vkQueueSubmit, %.1f waits and %.1f submissions per step), %.3f in take_loss, %.3f in "
+            "params_finite, %.3f in refine",
+            b->step_ms / st, ck->wait_ms / st, ck->query_ms / st, ck->submit_ms / st, ck->waits / st,
+            ck->submits / st, b->take_ms / st, b->finite_ms / st, b->ms[VS_REFINE] / st);
+    if (ck->dev_last > ck->dev_first) {
+        double span = (double)(ck->dev_last - ck->dev_first) * b->c.ts_period * 1e-6;
+        SP_INFO("vulkan: device per step: %.3f ms from the first to the last timestamp, %.3f inside timestamped "
+                "command buffers, %.3f idle between them (%.3f of it from project+count's end to the sort's "
+                "start: the wait for the pair count)",
+                span / st, ck->dev_inside_ms / st, (span - ck->dev_inside_ms) / st, b->count_idle_ms / st);
+    }
+}
+
 static void vk_destroy(sp_backend *base) {
     vk_backend *b = (vk_backend *)base;
     vk_ctx *c = &b->c;
     if (c->dev) {
         vkDeviceWaitIdle(c->dev);
+        log_accounting(b);
         vk_buf *all[] = {&b->P, &b->Gr, &b->M1, &b->M2, &b->mean2d, &b->conic, &b->depth, &b->opac, &b->color,
                          &b->rect, &b->radius, &b->clamped, &b->offsets, &b->pgrad, &b->st_accum, &b->st_count,
                          &b->st_maxr, &b->key_hi[0], &b->key_hi[1], &b->key_lo[0], &b->key_lo[1], &b->val[0],
@@ -695,24 +718,6 @@ static int vk_get_profile(sp_backend *base, sp_profile *p) {
         p->busy_ms += b->ms[i];
     }
     p->calls = b->steps;
-    if (b->base.cfg.profile && b->steps > 0) {
-        double st = (double)b->steps;
-        const vk_clock *ck = &b->c.clk;
-        SP_INFO("vulkan: host time from the pair count to the step's submission %.3f ms/step (the device waits)",
-                b->gap_ms / st);
-        SP_INFO("vulkan: host per step: %.3f ms in train_step (%.3f waiting on fences, %.3f reading timestamps, "
-                "%.3f in vkQueueSubmit, %.1f waits and %.1f submissions per step), %.3f in take_loss, %.3f in "
-                "params_finite, %.3f in refine",
-                b->step_ms / st, ck->wait_ms / st, ck->query_ms / st, ck->submit_ms / st, ck->waits / st,
-                ck->submits / st, b->take_ms / st, b->finite_ms / st, b->ms[VS_REFINE] / st);
-        if (ck->dev_last > ck->dev_first) {
-            double span = (double)(ck->dev_last - ck->dev_first) * b->c.ts_period * 1e-6;
-            SP_INFO("vulkan: device per step: %.3f ms from the first to the last timestamp, %.3f inside timestamped "
-                    "command buffers, %.3f idle between them (%.3f of it from project+count's end to the sort's "
-                    "start: the wait for the pair count)",
-                    span / st, ck->dev_inside_ms / st, (span - ck->dev_inside_ms) / st, b->count_idle_ms / st);
-        }
-    }
     p->peak_bytes = b->c.peak_bytes;
     return 0;
 }
