@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/refine.h"
 #include "core/core.h"
 #include "core/threads.h"
 
@@ -21,14 +22,6 @@ int sp_mcmc_plan_check(const sp_mcmc_plan *p, int n) {
     return 0;
 }
 
-static void zero_one(sp_gaussians *s, int i) {
-    memset(s->means + 3 * (size_t)i, 0, 3 * sizeof(float));
-    memset(s->log_scales + 3 * (size_t)i, 0, 3 * sizeof(float));
-    memset(s->quats + 4 * (size_t)i, 0, 4 * sizeof(float));
-    s->opacity_logits[i] = 0;
-    memset(s->sh + 3 * (size_t)s->K * i, 0, 3 * (size_t)s->K * sizeof(float));
-}
-
 int cpu_mcmc_apply(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_mcmc_plan *p) {
     int n = g->n;
     if (sp_mcmc_plan_check(p, n)) return -1;
@@ -36,7 +29,7 @@ int cpu_mcmc_apply(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_m
         sp_gaussians_try_reserve(v, p->n_after))
         return -1;
     g->n = m->n = v->n = p->n_after;
-    for (int i = n; i < p->n_after; i++) zero_one(g, i);
+    for (int i = n; i < p->n_after; i++) cpu_zero_gaussian(g, i);
     /* entries are independent (backend.h): a copy reads only its source's means, quats and SH,
      * which no entry writes */
     for (int k = 0; k < p->count; k++) {
@@ -48,8 +41,8 @@ int cpu_mcmc_apply(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_m
         }
         g->opacity_logits[d] = p->opacity_logit[k];
         memcpy(g->log_scales + 3 * (size_t)d, p->log_scales + 3 * (size_t)k, 3 * sizeof(float));
-        zero_one(m, d);
-        zero_one(v, d);
+        cpu_zero_gaussian(m, d);
+        cpu_zero_gaussian(v, d);
     }
     return 0;
 }

@@ -67,7 +67,7 @@ static int cand_cmp(const void *a, const void *b) {
     return x->i - y->i;
 }
 
-static void zero_one(sp_gaussians *m, int i) {
+void cpu_zero_gaussian(sp_gaussians *m, int i) {
     memset(m->means + 3 * (size_t)i, 0, 3 * sizeof(float));
     memset(m->log_scales + 3 * (size_t)i, 0, 3 * sizeof(float));
     memset(m->quats + 4 * (size_t)i, 0, 4 * sizeof(float));
@@ -121,8 +121,8 @@ int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stat
     for (int i = 0; i < n; i++)
         if (action[i] == 1) {
             sp_gaussians_copy_one(g, w, g, i);
-            zero_one(m, w);
-            zero_one(v, w);
+            cpu_zero_gaussian(m, w);
+            cpu_zero_gaussian(v, w);
             w++;
         }
     float shrink = logf(a->split_shrink);
@@ -141,8 +141,8 @@ int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stat
                 g->means[3 * (size_t)w + k] += R[k * 3 + 0] * e[0] + R[k * 3 + 1] * e[1] + R[k * 3 + 2] * e[2];
                 g->log_scales[3 * (size_t)w + k] -= shrink;
             }
-            zero_one(m, w);
-            zero_one(v, w);
+            cpu_zero_gaussian(m, w);
+            cpu_zero_gaussian(v, w);
             w++;
         }
     }

@@ -24,4 +24,7 @@ void sp_refine_stats_free(sp_refine_stats *s);
 int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stats *st, const sp_refine_args *a,
                sp_refine_result *r);
 
+/* Gaussian i of s set to all zeros (a new Gaussian's Adam moments). */
+void cpu_zero_gaussian(sp_gaussians *s, int i);
+
 #endif
