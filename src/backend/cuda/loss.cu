@@ -1,6 +1,6 @@
 /* loss.cu — the `loss` stage on the GPU: the training target composited on the step's background
  * from the 8-bit view, then fused L1 + D-SSIM (docs/math.md): value and gradient w.r.t. the
- * rendered image. SSIM moments use separable 11x11 Gaussian windows over 16x16 tiles with a 5-pixel
+ * rendered image. SSIM moments use separable 11x11 Gaussian windows over 32x32 tiles with a 5-pixel
  * halo in shared memory (zero padding). The gradient of mean SSIM goes through three per-pixel maps
  * (dS/dmu_x, dS/dE[x^2], dS/dE[xy]) convolved back with the same window. Sums are per-block
  * partials reduced in a fixed order, so the loss is deterministic. */
@@ -10,7 +10,12 @@
 
 #define LW 11
 #define LR 5
-#define LH (CU_TILE + 2 * LR) /* 26 */
+#define LT 32                        /* output tile edge */
+#define LIN (LT + 2 * LR)            /* 42 */
+#define LSEG 4                       /* horizontal outputs per thread */
+#define LROWS (LT * LT / CU_BLOCK)   /* vertical outputs per thread: 4 */
+#define LHALF (LSEG + LW - 1)        /* inputs of a horizontal segment: 14 */
+#define LVERT (LROWS + LW - 1)       /* inputs of a vertical segment: 14 */
 
 typedef struct {
     float w[LW];
@@ -49,71 +54,133 @@ void cuda_composite_target(const uint8_t *pix, int channels, int premultiplied, 
 }
 
 int cuda_loss_partials(int w, int h) {
-    return ((w + CU_TILE - 1) / CU_TILE) * ((h + CU_TILE - 1) / CU_TILE) * 3;
+    return ((w + LT - 1) / LT) * ((h + LT - 1) / LT) * 3;
 }
 
-/* Block-wide sum of two doubles (fixed order); result valid in thread 0. */
+/* Block-wide sum of two doubles over CU_BLOCK threads in a fixed order (warp shuffles, then the
+ * warps in index order); the result is valid in thread 0. */
 __device__ static void block_sum2(double a, double b, double *out_a, double *out_b) {
-    __shared__ double sa[CU_BLOCK], sb[CU_BLOCK];
-    sa[threadIdx.x] = a, sb[threadIdx.x] = b;
+    __shared__ double wa[CU_BLOCK / 32], wb[CU_BLOCK / 32];
+    for (int o = 16; o > 0; o >>= 1) a += __shfl_down_sync(0xffffffffu, a, o), b += __shfl_down_sync(0xffffffffu, b, o);
+    if ((threadIdx.x & 31) == 0) wa[threadIdx.x >> 5] = a, wb[threadIdx.x >> 5] = b;
     __syncthreads();
-    for (int o = CU_BLOCK / 2; o > 0; o >>= 1) {
-        if ((int)threadIdx.x < o) sa[threadIdx.x] += sa[threadIdx.x + o], sb[threadIdx.x] += sb[threadIdx.x + o];
-        __syncthreads();
+    if (threadIdx.x == 0) {
+        double sa = 0.0, sb = 0.0;
+        for (int i = 0; i < CU_BLOCK / 32; i++) sa += wa[i], sb += wb[i];
+        *out_a = sa, *out_b = sb;
     }
-    if (threadIdx.x == 0) *out_a = sa[0], *out_b = sb[0];
+}
+
+/* Both SSIM kernels cover an LT x LT output tile per block (one colour channel: blockIdx.z) from an
+ * LIN x LIN input region (the 5-pixel halo, zero outside the image). The horizontal pass gives
+ * each thread LSEG neighbouring outputs of one row (their 11-tap windows share the loaded values),
+ * the vertical pass LROWS neighbouring outputs of one column. Rows of the shared arrays are padded
+ * by one float so a warp's accesses fall in distinct banks. Window sums run over k = 0..10 in order,
+ * as in the CPU reference. */
+
+#define LLOADS ((LIN * LIN + CU_BLOCK - 1) / CU_BLOCK) /* region values per thread: 7 */
+
+/* Index into an interleaved RGB image of region value i of this thread (-1: outside the region or
+ * the image: zero). */
+__device__ static long long region_index(int i, int w, int h, int ox, int oy) {
+    int t = threadIdx.x + i * CU_BLOCK;
+    if (t >= LIN * LIN) return -1;
+    int gx = ox + t % LIN, gy = oy + t / LIN;
+    return gx >= 0 && gx < w && gy >= 0 && gy < h ? (long long)gy * w + gx : -1;
+}
+
+/* Channel ch of the region at (ox, oy) of two interleaved RGB images into sa and sb. Every load is
+ * issued before the first store, so their latencies overlap. */
+__device__ static void load_regions(const float *a, const float *b, int w, int h, int ch, int ox, int oy,
+                                    float (*sa)[LIN + 1], float (*sb)[LIN + 1]) {
+    float va[LLOADS], vb[LLOADS];
+#pragma unroll
+    for (int i = 0; i < LLOADS; i++) {
+        long long p = region_index(i, w, h, ox, oy);
+        va[i] = p >= 0 ? a[3 * p + ch] : 0.0f;
+        vb[i] = p >= 0 ? b[3 * p + ch] : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < LLOADS; i++) {
+        int t = threadIdx.x + i * CU_BLOCK;
+        if (t < LIN * LIN) sa[t / LIN][t % LIN] = va[i], sb[t / LIN][t % LIN] = vb[i];
+    }
 }
 
 /* Forward: SSIM map, partial sums, and the three gradient maps (work[3][3][h][w]). */
 __global__ void __launch_bounds__(CU_BLOCK) k_ssim_fwd(const float *x, const float *y, int w, int h, cu_window win,
                                                         float *work, double *partials) {
-    __shared__ float sx[LH][LH], sy[LH][LH];
-    __shared__ float hs[5][LH][CU_TILE];
+    __shared__ float sx[LIN][LIN + 1], sy[LIN][LIN + 1];
+    __shared__ float hs[5][LIN][LT + 1];
     int ch = blockIdx.z;
-    int ox = blockIdx.x * CU_TILE - LR, oy = blockIdx.y * CU_TILE - LR;
-    for (int t = threadIdx.x; t < LH * LH; t += CU_BLOCK) {
-        int r = t / LH, c = t % LH;
-        int gx = ox + c, gy = oy + r;
-        float vx = 0.0f, vy = 0.0f;
-        if (gx >= 0 && gx < w && gy >= 0 && gy < h) {
-            size_t idx = 3 * ((size_t)gy * w + gx) + ch;
-            vx = x[idx], vy = y[idx];
+    int ox = blockIdx.x * LT - LR, oy = blockIdx.y * LT - LR;
+    load_regions(x, y, w, h, ch, ox, oy, sx, sy);
+    __syncthreads();
+    for (int t = threadIdx.x; t < LIN * (LT / LSEG); t += CU_BLOCK) {
+        int r = t / (LT / LSEG), c0 = (t % (LT / LSEG)) * LSEG;
+        float vx[LHALF], vy[LHALF], xx[LHALF], yy[LHALF], xy[LHALF];
+#pragma unroll
+        for (int j = 0; j < LHALF; j++) {
+            vx[j] = sx[r][c0 + j], vy[j] = sy[r][c0 + j];
+            xx[j] = vx[j] * vx[j], yy[j] = vy[j] * vy[j], xy[j] = vx[j] * vy[j];
         }
-        sx[r][c] = vx, sy[r][c] = vy;
+#pragma unroll
+        for (int o = 0; o < LSEG; o++) {
+            float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f;
+#pragma unroll
+            for (int k = 0; k < LW; k++) {
+                float wk = win.w[k];
+                a0 += wk * vx[o + k], a1 += wk * vy[o + k], a2 += wk * xx[o + k], a3 += wk * yy[o + k],
+                    a4 += wk * xy[o + k];
+            }
+            hs[0][r][c0 + o] = a0, hs[1][r][c0 + o] = a1, hs[2][r][c0 + o] = a2, hs[3][r][c0 + o] = a3,
+            hs[4][r][c0 + o] = a4;
+        }
     }
     __syncthreads();
-    for (int t = threadIdx.x; t < LH * CU_TILE; t += CU_BLOCK) {
-        int r = t / CU_TILE, c = t % CU_TILE;
-        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f;
-        for (int k = 0; k < LW; k++) {
-            float wk = win.w[k], vx = sx[r][c + k], vy = sy[r][c + k];
-            a0 += wk * vx, a1 += wk * vy, a2 += wk * vx * vx, a3 += wk * vy * vy, a4 += wk * vx * vy;
+    int lx = threadIdx.x % LT, ly0 = (threadIdx.x / LT) * LROWS;
+    float m[LROWS][5];
+#pragma unroll
+    for (int o = 0; o < LROWS; o++)
+#pragma unroll
+        for (int q = 0; q < 5; q++) m[o][q] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < LVERT; j++) {
+        float v[5];
+#pragma unroll
+        for (int q = 0; q < 5; q++) v[q] = hs[q][ly0 + j][lx];
+#pragma unroll
+        for (int o = 0; o < LROWS; o++) {
+            int k = j - o;
+            if (k >= 0 && k < LW)
+#pragma unroll
+                for (int q = 0; q < 5; q++) m[o][q] += win.w[k] * v[q];
         }
-        hs[0][r][c] = a0, hs[1][r][c] = a1, hs[2][r][c] = a2, hs[3][r][c] = a3, hs[4][r][c] = a4;
     }
-    __syncthreads();
-    int lx = threadIdx.x % CU_TILE, ly = threadIdx.x / CU_TILE;
-    int px = blockIdx.x * CU_TILE + lx, py = blockIdx.y * CU_TILE + ly;
     double l1 = 0.0, ss = 0.0;
-    if (px < w && py < h) {
-        float m[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-        for (int k = 0; k < LW; k++)
-            for (int q = 0; q < 5; q++) m[q] += win.w[k] * hs[q][ly + k][lx];
-        float mx = m[0], my = m[1];
-        float vxx = m[2] - mx * mx, vyy = m[3] - my * my, vxy = m[4] - mx * my;
+    int px = blockIdx.x * LT + lx;
+    size_t plane = (size_t)w * h;
+#pragma unroll
+    for (int o = 0; o < LROWS; o++) {
+        int py = blockIdx.y * LT + ly0 + o;
+        if (px >= w || py >= h) continue;
+        float mx = m[o][0], my = m[o][1];
+        float vxx = m[o][2] - mx * mx, vyy = m[o][3] - my * my, vxy = m[o][4] - mx * my;
         const float C1 = 0.01f * 0.01f, C2 = 0.03f * 0.03f;
         float ln = 2.0f * mx * my + C1, ld = mx * mx + my * my + C1;
         float cn = 2.0f * vxy + C2, cd = vxx + vyy + C2;
-        float s = ln * cn / (ld * cd);
-        float ds_dmx = 2.0f * my * cn / (ld * cd) - s * 2.0f * mx / ld;
-        float ds_dvxx = -s / cd;
-        float ds_dvxy = 2.0f * ln / (ld * cd);
-        size_t plane = (size_t)w * h, pix = (size_t)py * w + px;
+        /* one reciprocal per denominator (a few ulp; the parity tolerance is 1e-5 relative) */
+        float rd = __frcp_rn(ld * cd), rld = __frcp_rn(ld), rcd = __frcp_rn(cd);
+        float s = ln * cn * rd;
+        float ds_dmx = 2.0f * my * cn * rd - s * 2.0f * mx * rld;
+        float ds_dvxx = -s * rcd;
+        float ds_dvxy = 2.0f * ln * rd;
+        size_t pix = (size_t)py * w + px;
         work[(0 * 3 + ch) * plane + pix] = ds_dmx - 2.0f * mx * ds_dvxx - my * ds_dvxy;
         work[(1 * 3 + ch) * plane + pix] = ds_dvxx;
         work[(2 * 3 + ch) * plane + pix] = ds_dvxy;
-        ss = (double)s;
-        l1 = (double)fabsf(sx[ly + LR][lx + LR] - sy[ly + LR][lx + LR]);
+        ss += (double)s;
+        l1 += (double)fabsf(sx[ly0 + o + LR][lx + LR] - sy[ly0 + o + LR][lx + LR]);
     }
     double bl1, bss;
     block_sum2(l1, ss, &bl1, &bss);
@@ -127,43 +194,83 @@ __global__ void __launch_bounds__(CU_BLOCK) k_ssim_fwd(const float *x, const flo
 __global__ void __launch_bounds__(CU_BLOCK) k_ssim_bwd(const float *x, const float *y, int w, int h, cu_window win,
                                                         const float *work, float l1_scale, float ssim_scale,
                                                         float *dl_dx) {
-    __shared__ float sm[3][LH][LH];
-    __shared__ float hs[3][LH][CU_TILE];
+    __shared__ float sm[3][LIN][LIN + 1];
+    __shared__ float hs[3][LIN][LT + 1];
     int ch = blockIdx.z;
-    int ox = blockIdx.x * CU_TILE - LR, oy = blockIdx.y * CU_TILE - LR;
+    int ox = blockIdx.x * LT - LR, oy = blockIdx.y * LT - LR;
     size_t plane = (size_t)w * h;
-    for (int t = threadIdx.x; t < LH * LH; t += CU_BLOCK) {
-        int r = t / LH, c = t % LH;
-        int gx = ox + c, gy = oy + r;
-        int ok = gx >= 0 && gx < w && gy >= 0 && gy < h;
-        size_t pix = ok ? (size_t)gy * w + gx : 0;
-        for (int q = 0; q < 3; q++) sm[q][r][c] = ok ? work[(q * 3 + ch) * plane + pix] : 0.0f;
-    }
-    __syncthreads();
-    for (int t = threadIdx.x; t < LH * CU_TILE; t += CU_BLOCK) {
-        int r = t / CU_TILE, c = t % CU_TILE;
-        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
-        for (int k = 0; k < LW; k++) {
-            float wk = win.w[k];
-            a0 += wk * sm[0][r][c + k], a1 += wk * sm[1][r][c + k], a2 += wk * sm[2][r][c + k];
+    {
+        float v[3][LLOADS];
+#pragma unroll
+        for (int i = 0; i < LLOADS; i++) {
+            long long p = region_index(i, w, h, ox, oy);
+#pragma unroll
+            for (int q = 0; q < 3; q++) v[q][i] = p >= 0 ? work[(q * 3 + ch) * plane + p] : 0.0f;
         }
-        hs[0][r][c] = a0, hs[1][r][c] = a1, hs[2][r][c] = a2;
+#pragma unroll
+        for (int i = 0; i < LLOADS; i++) {
+            int t = threadIdx.x + i * CU_BLOCK;
+            if (t < LIN * LIN)
+#pragma unroll
+                for (int q = 0; q < 3; q++) sm[q][t / LIN][t % LIN] = v[q][i];
+        }
+    }
+    /* this thread's pixels of x and y, loaded while the window sums run */
+    int lx = threadIdx.x % LT, ly0 = (threadIdx.x / LT) * LROWS;
+    int px = blockIdx.x * LT + lx;
+    float xs[LROWS], ys[LROWS];
+#pragma unroll
+    for (int o = 0; o < LROWS; o++) {
+        int py = blockIdx.y * LT + ly0 + o;
+        size_t idx = 3 * ((size_t)py * w + px) + ch;
+        int in = px < w && py < h;
+        xs[o] = in ? x[idx] : 0.0f, ys[o] = in ? y[idx] : 0.0f;
     }
     __syncthreads();
-    int lx = threadIdx.x % CU_TILE, ly = threadIdx.x / CU_TILE;
-    int px = blockIdx.x * CU_TILE + lx, py = blockIdx.y * CU_TILE + ly;
-    if (px >= w || py >= h) return;
-    float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f;
-    for (int k = 0; k < LW; k++) {
-        float wk = win.w[k];
-        c0 += wk * hs[0][ly + k][lx], c1 += wk * hs[1][ly + k][lx], c2 += wk * hs[2][ly + k][lx];
+    for (int t = threadIdx.x; t < LIN * (LT / LSEG); t += CU_BLOCK) {
+        int r = t / (LT / LSEG), c0 = (t % (LT / LSEG)) * LSEG;
+#pragma unroll
+        for (int q = 0; q < 3; q++) {
+            float v[LHALF];
+#pragma unroll
+            for (int j = 0; j < LHALF; j++) v[j] = sm[q][r][c0 + j];
+#pragma unroll
+            for (int o = 0; o < LSEG; o++) {
+                float a = 0.0f;
+#pragma unroll
+                for (int k = 0; k < LW; k++) a += win.w[k] * v[o + k];
+                hs[q][r][c0 + o] = a;
+            }
+        }
     }
-    size_t idx = 3 * ((size_t)py * w + px) + ch;
-    float xv = x[idx], yv = y[idx];
-    float dS = c0 + 2.0f * xv * c1 + yv * c2;
-    float d = xv - yv;
-    float sgn = d > 0.0f ? 1.0f : (d < 0.0f ? -1.0f : 0.0f);
-    dl_dx[idx] = l1_scale * sgn - ssim_scale * dS;
+    __syncthreads();
+    float c[LROWS][3];
+#pragma unroll
+    for (int o = 0; o < LROWS; o++) c[o][0] = c[o][1] = c[o][2] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < LVERT; j++) {
+        float v[3];
+#pragma unroll
+        for (int q = 0; q < 3; q++) v[q] = hs[q][ly0 + j][lx];
+#pragma unroll
+        for (int o = 0; o < LROWS; o++) {
+            int k = j - o;
+            if (k >= 0 && k < LW)
+#pragma unroll
+                for (int q = 0; q < 3; q++) c[o][q] += win.w[k] * v[q];
+        }
+    }
+#pragma unroll
+    for (int o = 0; o < LROWS; o++) {
+        int py = blockIdx.y * LT + ly0 + o;
+        if (px >= w || py >= h) continue;
+        size_t idx = 3 * ((size_t)py * w + px) + ch;
+        float xv = xs[o], yv = ys[o];
+        float dS = c[o][0] + 2.0f * xv * c[o][1] + yv * c[o][2];
+        float d = xv - yv;
+        float sgn = d > 0.0f ? 1.0f : (d < 0.0f ? -1.0f : 0.0f);
+        dl_dx[idx] = l1_scale * sgn - ssim_scale * dS;
+    }
 }
 
 /* Sums the partials in a fixed order and accumulates the loss. */
@@ -186,7 +293,7 @@ void cuda_loss(const float *rgb, const float *target, int w, int h, float ssim_w
                double *partials, double *acc, double *value, cudaStream_t s) {
     if (w <= 0 || h <= 0) return;
     cu_window win = ssim_window();
-    dim3 grid((w + CU_TILE - 1) / CU_TILE, (h + CU_TILE - 1) / CU_TILE, 3);
+    dim3 grid((w + LT - 1) / LT, (h + LT - 1) / LT, 3);
     k_ssim_fwd<<<grid, CU_BLOCK, 0, s>>>(rgb, target, w, h, win, work, partials);
     double count = 3.0 * (double)w * (double)h;
     if (dl_drgb)
