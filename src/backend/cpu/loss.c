@@ -49,7 +49,12 @@ void sp_ssim_window(double g[WIN]) {
 
 /* out[i] = Σ_k g[k] src[k][i], k ascending: the one blur kernel. The 11 terms are written out
  * so that the loop over i vectorizes with the sum kept in registers. */
-static void blur11(const double *const src[WIN], double *restrict out, int w, const double g[WIN]) {
+/* Compiled twice (AVX2 and the baseline), picked at load time: the same operations in the same order,
+ * so the same results bit for bit (no FMA contraction under -std=c11), twice the lanes where the CPU
+ * has AVX2. */
+__attribute__((target_clones("avx2", "default"))) static void blur11(const double *const src[WIN],
+                                                                      double *restrict out, int w,
+                                                                      const double g[WIN]) {
     /* restrict: out never overlaps the inputs (which may be the same row: the zero row), so the
      * loop vectorizes without run-time overlap checks over twelve pointers */
     const double *restrict s0 = src[0], *restrict s1 = src[1], *restrict s2 = src[2], *restrict s3 = src[3],
