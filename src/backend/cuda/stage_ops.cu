@@ -378,41 +378,7 @@ static void dev_to_store(sp_gaussians *g, const float *dev, int n) {
     down(g->sh, d.sh, N * 12 * (size_t)g->K);
 }
 
-/* refine on a backend object of its own holding the given stores and statistics: cuda_refine, the
- * function the backend's refine op runs. */
-static int st_refine(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const float *grad_accum,
-                     const int32_t *grad_count, const float *max_radius, const sp_refine_args *a,
-                     sp_refine_result *r) {
-    if (cu_check(cudaSetDevice(base->cfg.device), "select device")) return -1;
-    cu_backend *b = SP_NEW(cu_backend, 1);
-    b->base = *base;
-    int rc = -1;
-    b->st = 0;
-    b->n = g->n;
-    b->K = g->K;
-    b->sh_degree = g->sh_degree;
-    b->mem.num_gaussians = g->n;
-    size_t N = (size_t)g->n, bytes = N * cu_floats(g->K) * sizeof(float);
-    if (cu_check(cudaMallocHost((void **)&b->h_u32, 4 * sizeof(uint32_t)), "pinned memory")) goto out;
-    if (cu_alloc(&b->mem, &b->params, bytes, "parameters") || cu_alloc(&b->mem, &b->grads, bytes, "gradients") ||
-        cu_alloc(&b->mem, &b->m1, bytes, "Adam m") || cu_alloc(&b->mem, &b->m2, bytes, "Adam v") ||
-        cu_alloc(&b->mem, &b->stats, N * 3 * sizeof(float) + 16, "statistics"))
-        goto out;
-    store_to_dev((float *)b->params.p, g);
-    store_to_dev((float *)b->m1.p, m);
-    store_to_dev((float *)b->m2.p, v);
-    {
-        float *st = (float *)malloc((N ? N : 1) * 3 * sizeof(float));
-        for (size_t i = 0; i < N; i++) st[i] = grad_accum[i], st[N + i] = (float)grad_count[i], st[2 * N + i] = max_radius[i];
-        cudaMemcpy(b->stats.p, st, N * 3 * sizeof(float), cudaMemcpyHostToDevice);
-        free(st);
-    }
-    if (cuda_refine(b, a, r)) goto out;
-    dev_to_store(g, (const float *)b->params.p, b->n);
-    dev_to_store(m, (const float *)b->m1.p, b->n);
-    dev_to_store(v, (const float *)b->m2.p, b->n);
-    rc = cu_check(cudaDeviceSynchronize(), "stage refine");
-out:
+static void temp_backend_close(cu_backend *b) {
     cu_free(&b->mem, &b->params);
     cu_free(&b->mem, &b->grads);
     cu_free(&b->mem, &b->m1);
@@ -420,6 +386,59 @@ out:
     cu_free(&b->mem, &b->stats);
     if (b->h_u32) cudaFreeHost(b->h_u32);
     free(b);
+}
+
+/* A backend object of its own for refine and mcmc_apply, holding copies of the stores g, m, v on the
+ * device (and buffers for the densification statistics and gradients those stages expect). NULL
+ * on failure (the error is set). */
+static cu_backend *temp_backend_open(sp_backend *base, const sp_gaussians *g, const sp_gaussians *m,
+                                     const sp_gaussians *v) {
+    if (cu_check(cudaSetDevice(base->cfg.device), "select device")) return NULL;
+    cu_backend *b = SP_NEW(cu_backend, 1);
+    b->base = *base;
+    b->st = 0;
+    b->n = g->n;
+    b->K = g->K;
+    b->sh_degree = g->sh_degree;
+    b->mem.num_gaussians = g->n;
+    size_t N = (size_t)(g->n ? g->n : 1), bytes = N * cu_floats(g->K) * sizeof(float);
+    if (cu_check(cudaMallocHost((void **)&b->h_u32, 4 * sizeof(uint32_t)), "pinned memory") ||
+        cu_alloc(&b->mem, &b->params, bytes, "parameters") || cu_alloc(&b->mem, &b->grads, bytes, "gradients") ||
+        cu_alloc(&b->mem, &b->m1, bytes, "Adam m") || cu_alloc(&b->mem, &b->m2, bytes, "Adam v") ||
+        cu_alloc(&b->mem, &b->stats, N * 3 * sizeof(float) + 16, "statistics")) {
+        temp_backend_close(b);
+        return NULL;
+    }
+    if (g->n) {
+        store_to_dev((float *)b->params.p, g);
+        store_to_dev((float *)b->m1.p, m);
+        store_to_dev((float *)b->m2.p, v);
+    }
+    return b;
+}
+
+/* Copies the stores back (their sizes follow b->n) and waits: 0, or -1 with the error set. */
+static int temp_backend_read(cu_backend *b, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const char *what) {
+    dev_to_store(g, (const float *)b->params.p, b->n);
+    dev_to_store(m, (const float *)b->m1.p, b->n);
+    dev_to_store(v, (const float *)b->m2.p, b->n);
+    return cu_check(cudaDeviceSynchronize(), what);
+}
+
+/* refine on a backend object of its own holding the given stores and statistics: cuda_refine, the
+ * function the backend's refine op runs. */
+static int st_refine(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const float *grad_accum,
+                     const int32_t *grad_count, const float *max_radius, const sp_refine_args *a,
+                     sp_refine_result *r) {
+    cu_backend *b = temp_backend_open(base, g, m, v);
+    if (!b) return -1;
+    size_t N = (size_t)g->n;
+    float *st = (float *)malloc((N ? N : 1) * 3 * sizeof(float));
+    for (size_t i = 0; i < N; i++) st[i] = grad_accum[i], st[N + i] = (float)grad_count[i], st[2 * N + i] = max_radius[i];
+    cudaMemcpy(b->stats.p, st, N * 3 * sizeof(float), cudaMemcpyHostToDevice);
+    free(st);
+    int rc = cuda_refine(b, a, r) ? -1 : temp_backend_read(b, g, m, v, "stage refine");
+    temp_backend_close(b);
     return rc;
 }
 
@@ -445,37 +464,10 @@ static int st_mcmc_step(sp_backend *base, sp_gaussians *g, sp_gaussians *grad, f
 
 /* A plan applied by cuda_mcmc_apply on a backend object of its own holding the given stores. */
 static int st_mcmc_apply(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_mcmc_plan *p) {
-    if (cu_check(cudaSetDevice(base->cfg.device), "select device")) return -1;
-    cu_backend *b = SP_NEW(cu_backend, 1);
-    b->base = *base;
-    int rc = -1;
-    b->st = 0;
-    b->n = g->n;
-    b->K = g->K;
-    b->sh_degree = g->sh_degree;
-    b->mem.num_gaussians = g->n;
-    size_t N = (size_t)(g->n ? g->n : 1), bytes = N * cu_floats(g->K) * sizeof(float);
-    if (cu_alloc(&b->mem, &b->params, bytes, "parameters") || cu_alloc(&b->mem, &b->grads, bytes, "gradients") ||
-        cu_alloc(&b->mem, &b->m1, bytes, "Adam m") || cu_alloc(&b->mem, &b->m2, bytes, "Adam v") ||
-        cu_alloc(&b->mem, &b->stats, N * 3 * sizeof(float), "statistics"))
-        goto out;
-    if (g->n) {
-        store_to_dev((float *)b->params.p, g);
-        store_to_dev((float *)b->m1.p, m);
-        store_to_dev((float *)b->m2.p, v);
-    }
-    if (cuda_mcmc_apply(b, p)) goto out;
-    dev_to_store(g, (const float *)b->params.p, b->n);
-    dev_to_store(m, (const float *)b->m1.p, b->n);
-    dev_to_store(v, (const float *)b->m2.p, b->n);
-    rc = cu_check(cudaDeviceSynchronize(), "stage mcmc_apply");
-out:
-    cu_free(&b->mem, &b->params);
-    cu_free(&b->mem, &b->grads);
-    cu_free(&b->mem, &b->m1);
-    cu_free(&b->mem, &b->m2);
-    cu_free(&b->mem, &b->stats);
-    free(b);
+    cu_backend *b = temp_backend_open(base, g, m, v);
+    if (!b) return -1;
+    int rc = cuda_mcmc_apply(b, p) ? -1 : temp_backend_read(b, g, m, v, "stage mcmc_apply");
+    temp_backend_close(b);
     return rc;
 }
 
