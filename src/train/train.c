@@ -24,6 +24,7 @@
 #include "io/ply.h"
 #include "scene/init.h"
 #include "backend/dist.h"
+#include "train/aa_bake.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/mcmc.h"
@@ -412,6 +413,29 @@ static char *checkpoint_note(const run *r) {
     return sp_strfmt("no checkpoint was saved in %s (trainer.checkpoint_every sets how often one is)", r->dir);
 }
 
+/* trainer.antialias_until: the filter goes off after step `step`; the model's opacities take the
+ * filter's mean factor over the training views (train/aa_bake.h), so the standard renderer starts
+ * close to what the filter showed and the remaining steps adapt the rest. */
+static int bake_antialias(run *r, int step) {
+    sp_gaussians g, m, v;
+    memset(&g, 0, sizeof g), memset(&m, 0, sizeof m), memset(&v, 0, sizeof v);
+    double t0 = sp_now();
+    int rc = r->b->ops->get_gaussians(r->b, &g, &m, &v);
+    sp_aa_bake_result br;
+    if (rc == 0) {
+        sp_aa_bake(&g, &r->data.train, &br);
+        rc = r->b->ops->set_gaussians(r->b, &g, &m, &v);
+    }
+    if (rc == 0)
+        SP_INFO("step %d: antialias filter off for the remaining steps (standard 3DGS model); opacities times the "
+                "filter's mean factor over the training views: mean %.3f, smallest %.3g, %d of %d Gaussians at most "
+                "halved (%.2f s)", step, br.rho_mean, br.rho_min, br.below_half, g.n, sp_now() - t0);
+    sp_gaussians_free(&g);
+    sp_gaussians_free(&m);
+    sp_gaussians_free(&v);
+    return rc;
+}
+
 /* A point of the PSNR/SSIM curves, with the training time; logs when the target is first reached. */
 static void push_eval(run *r, double psnr, double ssim) {
     double secs = train_seconds_now(r);
@@ -559,7 +583,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     if (cfg->render.antialias && cfg->trainer.antialias_until > 0)
         SP_INFO("render.antialias = true: the antialias filter is on for the whole run (trainer.antialias_until "
                 "changes nothing)");
-    else if (aa_steps)
+    else if (aa_steps && !cfg->render.antialias)
         SP_INFO("antialias filter: steps 1-%d train with it (trainer.antialias_until), the rest without it: the "
                 "model is a standard 3DGS one", aa_steps);
     else if (cfg->trainer.antialias_until > 0)
@@ -673,7 +697,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         int aa = sp_schedule_antialias(cfg, step);
         if (aa != r->b->cfg.antialias) {
             if (sp_backend_set_antialias(r->b, aa)) goto fail_loop;
-            if (!aa) SP_INFO("step %d: antialias filter off for the remaining steps (standard 3DGS model)", prev);
+            if (!aa && bake_antialias(r, prev)) goto fail_loop;
         }
         /* this process's calls: every slot when replicated, else the slots up to max_steps */
         int calls = replicated ? plan.local : step - prev;
