@@ -27,9 +27,9 @@
 #   prog4aa   prog4 + aa
 #   prog4s20kaa prog4s20k + aa
 #   aa25      aa + trainer.max_steps=25000, trainer.schedule_steps=30000
-#   aau90     25k as aa25, with the filter for the first 90 % of the steps only (trainer.antialias_until=0.9:
-#             the model written is a standard 3DGS model); aau80, aau95: 80 %, 95 %
-#   mcmc300kaa25 mcmc300k + aa25;  mcmc500kaa25: mcmc500k + aa25;  mcmc300kau90: mcmc300k + aau90
+#   mcmc300kaa25 mcmc300k + aa25;  mcmc500kaa25: mcmc500k + aa25
+#   (the aau* variants of bench/RESULTS.md, 2026-12-01 session 6, needed trainer.antialias_until, measured
+#   at be08de8 and removed after: it did not keep the filter's gain)
 # Compare aa with base (the filter alone), prog2aa / prog4aa with aa (what progressive resolution
 # costs once the model no longer depends on the resolution).
 # A lego run takes about 80 s on an H200: split VARIANTS over several commands where one command
@@ -64,12 +64,8 @@ switches() {
     prog4aa) echo "--set render.antialias=true --set trainer.coarse_scale=4" ;;
     prog4s20kaa) echo "--set render.antialias=true --set trainer.coarse_scale=4 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
     aa25) echo "--set render.antialias=true --set trainer.max_steps=25000 --set trainer.schedule_steps=30000" ;;
-    aau90) echo "--set trainer.antialias_until=0.9 --set trainer.max_steps=25000 --set trainer.schedule_steps=30000" ;;
-    aau80) echo "--set trainer.antialias_until=0.8 --set trainer.max_steps=25000 --set trainer.schedule_steps=30000" ;;
-    aau95) echo "--set trainer.antialias_until=0.95 --set trainer.max_steps=25000 --set trainer.schedule_steps=30000" ;;
     mcmc300kaa25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000 $(switches aa25)" ;;
     mcmc500kaa25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=500000 $(switches aa25)" ;;
-    mcmc300kau90) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000 $(switches aau90)" ;;
     *) echo "unknown variant $1" >&2; return 1 ;;
   esac
 }

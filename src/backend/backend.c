@@ -1,9 +1,8 @@
 /* backend.c — the table of backend kinds compiled in, and picking one by name: "cpu", "cuda",
  * "vulkan", or "auto" (the first kind of the table whose device is present and that auto may pick:
  * cuda, then vulkan on a hardware GPU (never software Vulkan, which is slower than the cpu
- * backend), then cpu); a one-line description of the chosen device for `splat check`;
- * rendering several cameras through a backend's render_many, or render one by one; and switching
- * the antialias filter during a run. */
+ * backend), then cpu); a one-line description of the chosen device for `splat check`; and
+ * rendering several cameras through a backend's render_many, or render one by one. */
 #include "backend/backend.h"
 
 #include <omp.h>
@@ -72,13 +71,6 @@ int sp_backend_render_many(sp_backend *b, const sp_camera *const *cams, int coun
     if (b->ops->render_many) return b->ops->render_many(b, cams, count, sh_degree, bg, rgb);
     for (int i = 0; i < count; i++)
         if (b->ops->render(b, cams[i], sh_degree, bg, rgb[i])) return -1;
-    return 0;
-}
-
-int sp_backend_set_antialias(sp_backend *b, int on) {
-    on = on != 0;
-    if (b->ops->set_antialias) return b->ops->set_antialias(b, on);
-    b->cfg.antialias = on;
     return 0;
 }
 

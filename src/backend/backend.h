@@ -153,9 +153,6 @@ typedef struct sp_backend_ops {
      * (statistics reset, gradients of a pending batch dropped, as refine does). */
     int (*mcmc_read)(sp_backend *b, float *opacity_logits, float *log_scales);
     int (*mcmc_apply)(sp_backend *b, const sp_mcmc_plan *p);
-    /* Turns the antialias filter on or off for the coming calls (sp_backend_set_antialias); NULL:
-     * setting cfg.antialias is enough (the backend reads it at every project and project_back). */
-    int (*set_antialias)(sp_backend *b, int on);
 } sp_backend_ops;
 
 struct sp_backend {
@@ -183,11 +180,6 @@ typedef struct {
 const sp_backend_kind *sp_backend_kinds(int *count);
 /* The kind named name, or NULL if this build has none of that name. */
 const sp_backend_kind *sp_backend_find_kind(const char *name);
-
-/* Turns the antialias filter (cfg.antialias) on or off for the steps and renders that follow, in
- * the middle of a run (trainer.antialias_until); forwards to the backend's set_antialias where it
- * has one (the replicated cuda backend's replicas). */
-int sp_backend_set_antialias(sp_backend *b, int on);
 
 /* render_many where the backend has it, else render for each camera in turn. */
 int sp_backend_render_many(sp_backend *b, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],

@@ -101,10 +101,6 @@ const sp_config_field sp_config_schema[] = {
         "then by half of it, ..., 2 (equal parts), then at full resolution; 1 = off. A power of two."),
     FLT(trainer, coarse_until, IN_OO(0, 1), 0.3,
         "Progressive resolution: fraction of max_steps trained below full resolution (with coarse_scale > 1)."),
-    FLT(trainer, antialias_until, IN_CO(0, 1), 0.0,
-        "With render.antialias = false: the first antialias_until of the steps train with the antialias filter, "
-        "the rest without it, so the model is a standard 3DGS one; 0 = off. With "
-        "render.antialias = true the filter is on for the whole run (this key changes nothing)."),
 
     FLT(loss, ssim_weight, IN(0, 1), 0.2, "Loss = (1 - w) * L1 + w * (1 - SSIM)."),
 

@@ -48,7 +48,6 @@ typedef struct {
         int schedule_steps; /* 0 = step schedules as written; N = written for N steps, scaled to max_steps */
         int coarse_scale;   /* progressive resolution: 1 = off, else a power of two */
         double coarse_until; /* fraction of max_steps trained below full resolution */
-        double antialias_until; /* fraction of max_steps trained with the antialias filter; 0 = off */
     } trainer;
     struct {
         double ssim_weight;

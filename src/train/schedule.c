@@ -47,15 +47,3 @@ int sp_schedule_collect_stats(const sp_schedule *s, int step) { return step < s-
 float sp_schedule_prune_screen_px(const sp_config *c, int level) {
     return (float)(c->refine.prune_screen_px / (double)(1 << level));
 }
-
-int sp_schedule_antialias_steps(const sp_config *c) {
-    if (c->render.antialias) return c->trainer.max_steps;
-    long k = lround(c->trainer.antialias_until * c->trainer.max_steps);
-    if (k > c->trainer.max_steps - 1) k = c->trainer.max_steps - 1;
-    return k > 0 ? (int)k : 0;
-}
-
-int sp_schedule_antialias(const sp_config *c, int step) {
-    if (c->render.antialias) return 1;
-    return step >= 1 && step <= sp_schedule_antialias_steps(c);
-}

@@ -1,8 +1,7 @@
 /* schedule.h — what the trainer does at each step, as pure functions of the config: the
  * densification window, the SH degree ramp, the opacity-reset spacing (all optionally scaled to
  * the run's length: trainer.schedule_steps) and the resolution level of progressive resolution
- * (trainer.coarse_scale, trainer.coarse_until), and the steps that train with the antialias filter
- * (trainer.antialias_until). docs/config.md describes the keys. */
+ * (trainer.coarse_scale, trainer.coarse_until). docs/config.md describes the keys. */
 #ifndef SPLAT_SCHEDULE_H
 #define SPLAT_SCHEDULE_H
 
@@ -32,13 +31,5 @@ int sp_schedule_collect_stats(const sp_schedule *s, int step);
  * Gaussian spans 1/2^j of the pixels across at level j). Levels never get coarser during a run, so
  * j is the finest level of the steps whose radii the refine sees. */
 float sp_schedule_prune_screen_px(const sp_config *c, int level);
-/* The antialias filter (render.antialias, docs/math.md "Antialiasing") during training. With
- * render.antialias = true it is on at every step. Otherwise steps 1 .. sp_schedule_antialias_steps
- * train with it and the later ones without, so that the model the run writes is a standard one:
- * round(trainer.antialias_until * max_steps), at most max_steps - 1 (the last step always trains
- * without the filter); 0 = never on. */
-int sp_schedule_antialias_steps(const sp_config *c);
-/* 1 if `step` (1-based) trains with the antialias filter. */
-int sp_schedule_antialias(const sp_config *c, int step);
 
 #endif

@@ -24,7 +24,6 @@
 #include "io/ply.h"
 #include "scene/init.h"
 #include "backend/dist.h"
-#include "train/aa_bake.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/mcmc.h"
@@ -413,29 +412,6 @@ static char *checkpoint_note(const run *r) {
     return sp_strfmt("no checkpoint was saved in %s (trainer.checkpoint_every sets how often one is)", r->dir);
 }
 
-/* trainer.antialias_until: the filter goes off after step `step`; the model's opacities take the
- * filter's mean factor over the training views (train/aa_bake.h), so the standard renderer starts
- * close to what the filter showed and the remaining steps adapt the rest. */
-static int bake_antialias(run *r, int step) {
-    sp_gaussians g, m, v;
-    memset(&g, 0, sizeof g), memset(&m, 0, sizeof m), memset(&v, 0, sizeof v);
-    double t0 = sp_now();
-    int rc = r->b->ops->get_gaussians(r->b, &g, &m, &v);
-    sp_aa_bake_result br;
-    if (rc == 0) {
-        sp_aa_bake(&g, &r->data.train, &br);
-        rc = r->b->ops->set_gaussians(r->b, &g, &m, &v);
-    }
-    if (rc == 0)
-        SP_INFO("step %d: antialias filter off for the remaining steps (standard 3DGS model); opacities times the "
-                "filter's mean factor over the training views: mean %.3f, smallest %.3g, %d of %d Gaussians at most "
-                "halved (%.2f s)", step, br.rho_mean, br.rho_min, br.below_half, g.n, sp_now() - t0);
-    sp_gaussians_free(&g);
-    sp_gaussians_free(&m);
-    sp_gaussians_free(&v);
-    return rc;
-}
-
 /* A point of the PSNR/SSIM curves, with the training time; logs when the target is first reached. */
 static void push_eval(run *r, double psnr, double ssim) {
     double secs = train_seconds_now(r);
@@ -579,16 +555,6 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         SP_INFO("progressive resolution: steps 1-%d at 1/%d%s of %dx%d (equal parts), then full resolution",
                 sched.coarse_steps, 1 << sched.coarse_levels, sched.coarse_levels > 1 ? " to 1/2" : "",
                 r->data.train.views[0].cam.width, r->data.train.views[0].cam.height);
-    int aa_steps = sp_schedule_antialias_steps(cfg);
-    if (cfg->render.antialias && cfg->trainer.antialias_until > 0)
-        SP_INFO("render.antialias = true: the antialias filter is on for the whole run (trainer.antialias_until "
-                "changes nothing)");
-    else if (aa_steps && !cfg->render.antialias)
-        SP_INFO("antialias filter: steps 1-%d train with it (trainer.antialias_until), the rest without it: the "
-                "model is a standard 3DGS one", aa_steps);
-    else if (cfg->trainer.antialias_until > 0)
-        SP_INFO("trainer.antialias_until = %g of %d steps rounds to no step: the antialias filter stays off",
-                cfg->trainer.antialias_until, cfg->trainer.max_steps);
     if (cfg->trainer.schedule_steps)
         SP_INFO("schedules scaled to %d steps: densify %d-%d, SH degree +1 every %d, opacity reset every %d",
                 cfg->trainer.max_steps, sched.refine_start, sched.refine_stop, sched.sh_interval,
@@ -691,13 +657,6 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             a.scale_reg = (float)rf->mcmc_scale_reg;
             a.noise_scale = (float)(rf->mcmc_noise_lr * a.lr.means);
             a.noise_seed = sp_hash64((uint64_t)cfg->experiment.seed ^ 0x6d636d63ull, (uint64_t)step);
-        }
-        /* the antialias filter of the batch (trainer.antialias_until): the schedule of its last view, so
-         * the run's last batch trains without it; evaluations of this batch render as it trained */
-        int aa = sp_schedule_antialias(cfg, step);
-        if (aa != r->b->cfg.antialias) {
-            if (sp_backend_set_antialias(r->b, aa)) goto fail_loop;
-            if (!aa && bake_antialias(r, prev)) goto fail_loop;
         }
         /* this process's calls: every slot when replicated, else the slots up to max_steps */
         int calls = replicated ? plan.local : step - prev;
@@ -833,10 +792,6 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     }
     int interrupted = stop && r->step < max_steps;
     if (interrupted) SP_WARN("interrupted at step %d: saving the model and a checkpoint to %s", r->step, r->dir);
-    if (interrupted && !cfg->render.antialias && sp_schedule_antialias(cfg, r->step))
-        SP_WARN("step %d is in the filtered phase of trainer.antialias_until (steps 1-%d): the saved model was trained "
-                "with the antialias filter but the run has render.antialias = false, so it renders slightly off in "
-                "standard 3DGS viewers and in eval until trained further (resume it)", r->step, aa_steps);
     if (save_model(r, interrupted)) goto fail;
     if (!interrupted) {
         if (final_eval(r)) goto fail;

@@ -147,7 +147,7 @@ static void worker_stop(rep_worker *w) {
 
 struct rep_backend {
     sp_backend base;
-    sp_backend_ops ops;                 /* k_rep_ops with render_many and set_antialias */
+    sp_backend_ops ops;                 /* k_rep_ops with render_many */
     sp_nccl nc;
     int n;                              /* replicas (devices) of this process */
     cu_backend *rep[SP_MAX_DEVICES];
@@ -506,16 +506,6 @@ static int rep_get_profile(sp_backend *base, sp_profile *p) {
     return rb->rep[0]->base.ops->get_profile(&rb->rep[0]->base, p);
 }
 
-/* The antialias filter of every replica: the launcher threads finish the queued steps first (they
- * trained with the setting they were given). */
-static int rep_set_antialias(sp_backend *base, int on) {
-    rep_backend *rb = (rep_backend *)base;
-    if (drain(rb)) return -1;
-    rb->base.cfg.antialias = on;
-    for (int i = 0; i < rb->n; i++) rb->rep[i]->base.cfg.antialias = on;
-    return 0;
-}
-
 static const sp_backend_ops k_rep_ops = {
     "cuda",          rep_destroy,     rep_upload_views, rep_set_gaussians, rep_get_gaussians, rep_num_gaussians,
     rep_train_step,  rep_take_loss,   rep_refine,       rep_render,        rep_params_finite, rep_get_profile,
@@ -563,7 +553,6 @@ extern "C" sp_backend *sp_replicated_create(const sp_backend_config *cfg) {
     rep_backend *rb = SP_NEW(rep_backend, 1);
     rb->ops = k_rep_ops;
     rb->ops.render_many = rep_render_many;
-    rb->ops.set_antialias = rep_set_antialias;
     rb->base.ops = &rb->ops;
     rb->base.cfg = *cfg;
     rb->base.cfg.dist_file = NULL; /* not kept: the caller's string */
