@@ -153,6 +153,12 @@ const char *splat_run_dir(splat_context *ctx);
 splat_status splat_load_model(splat_context *ctx, const char *path);
 /* Gaussian count and SH degree of the context's model (SPLAT_NO_MODEL without one). */
 splat_status splat_model_info(splat_context *ctx, int *num_gaussians, int *sh_degree);
+/* For a model trained with render.antialias = true, to be shown by renderers without the filter
+ * (standard 3DGS viewers): every Gaussian's opacity times the mean of the filter's factor
+ * sqrt(det S / det(S + 0.3 I)) over the training cameras of the configured dataset that see its
+ * centre (docs/math.md, "Antialiasing"). The context's model changes; render it with
+ * render.antialias = false afterwards. mean_factor (may be NULL) receives the mean factor applied. */
+splat_status splat_bake_antialias(splat_context *ctx, double *mean_factor);
 /* Writes the model as "ply" (lossless), "splat" (web viewers, base colour only) or "spz"
  * (compressed); format NULL: from path's extension. Written atomically. */
 splat_status splat_export(splat_context *ctx, const char *path, const char *format);

@@ -10,6 +10,7 @@
 #include "io/image.h"
 #include "io/loader.h"
 #include "scene/campath.h"
+#include "train/aa_bake.h"
 #include "train/checkpoint.h"
 #include "train/report.h"
 #include "train/train.h"
@@ -220,6 +221,23 @@ splat_status splat_dataset_views(splat_context *ctx, const char *split, int *cou
     splat_status st = cameras(ctx, &d);
     if (st == SPLAT_OK) *count = sp_dataset_split(d, split)->n;
     return api_leave(ctx, st);
+}
+
+splat_status splat_bake_antialias(splat_context *ctx, double *mean_factor) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (!ctx->have_model) return api_leave(ctx, api_fail(SPLAT_NO_MODEL, "no model to bake: load or train one first"));
+    sp_dataset *d = NULL;
+    splat_status st = cameras(ctx, &d);
+    if (st != SPLAT_OK) return api_leave(ctx, st);
+    if (!d->train.n)
+        return api_leave(ctx, api_fail(SPLAT_INVALID, "%s: no training cameras to bake the antialias filter with",
+                                       ctx->cfg.data.path));
+    api_drop_backend(ctx); /* it holds the opacities before the bake */
+    sp_aa_bake_result r;
+    sp_aa_bake(&ctx->g, &d->train, &r);
+    if (mean_factor) *mean_factor = r.rho_mean;
+    return api_leave(ctx, SPLAT_OK);
 }
 
 splat_status splat_dataset_camera(splat_context *ctx, const char *split, int index, splat_camera *cam) {

@@ -12,20 +12,25 @@
 
 int cmd_export(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat export (--ply FILE | --run DIR) [--format ply|splat|spz] --out FILE\n"
+        printf("usage: splat export (--ply FILE | --run DIR) [--format ply|splat|spz] [--no-bake] --out FILE\n"
                "\n"
                "Writes a model in a format other tools open. The input is a .ply, .splat or .spz file\n"
                "(--ply) or a run folder's point_cloud.ply (--run). The format defaults to OUT's extension.\n"
                "  ply    the standard 3DGS layout, lossless\n"
                "  splat  32 bytes per Gaussian for web viewers; keeps only the base colour (no SH)\n"
                "  spz    Niantic's compressed format (version 3, about 10x smaller than .ply); stored in\n"
-               "         its RUB axes (y up, z back): splat converts from and back to the .ply axes\n");
+               "         its RUB axes (y up, z back): splat converts from and back to the .ply axes\n"
+               "A run trained with render.antialias = true is baked for viewers without the filter: each\n"
+               "opacity times the filter's mean factor over the run's training cameras (docs/math.md,\n"
+               "\"Antialiasing\"); --no-bake writes the model as trained.\n");
         return 0;
     }
     const char *ply = NULL, *run = NULL, *format = NULL, *out = NULL;
+    int bake = 1;
     for (int i = 1; i < argc; i++) {
         const char *v;
-        if ((v = cli_value(argc, argv, &i, "--ply"))) ply = v;
+        if (!strcmp(argv[i], "--no-bake")) bake = 0;
+        else if ((v = cli_value(argc, argv, &i, "--ply"))) ply = v;
         else if ((v = cli_value(argc, argv, &i, "--run"))) run = v;
         else if ((v = cli_value(argc, argv, &i, "--format"))) format = v;
         else if ((v = cli_value(argc, argv, &i, "--out"))) out = v;
@@ -50,17 +55,30 @@ int cmd_export(int argc, char **argv) {
         free(in);
         return 2;
     }
-    int n = 0, degree = 0;
+    int n = 0, degree = 0, antialias = 0;
     if (run) { /* a run trained with the antialias filter: the formats have no field for it */
         char *cp = sp_path_join(run, "config.toml"), v[16] = "";
-        if (splat_config_load_file(ctx, cp) == SPLAT_OK && splat_config_get(ctx, "render.antialias", v, sizeof v) ==
-                                                                   SPLAT_OK && !strcmp(v, "true"))
-            printf("note: %s was trained with render.antialias = true; viewers of standard 3DGS files render it "
-                   "without the opacity compensation (small Gaussians too bright), docs/math.md \"Antialiasing\"\n",
-                   run);
+        antialias = splat_config_load_file(ctx, cp) == SPLAT_OK &&
+                    splat_config_get(ctx, "render.antialias", v, sizeof v) == SPLAT_OK && !strcmp(v, "true");
         free(cp);
     }
     splat_status st = splat_load_model(ctx, in);
+    if (st == SPLAT_OK && antialias) {
+        double mean = 0.0;
+        if (!bake)
+            printf("note: %s was trained with render.antialias = true and --no-bake writes it as trained: viewers of "
+                   "standard 3DGS files render it without the opacity compensation (small Gaussians too bright), "
+                   "docs/math.md \"Antialiasing\"\n", run);
+        else if (splat_bake_antialias(ctx, &mean) == SPLAT_OK)
+            printf("note: %s was trained with render.antialias = true: opacities baked for viewers without the "
+                   "filter (times its mean factor over the training cameras, %.3f on average); splat's own "
+                   "renderer with the filter stays closer to the training views (docs/math.md \"Antialiasing\")\n",
+                   run, mean);
+        else
+            printf("note: %s was trained with render.antialias = true and could not be baked (%s): written as "
+                   "trained, so viewers of standard 3DGS files render small Gaussians too bright\n", run,
+                   splat_errmsg(ctx));
+    }
     if (st == SPLAT_OK) st = splat_export(ctx, out, sp_model_format_name(f));
     if (st == SPLAT_OK) {
         splat_model_info(ctx, &n, &degree);

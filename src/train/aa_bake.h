@@ -2,9 +2,9 @@
  * trained with the opacity-compensated filter and rendered without it shows every small Gaussian at
  * its full opacity instead of opacity x rho (rho = sqrt(det Sigma' / det(Sigma' + 0.3 I)), which
  * depends on the view). Multiplying each Gaussian's opacity by the mean of rho over the views that
- * see its centre gives the standard renderer nearly the filtered image at those views' distances.
- * trainer.antialias_until bakes the model this way where it switches the filter off; the steps
- * after it adapt what one opacity per Gaussian cannot carry. */
+ * see its centre gives the standard renderer the filtered image exactly for one view, and the best
+ * single opacity for several (`splat export` of a run trained with the filter, splat_bake_antialias).
+ * Sub-pixel Gaussians seen from very different distances keep part of the difference. */
 #ifndef SPLAT_TRAIN_AA_BAKE_H
 #define SPLAT_TRAIN_AA_BAKE_H
 
