@@ -107,6 +107,30 @@ __device__ static void load_regions(const float *a, const float *b, int w, int h
     }
 }
 
+/* The vertical window pass of Q horizontally summed maps: out[o][q] = sum_k w[k] hs[q][ly0 + o + k][lx]
+ * for the LROWS outputs of this thread's column (k ascending). */
+template <int Q>
+__device__ static void vertical_sums(const float (*hs)[LIN][LT + 1], int lx, int ly0, const cu_window &win,
+                                     float (*out)[Q]) {
+#pragma unroll
+    for (int o = 0; o < LROWS; o++)
+#pragma unroll
+        for (int q = 0; q < Q; q++) out[o][q] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < LVERT; j++) {
+        float v[Q];
+#pragma unroll
+        for (int q = 0; q < Q; q++) v[q] = hs[q][ly0 + j][lx];
+#pragma unroll
+        for (int o = 0; o < LROWS; o++) {
+            int k = j - o;
+            if (k >= 0 && k < LW)
+#pragma unroll
+                for (int q = 0; q < Q; q++) out[o][q] += win.w[k] * v[q];
+        }
+    }
+}
+
 /* Forward: SSIM map, partial sums, and the three gradient maps (work[3][3][h][w]). */
 __global__ void __launch_bounds__(CU_BLOCK) k_ssim_fwd(const float *x, const float *y, int w, int h, cu_window win,
                                                         float *work, double *partials) {
@@ -140,23 +164,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_ssim_fwd(const float *x, const flo
     __syncthreads();
     int lx = threadIdx.x % LT, ly0 = (threadIdx.x / LT) * LROWS;
     float m[LROWS][5];
-#pragma unroll
-    for (int o = 0; o < LROWS; o++)
-#pragma unroll
-        for (int q = 0; q < 5; q++) m[o][q] = 0.0f;
-#pragma unroll
-    for (int j = 0; j < LVERT; j++) {
-        float v[5];
-#pragma unroll
-        for (int q = 0; q < 5; q++) v[q] = hs[q][ly0 + j][lx];
-#pragma unroll
-        for (int o = 0; o < LROWS; o++) {
-            int k = j - o;
-            if (k >= 0 && k < LW)
-#pragma unroll
-                for (int q = 0; q < 5; q++) m[o][q] += win.w[k] * v[q];
-        }
-    }
+    vertical_sums<5>(hs, lx, ly0, win, m);
     double l1 = 0.0, ss = 0.0;
     int px = blockIdx.x * LT + lx;
     size_t plane = (size_t)w * h;
@@ -245,21 +253,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_ssim_bwd(const float *x, const flo
     }
     __syncthreads();
     float c[LROWS][3];
-#pragma unroll
-    for (int o = 0; o < LROWS; o++) c[o][0] = c[o][1] = c[o][2] = 0.0f;
-#pragma unroll
-    for (int j = 0; j < LVERT; j++) {
-        float v[3];
-#pragma unroll
-        for (int q = 0; q < 3; q++) v[q] = hs[q][ly0 + j][lx];
-#pragma unroll
-        for (int o = 0; o < LROWS; o++) {
-            int k = j - o;
-            if (k >= 0 && k < LW)
-#pragma unroll
-                for (int q = 0; q < 3; q++) c[o][q] += win.w[k] * v[q];
-        }
-    }
+    vertical_sums<3>(hs, lx, ly0, win, c);
 #pragma unroll
     for (int o = 0; o < LROWS; o++) {
         int py = blockIdx.y * LT + ly0 + o;
