@@ -54,6 +54,11 @@ awk -v b="$baked" -v o="$off" 'BEGIN { exit !(b > o) }' && ok "baked export: $ba
 "$BIN" export --run "$TMP/run-true" --out "$TMP/aa-raw.ply" --no-bake >"$TMP/export3.log" 2>&1 || bad "export --no-bake"
 cmp -s "$TMP/aa-raw.ply" "$TMP/run-true/point_cloud.ply" && grep -q "no-bake writes it as trained" "$TMP/export3.log" &&
   ok "export --no-bake: the model as trained, with a note" || bad "export --no-bake changed the model or has no note"
+# a run whose config.toml this build cannot read: exported as stored, with a warning naming the file
+cp -r "$TMP/run-true" "$TMP/run-odd" && printf '\n[unknown_section]\nkey = 1\n' >>"$TMP/run-odd/config.toml"
+"$BIN" export --run "$TMP/run-odd" --out "$TMP/odd.ply" >"$TMP/export-odd.log" 2>&1 || bad "export of a run with an odd config"
+grep -q "warning: $TMP/run-odd/config.toml" "$TMP/export-odd.log" && cmp -s "$TMP/odd.ply" "$TMP/run-odd/point_cloud.ply" &&
+  ok "unreadable config.toml: a warning naming it, the model as stored" || { bad "odd config export"; cat "$TMP/export-odd.log"; }
 "$BIN" export --run "$TMP/run-false" --out "$TMP/plain.ply" >"$TMP/export2.log" 2>&1 || bad "export plain"
 grep -q "antialias" "$TMP/export2.log" && bad "export of a plain run mentions antialias" || ok "plain export: no note"
 expect_fail "bad --antialias" "--antialias must be on or off, got 'yes'" "$BIN" eval --run "$TMP/run-true" --antialias yes

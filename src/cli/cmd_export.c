@@ -58,8 +58,12 @@ int cmd_export(int argc, char **argv) {
     int n = 0, degree = 0, antialias = 0;
     if (run) { /* a run trained with the antialias filter: the formats have no field for it */
         char *cp = sp_path_join(run, "config.toml"), v[16] = "";
-        antialias = splat_config_load_file(ctx, cp) == SPLAT_OK &&
-                    splat_config_get(ctx, "render.antialias", v, sizeof v) == SPLAT_OK && !strcmp(v, "true");
+        if (splat_config_load_file(ctx, cp) != SPLAT_OK)
+            fprintf(stderr, "warning: %s (%s): the run's settings are unknown, so the model is written as stored "
+                    "(a run trained with render.antialias = true would not be baked for standard viewers)\n", cp,
+                    splat_errmsg(ctx));
+        else
+            antialias = splat_config_get(ctx, "render.antialias", v, sizeof v) == SPLAT_OK && !strcmp(v, "true");
         free(cp);
     }
     splat_status st = splat_load_model(ctx, in);
