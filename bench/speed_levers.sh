@@ -6,7 +6,7 @@
 #     bench/speed_levers.sh
 # Expects $STAGE/<scene>/transforms_{train,val,test}.json and the images beside them. Writes each
 # run's log and result.toml into $RESULTS (default $OUT or /tmp/bench-out); EXTRA adds --set
-# arguments to every run. Variants (name: switches):
+# arguments to every run; REPEATS=N runs each variant N times (seeds 0 .. N-1) with a mean row. Variants (name: switches):
 #   base      defaults (30k steps, full resolution throughout)
 #   prog4     trainer.coarse_scale=4 (steps 1-4500 at 1/4, 4501-9000 at 1/2: coarse_until 0.3)
 #   prog4l    trainer.coarse_scale=4, trainer.coarse_until=0.5
@@ -73,28 +73,43 @@ switches() {
 # value of a top-level key of result.toml ("-" when absent)
 field() { awk -v k="$1" '$1 == k && $2 == "=" { print $3; exit }' "$2" 2>/dev/null | grep . || echo -; }
 
-printf '| scene | variant | test PSNR | Gaussians | steps | train s | whole command s |\n'
-printf '|---|---|---|---|---|---|---|\n'
+# REPEATS=N runs every variant N times with experiment.seed = 0 .. N-1 (float atomics make even one
+# seed vary: mic moved 0.26 dB between two identical runs) and adds a mean row per variant.
+REPEATS=${REPEATS:-1}
+printf '| scene | variant | seed | test PSNR | Gaussians | steps | train s | whole command s |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
 for scene in ${SCENES:-lego}; do
   for v in ${VARIANTS:-base prog2 prog4 s20k s15k prog2s20k}; do
     sw=$(switches "$v") || exit 2
-    run=/tmp/runs/levers-$scene-$v-$KIND
-    rm -rf "$run"
-    start=$(date +%s.%N)
-    # shellcheck disable=SC2086
-    "$BIN" train --config configs/lego.toml --set experiment.name=levers-$scene-$v \
-      --set data.path="$STAGE/$scene" --set backend.kind="$KIND" --set output.run_dir="$run" \
-      --set output.save_renders=false $sw ${EXTRA:-} >"$RESULTS/levers-$scene-$v.log" 2>&1
-    rc=$?
-    end=$(date +%s.%N)
-    wall=$(python3 -c "print(f'{$end - $start:.1f}')")
-    r="$run/result.toml"
-    cp "$r" "$RESULTS/levers-$scene-$v-result.toml" 2>/dev/null
-    if [ $rc -ne 0 ]; then
-      printf '| %s | %s | exit %d (see %s) | | | | %s |\n' "$scene" "$v" $rc "$RESULTS/levers-$scene-$v.log" "$wall"
-      continue
+    psnrs=""
+    for seed in $(seq 0 $((REPEATS - 1))); do
+      tag=$v$([ "$REPEATS" -gt 1 ] && echo "-s$seed")
+      run=/tmp/runs/levers-$scene-$tag-$KIND
+      rm -rf "$run"
+      start=$(date +%s.%N)
+      # shellcheck disable=SC2086
+      "$BIN" train --config configs/lego.toml --set experiment.name=levers-$scene-$tag \
+        --set data.path="$STAGE/$scene" --set backend.kind="$KIND" --set output.run_dir="$run" \
+        --set output.save_renders=false --set experiment.seed=$seed $sw ${EXTRA:-} \
+        >"$RESULTS/levers-$scene-$tag.log" 2>&1
+      rc=$?
+      end=$(date +%s.%N)
+      wall=$(python3 -c "print(f'{$end - $start:.1f}')")
+      r="$run/result.toml"
+      cp "$r" "$RESULTS/levers-$scene-$tag-result.toml" 2>/dev/null
+      if [ $rc -ne 0 ]; then
+        printf '| %s | %s | %d | exit %d (see %s) | | | | %s |\n' "$scene" "$v" "$seed" $rc \
+          "$RESULTS/levers-$scene-$tag.log" "$wall"
+        continue
+      fi
+      psnrs="$psnrs $(field test_psnr "$r")"
+      printf '| %s | %s | %d | %s | %s | %s | %s | %s |\n' "$scene" "$v" "$seed" "$(field test_psnr "$r")" \
+        "$(field num_gaussians "$r")" "$(field steps "$r")" "$(field train_seconds "$r")" "$wall"
+    done
+    if [ "$REPEATS" -gt 1 ] && [ -n "$psnrs" ]; then
+      python3 -c "import sys; x = [float(a) for a in sys.argv[3:]]; m = sum(x) / len(x); \
+print(f'| {sys.argv[1]} | {sys.argv[2]} | mean of {len(x)} | {m:.3f} (spread {max(x) - min(x):.3f}) | | | | |')" \
+        "$scene" "$v" $psnrs
     fi
-    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$scene" "$v" "$(field test_psnr "$r")" \
-      "$(field num_gaussians "$r")" "$(field steps "$r")" "$(field train_seconds "$r")" "$wall"
   done
 done
