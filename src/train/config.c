@@ -90,7 +90,8 @@ const sp_config_field sp_config_schema[] = {
     INT(trainer, sh_interval, GE(1), 1000, "Raise the SH degree by one every N steps, up to sh_degree."),
     INT(trainer, checkpoint_every, GE(0), 0, "Write a resumable checkpoint every N steps; 0 = none."),
     FLT(trainer, target_psnr, GE(0), 0.0,
-        "Time to quality: log and record in result.toml the first evaluation at or above this PSNR (dB); 0 = off. "
+        "Time to quality: log and record in result.toml the first evaluation at or above this PSNR (dB), drawn as a "
+        "level line on curves.png; 0 = off. "
         "Set eval_every too, or only the final evaluation counts."),
     INT(trainer, schedule_steps, GE(0), 0,
         "Step schedules (refine.start, refine.stop, refine.opacity_reset_every, trainer.sh_interval) are written for "

@@ -199,10 +199,27 @@ static int write_curves_png(run *r) {
                  ps->y[0], ps->x[0]);
     else
         snprintf(note, sizeof note, "no evaluation (no held-out views, or the run stopped early)");
+    /* trainer.target_psnr: a level line in the PSNR panel, its legend saying when the run got there */
+    double target = r->cfg->trainer.target_psnr, tx[2] = {0, 0}, ty[2] = {target, target};
+    char tlabel[96];
+    sp_plot_series tline = {.title = tlabel, .x = tx, .y = ty, .n = 2};
+    int with_target = target > 0 && ps->n >= 2;
+    if (with_target) {
+        int ts = 0;
+        double tsec = NAN;
+        tx[0] = ps->x[0], tx[1] = ps->x[ps->n - 1];
+        if (!sp_report_target(ps, &r->eval_seconds, target, &ts, &tsec))
+            snprintf(tlabel, sizeof tlabel, "target %.2f dB: not reached", target);
+        else if (isfinite(tsec))
+            snprintf(tlabel, sizeof tlabel, "target %.2f dB: step %d, %.1f s of training", target, ts, tsec);
+        else
+            snprintf(tlabel, sizeof tlabel, "target %.2f dB: step %d", target, ts);
+    }
     sp_plot_series panels[3] = {
         {.title = "loss (log scale)", .x = r->curves[SP_CURVE_LOSS].x, .y = r->curves[SP_CURVE_LOSS].y,
          .n = r->curves[SP_CURVE_LOSS].n, .log_y = 1},
-        {.title = "eval PSNR (dB)", .x = ps->x, .y = ps->y, .n = ps->n, .note = note},
+        {.title = "eval PSNR (dB)", .x = ps->x, .y = ps->y, .n = ps->n, .note = note,
+         .lines = with_target ? &tline : NULL, .num_lines = with_target},
         {.title = "Gaussians", .x = r->curves[SP_CURVE_GAUSSIANS].x, .y = r->curves[SP_CURVE_GAUSSIANS].y,
          .n = r->curves[SP_CURVE_GAUSSIANS].n, .x_label = "step"},
     };
