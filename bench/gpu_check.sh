@@ -12,7 +12,7 @@ bash tests/run.sh build-gpu/tests gpu_test_ 2>&1 | tee "$RESULTS/gpu-test.log" |
 for scene in ${SCENES:-lego}; do
   "$SPLAT_BIN" train --config configs/lego.toml --set data.path="$SPLAT_DATA/nerf_synthetic/$scene" \
     --set backend.kind=cuda --set backend.profile=true --set trainer.max_steps=${STEPS:-7000} \
-    --set output.run_dir=/tmp/runs/small-$scene --force ${EXTRA:-} >"$RESULTS/small-$scene.log" 2>    --set output.run_dir=/tmp/runs/small-$scene ${EXTRA:-} >"$RESULTS/small-$scene.log" 2>&11
+    --set output.run_dir=/tmp/runs/small-$scene --force ${EXTRA:-} >"$RESULTS/small-$scene.log" 2>&1
   echo "== small $scene: exit $?"
   grep -vE '^step |% step' "$RESULTS/small-$scene.log" | tail -22
 done
