@@ -59,6 +59,14 @@ cp -r "$TMP/run-true" "$TMP/run-odd" && printf '\n[unknown_section]\nkey = 1\n' 
 "$BIN" export --run "$TMP/run-odd" --out "$TMP/odd.ply" >"$TMP/export-odd.log" 2>&1 || bad "export of a run with an odd config"
 grep -q "warning: $TMP/run-odd/config.toml" "$TMP/export-odd.log" && cmp -s "$TMP/odd.ply" "$TMP/run-odd/point_cloud.ply" &&
   ok "unreadable config.toml: a warning naming it, the model as stored" || { bad "odd config export"; cat "$TMP/export-odd.log"; }
+# the run's dataset is gone: no cameras to bake with, so the model is written as trained, with a note
+cp -r "$TMP/run-true" "$TMP/run-nodata" && sed -i "s#^path = .*#path = \"$TMP/no-such-scene\"#" "$TMP/run-nodata/config.toml"
+before=$(cd "$TMP/run-nodata" && find . -type f -exec sha256sum {} + | sort)
+"$BIN" export --run "$TMP/run-nodata" --out "$TMP/nodata.ply" >"$TMP/export-nodata.log" 2>&1 || bad "export without the dataset"
+grep -q "could not be baked" "$TMP/export-nodata.log" && cmp -s "$TMP/nodata.ply" "$TMP/run-nodata/point_cloud.ply" &&
+  ok "dataset gone: a note, the model as trained" || { bad "export without the dataset"; cat "$TMP/export-nodata.log"; }
+[ "$before" = "$(cd "$TMP/run-nodata" && find . -type f -exec sha256sum {} + | sort)" ] &&
+  ok "the run folder is unchanged" || bad "export changed the run folder"
 "$BIN" export --run "$TMP/run-false" --out "$TMP/plain.ply" >"$TMP/export2.log" 2>&1 || bad "export plain"
 grep -q "antialias" "$TMP/export2.log" && bad "export of a plain run mentions antialias" || ok "plain export: no note"
 expect_fail "bad --antialias" "--antialias must be on or off, got 'yes'" "$BIN" eval --run "$TMP/run-true" --antialias yes
