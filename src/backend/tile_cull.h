@@ -39,13 +39,18 @@ typedef struct {
     float bx, by; /* B / A and B / C: the clamped 1-D minimisers along the edges */
 } sp_tile_ellipse_t;
 
-SP_TC_FN sp_tile_ellipse_t sp_tile_ellipse(float mx, float my, float A, float B, float C, float sigma) {
+/* The same with tau given (sp_tile_tau of the opacity, computed once where many tests share it). */
+SP_TC_FN sp_tile_ellipse_t sp_tile_ellipse_tau(float mx, float my, float A, float B, float C, float tau) {
     sp_tile_ellipse_t e;
     e.mx = mx, e.my = my, e.A = A, e.B = B, e.C = C;
-    e.tau = sp_tile_tau(sigma);
+    e.tau = tau;
     e.bx = A > 0.0f ? B / A : 0.0f;
     e.by = C > 0.0f ? B / C : 0.0f;
     return e;
+}
+
+SP_TC_FN sp_tile_ellipse_t sp_tile_ellipse(float mx, float my, float A, float B, float C, float sigma) {
+    return sp_tile_ellipse_tau(mx, my, A, B, C, sp_tile_tau(sigma));
 }
 
 /* q at (dx, dy). */
@@ -56,13 +61,13 @@ SP_TC_FN float sp_tile_q(const sp_tile_ellipse_t *e, float dx, float dy) {
 
 SP_TC_FN float sp_tile_clamp(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-/* 1 when the Gaussian reaches a pixel centre of tile (tx, ty): the minimum of q over the square
- * of pixel centres is <= tau. Edge y = ya: q(dx) is smallest at dx = -(B/A) ya, clamped to the
- * edge; likewise for the other three. */
-SP_TC_FN int sp_tile_hit(const sp_tile_ellipse_t *e, int tx, int ty) {
-    float x0 = (float)(tx * SP_CULL_TILE) + 0.5f, y0 = (float)(ty * SP_CULL_TILE) + 0.5f;
-    float xa = x0 - e->mx, xb = (x0 + (float)(SP_CULL_TILE - 1)) - e->mx;
-    float ya = y0 - e->my, yb = (y0 + (float)(SP_CULL_TILE - 1)) - e->my;
+/* 1 when the Gaussian reaches a pixel centre of the w x h pixel rectangle whose top-left pixel is
+ * (px, py): the minimum of q over the square of pixel centres is <= tau. Edge y = ya: q(dx) is
+ * smallest at dx = -(B/A) ya, clamped to the edge; likewise for the other three. */
+SP_TC_FN int sp_rect_hit(const sp_tile_ellipse_t *e, int px, int py, int w, int h) {
+    float x0 = (float)px + 0.5f, y0 = (float)py + 0.5f;
+    float xa = x0 - e->mx, xb = (x0 + (float)(w - 1)) - e->mx;
+    float ya = y0 - e->my, yb = (y0 + (float)(h - 1)) - e->my;
     if (xa <= 0.0f && xb >= 0.0f && ya <= 0.0f && yb >= 0.0f) return 1;
     if (!(e->A > 0.0f && e->C > 0.0f)) return 1; /* not an ellipse: keep the whole box */
     float q = sp_tile_q(e, sp_tile_clamp(-SP_TC_MUL(e->bx, ya), xa, xb), ya);
@@ -73,6 +78,11 @@ SP_TC_FN int sp_tile_hit(const sp_tile_ellipse_t *e, int tx, int ty) {
     t = sp_tile_q(e, xb, sp_tile_clamp(-SP_TC_MUL(e->by, xb), ya, yb));
     q = t < q ? t : q;
     return q <= e->tau;
+}
+
+/* 1 when the Gaussian reaches a pixel centre of tile (tx, ty). */
+SP_TC_FN int sp_tile_hit(const sp_tile_ellipse_t *e, int tx, int ty) {
+    return sp_rect_hit(e, tx * SP_CULL_TILE, ty * SP_CULL_TILE, SP_CULL_TILE, SP_CULL_TILE);
 }
 
 #endif

@@ -155,6 +155,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
     __shared__ float2 s_mean[CU_BLOCK];
     __shared__ float4 s_conic_op[CU_BLOCK];
     __shared__ float3 s_color[CU_BLOCK];
+    __shared__ float s_tau[CU_BLOCK];
     __shared__ int s_max_nc;
     int tile = bins.order ? (int)bins.order[blockIdx.x] : (int)blockIdx.x;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
@@ -179,39 +180,69 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
             s_conic_op[threadIdx.x] =
                 make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
             s_color[threadIdx.x] = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
+            s_tau[threadIdx.x] = sp_tile_tau(proj.opacity[g]);
         }
         __syncthreads();
         int cnt = min(CU_BLOCK, end - base);
         /* batches start at multiples of CU_BLOCK, and CU_CHUNK is one */
         if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
             chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
+        /* Which of the batch's Gaussians reach the warp's 8x4 pixels at all (tile_cull.h, the test
+         * emit_pairs makes for whole tiles): a warp skips the others together, where each pixel would
+         * find alpha < 1/255 and skip them one by one; what is blended does not change. */
+        uint32_t hit[CU_BLOCK / 32];
+        {
+            int wp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
+            int rx = tx * CU_TILE + (wp & 1) * 8, ry = ty * CU_TILE + (wp >> 1) * 4;
+#pragma unroll
+            for (int i = 0; i < CU_BLOCK / 32; i++) {
+                int e = i * 32 + lane, h = 0;
+                if (e < cnt) {
+                    float4 co = s_conic_op[e];
+                    float2 m = s_mean[e];
+                    sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, s_tau[e]);
+                    h = sp_rect_hit(&el, rx, ry, 8, 4);
+                }
+                hit[i] = __ballot_sync(0xffffffffu, h);
+            }
+        }
         /* CU_RASTER_ILP Gaussians at a time: their alphas are independent, so they are computed
          * together (the warp is no longer stalled on one exp at a time), then blended in order. */
-        for (int k = 0; k < cnt && !done; k += CU_RASTER_ILP) {
-            if (STATE == 1 && !(k & 31)) state[(size_t)((base - start + k) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
-            float a[CU_RASTER_ILP];
+        for (int i = 0; i < CU_BLOCK / 32 && i * 32 < cnt && !done; i++) {
+            if (STATE == 1) state[(size_t)((base - start + i * 32) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
+            uint32_t bits = hit[i];
+            while (bits && !done) {
+                int kk[CU_RASTER_ILP];
+                float a[CU_RASTER_ILP];
 #pragma unroll
-            for (int u = 0; u < CU_RASTER_ILP; u++) { /* k + u < CU_BLOCK: cnt <= CU_BLOCK, a multiple of ILP */
-                float2 m = s_mean[k + u];
-                float4 co = s_conic_op[k + u];
-                float dx = m.x - fx, dy = m.y - fy;
-                float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
-                float alpha = fminf(0.99f, co.w * __expf(power));
-                a[u] = (k + u < cnt && power <= 0.0f && alpha >= 1.0f / 255.0f) ? alpha : 0.0f; /* 0: skipped */
-            }
-#pragma unroll
-            for (int u = 0; u < CU_RASTER_ILP; u++) {
-                if (a[u] == 0.0f) continue;
-                float Tn = T * (1.0f - a[u]);
-                if (Tn < 1e-4f) {
-                    done = 1;
-                    break;
+                for (int u = 0; u < CU_RASTER_ILP; u++) {
+                    kk[u] = bits ? i * 32 + __ffs(bits) - 1 : -1;
+                    bits &= bits - 1;
                 }
-                float3 c = s_color[k + u];
-                float wgt = a[u] * T;
-                C0 += c.x * wgt, C1 += c.y * wgt, C2 += c.z * wgt;
-                T = Tn;
-                n_contrib = base - start + k + u + 1;
+#pragma unroll
+                for (int u = 0; u < CU_RASTER_ILP; u++) {
+                    int k = kk[u] < 0 ? 0 : kk[u];
+                    float2 m = s_mean[k];
+                    float4 co = s_conic_op[k];
+                    float dx = m.x - fx, dy = m.y - fy;
+                    float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
+                    float alpha = fminf(0.99f, co.w * __expf(power));
+                    a[u] = (kk[u] >= 0 && power <= 0.0f && alpha >= 1.0f / 255.0f) ? alpha : 0.0f; /* 0: skipped */
+                }
+#pragma unroll
+                for (int u = 0; u < CU_RASTER_ILP; u++) {
+                    if (a[u] == 0.0f) continue;
+                    float Tn = T * (1.0f - a[u]);
+                    if (Tn < 1e-4f) {
+                        done = 1;
+                        break;
+                    }
+                    float3 c = s_color[kk[u]];
+                    float wgt = a[u] * T;
+                    C0 += c.x * wgt, C1 += c.y * wgt, C2 += c.z * wgt;
+                    T = Tn;
+                    n_contrib = base - start + kk[u] + 1;
+                }
             }
         }
     }
@@ -295,6 +326,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
     __shared__ float2 s_mean[CU_BWD_BATCH];
     __shared__ float4 s_conic_op[CU_BWD_BATCH];
     __shared__ float3 s_color[CU_BWD_BATCH];
+    __shared__ float s_tau[CU_BWD_BATCH];
     __shared__ float s_part[DET ? CU_BLOCK / 32 : 1][DET ? CU_BWD_BATCH : 1][CU_PAIR_GRADS];
     if ((int)blockIdx.x >= *work.num_items) return; /* the grid is an upper bound */
     uint2 item = work.items[blockIdx.x];
@@ -346,11 +378,29 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
             s_conic_op[slot] =
                 make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
             s_color[slot] = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
+            s_tau[slot] = sp_tile_tau(proj.opacity[g]);
         }
         __syncthreads();
+        /* the batch's Gaussians that reach the warp's 8x4 pixels (as in rasterize): the others give
+         * every pixel of the warp alpha < 1/255 and nothing to add */
+        uint32_t hit[CU_BWD_BATCH / 32];
+        {
+            int rx = tx * CU_TILE + (warp & 1) * 8, ry = ty * CU_TILE + (warp >> 1) * 4;
+#pragma unroll
+            for (int i = 0; i < CU_BWD_BATCH / 32; i++) {
+                int e = i * 32 + lane, h = 0;
+                if (lo + e < hi) {
+                    float4 co = s_conic_op[e];
+                    float2 m = s_mean[e];
+                    sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, s_tau[e]);
+                    h = sp_rect_hit(&el, rx, ry, 8, 4);
+                }
+                hit[i] = __ballot_sync(0xffffffffu, h);
+            }
+        }
         for (int k2 = hi - 1; k2 >= lo; k2--) {
             int slot = k2 - lo;
-            if (k2 >= warp_nc) {
+            if (k2 >= warp_nc || !((hit[slot >> 5] >> (slot & 31)) & 1u)) {
                 if (DET && own >= 0) s_part[warp][slot][own] = 0.0f;
                 continue;
             }
