@@ -3,14 +3,18 @@
  * Parameters, gradients and moments share the capacity-offset layout of cu_params_at. */
 #include "backend/cuda/cuda_internal.h"
 
+/* One element's update: the only place the arithmetic is written, so every kernel does it alike. */
+__device__ __forceinline__ void adam_val(float *p, float gi, float *m, float *v, float lr, const cu_adam_args *a) {
+    float mi = a->beta1 * *m + (1.0f - a->beta1) * gi;
+    float vi = a->beta2 * *v + (1.0f - a->beta2) * gi * gi;
+    *m = mi;
+    *v = vi;
+    *p -= lr * (mi / a->bc1) / (sqrtf(vi / a->bc2) + a->eps);
+}
+
 __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, float *v, size_t i, float lr,
                                          const cu_adam_args *a) {
-    float gi = g[i];
-    float mi = a->beta1 * m[i] + (1.0f - a->beta1) * gi;
-    float vi = a->beta2 * v[i] + (1.0f - a->beta2) * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    p[i] -= lr * (mi / a->bc1) / (sqrtf(vi / a->bc2) + a->eps);
+    adam_val(p + i, g[i], m + i, v + i, lr, a);
 }
 
 /* Element t of the n-Gaussian view: region sizes 3n, 3n, 4n, n, 3Kn; regions start at
@@ -40,12 +44,58 @@ void cuda_adam(float *param, const float *grad, float *m, float *v, int n, int c
     cuda_adam_range(param, grad, m, v, n, cap, K, 0, (int64_t)n * (11 + 3 * (int64_t)K), a, s);
 }
 
+/* The same for the packed layout (cap == n: the n-Gaussian view is the buffer's first floats), four
+ * consecutive elements per thread through 16-byte loads and stores; each element's learning rate
+ * comes from its region, found by comparisons (and one 32-bit remainder per four SH elements), not
+ * per-element 64-bit division. Elements outside [first, end) at the ends are left alone. */
+__global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n, uint32_t per, int64_t first,
+                        int64_t end, cu_adam_args a) {
+    int64_t t0 = (first & ~(int64_t)3) + 4 * ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
+    if (t0 >= end) return;
+    float lr[4];
+    int64_t sh0 = 11 * n;
+    uint32_t r = t0 >= sh0 ? (uint32_t)((uint64_t)(t0 - sh0) % per) : 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        int64_t t = t0 + i;
+        if (t < 3 * n) lr[i] = a.lr[0];
+        else if (t < 6 * n) lr[i] = a.lr[1];
+        else if (t < 10 * n) lr[i] = a.lr[2];
+        else if (t < sh0) lr[i] = a.lr[3];
+        else {
+            lr[i] = r < 3 ? a.lr[4] : a.lr[5];
+            if (++r == per) r = 0;
+        }
+    }
+    if (t0 >= first && t0 + 4 <= end) {
+        float4 gi = *(const float4 *)(g + t0), mi = *(const float4 *)(m + t0), vi = *(const float4 *)(v + t0);
+        float4 pi = *(const float4 *)(p + t0);
+        float gg[4] = {gi.x, gi.y, gi.z, gi.w}, mm[4] = {mi.x, mi.y, mi.z, mi.w}, vv[4] = {vi.x, vi.y, vi.z, vi.w};
+        float pp[4] = {pi.x, pi.y, pi.z, pi.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) adam_val(&pp[i], gg[i], &mm[i], &vv[i], lr[i], &a);
+        *(float4 *)(m + t0) = make_float4(mm[0], mm[1], mm[2], mm[3]);
+        *(float4 *)(v + t0) = make_float4(vv[0], vv[1], vv[2], vv[3]);
+        *(float4 *)(p + t0) = make_float4(pp[0], pp[1], pp[2], pp[3]);
+    } else {
+        for (int i = 0; i < 4; i++)
+            if (t0 + i >= first && t0 + i < end) adam_one(p, g, m, v, (size_t)(t0 + i), lr[i], &a);
+    }
+}
+
 void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n, int cap, int K, int64_t first,
                      int64_t end, const cu_adam_args *a, cudaStream_t s) {
     int64_t total = (int64_t)n * (11 + 3 * (int64_t)K);
     if (end > total) end = total;
     if (first < 0) first = 0;
     if (end <= first) return;
+    /* the packed layout, 16-byte aligned buffers and SH offsets that fit 32 bits: four at a time */
+    if (cap == n && !(((uintptr_t)param | (uintptr_t)grad | (uintptr_t)m | (uintptr_t)v) & 15) &&
+        (int64_t)n * 3 * K < ((int64_t)1 << 32)) {
+        int64_t quads = (end - (first & ~(int64_t)3) + 3) / 4;
+        k_adam4<<<CU_GRID(quads, 256), 256, 0, s>>>(param, grad, m, v, n, (uint32_t)(3 * K), first, end, *a);
+        return;
+    }
     k_adam<<<CU_GRID(end - first, 256), 256, 0, s>>>(param, grad, m, v, n, cap, K, first, end, *a);
 }
 
@@ -56,8 +106,17 @@ __global__ void k_adam_flat(float *p, const float *g, float *m, float *v, int64_
     adam_one(p, g, m, v, (size_t)t, lr, &a);
 }
 
+/* One learning rate over a flat array: k_adam4 with every region's rate the same (its whole region
+ * means, count values), so the parity harness's adam check runs the training kernel's path, ragged
+ * end included; unaligned arrays take the one-element kernel. */
 void cuda_adam_flat(float *param, const float *grad, float *m, float *v, int64_t count, float lr,
                     const cu_adam_args *a, cudaStream_t s) {
     if (count <= 0) return;
+    if (!(((uintptr_t)param | (uintptr_t)grad | (uintptr_t)m | (uintptr_t)v) & 15)) {
+        cu_adam_args one = *a;
+        for (int k = 0; k < 6; k++) one.lr[k] = lr;
+        k_adam4<<<CU_GRID((count + 3) / 4, 256), 256, 0, s>>>(param, grad, m, v, count, 3, 0, count, one);
+        return;
+    }
     k_adam_flat<<<CU_GRID(count, 256), 256, 0, s>>>(param, grad, m, v, count, lr, *a);
 }

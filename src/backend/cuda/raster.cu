@@ -145,106 +145,116 @@ void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pai
 }
 
 /* ---- rasterize ---- */
-/* STATE 1 (training with the per-splat backward): at every 32nd position of its tile's list a pixel
+/* Each warp (8x4 pixels, cu_tile_lx/ly) walks its tile's list on its own, 32 positions at a time:
+ * its lanes load one Gaussian each into the warp's slice of shared memory, test whether its ellipse
+ * reaches the warp's pixels (tile_cull.h's rectangle test, with a float tau widened as emit_pairs'
+ * is: conservative, so nothing that would blend is skipped) and the warp then blends only the hits,
+ * in list order. No block-wide barrier inside the walk: a warp whose pixels are all done leaves
+ * while the others go on, and the next batch's loads are issued before the current one is blended.
+ * STATE 1 (training with the per-splat backward): at every 32nd position of its tile's list a pixel
  * still blending stores (T, accumulated colour) into its bucket's slot; STATE 2 (the per-pixel
  * backward in chunks): the same at every CU_CHUNK-th position. With bk.tile_max_nc the block
  * records the largest contributor count of the tile. */
+#define CU_WARP_W (CU_WARP_RECT ? 8 : 16)
+#define CU_WARP_H (CU_WARP_RECT ? 4 : 2)
+
+/* The level tau of sp_tile_tau in float: __logf's error is far inside the 0.1 % widening. */
+__device__ __forceinline__ float cu_warp_tau(float sigma) { return 2.0f * __logf(255.0f * sigma) * 1.001f + 1e-3f; }
+
 template <int STATE>
 __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bins, int w, int h, float3 bg,
                                                         cu_raster out, cu_buckets bk) {
     __shared__ float2 s_mean[CU_BLOCK];
     __shared__ float4 s_conic_op[CU_BLOCK];
     __shared__ float3 s_color[CU_BLOCK];
-    __shared__ float s_tau[CU_BLOCK];
     __shared__ int s_max_nc;
     int tile = bins.order ? (int)bins.order[blockIdx.x] : (int)blockIdx.x;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
+    int lane = (int)threadIdx.x & 31, wp = (int)threadIdx.x >> 5;
     int lx = cu_tile_lx((int)threadIdx.x), ly = cu_tile_ly((int)threadIdx.x);
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
+    int rx = tx * CU_TILE + cu_tile_lx(wp * 32), ry = ty * CU_TILE + cu_tile_ly(wp * 32);
     int inside = px < w && py < h;
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
     uint2 rg = bins.range[tile];
     int start = (int)rg.x, end = (int)rg.y;
     float4 *state = STATE == 1 ? bk.state + (size_t)cu_bucket_first(start, tile) * CU_BLOCK + threadIdx.x : NULL;
     float4 *chunk = STATE == 2 ? bk.chunk + (size_t)cu_chunk_first(start, tile) * CU_BLOCK + threadIdx.x : NULL;
+    float2 *w_mean = s_mean + wp * 32;
+    float4 *w_conic_op = s_conic_op + wp * 32;
+    float3 *w_color = s_color + wp * 32;
     if (threadIdx.x == 0) s_max_nc = 0;
     float T = 1.0f, C0 = 0.0f, C1 = 0.0f, C2 = 0.0f;
     int n_contrib = 0;
     int done = !inside;
-    for (int base = start; base < end; base += CU_BLOCK) {
-        if (__syncthreads_count(done) == CU_BLOCK) break;
-        int j = base + (int)threadIdx.x;
-        if (j < end) {
-            uint32_t g = bins.ids[j];
-            s_mean[threadIdx.x] = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
-            s_conic_op[threadIdx.x] =
-                make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
-            s_color[threadIdx.x] = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
-            s_tau[threadIdx.x] = sp_tile_tau(proj.opacity[g]);
+    /* this lane's Gaussian of the next batch, loaded ahead */
+    float2 m = make_float2(0.0f, 0.0f);
+    float4 co = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float3 col = make_float3(0.0f, 0.0f, 0.0f);
+    if (start + lane < end) {
+        uint32_t g = bins.ids[start + lane];
+        m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
+        co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
+        col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
+    }
+    for (int base = start; base < end; base += 32) {
+        if (__all_sync(0xffffffffu, done)) break;
+        int hit = 0;
+        if (base + lane < end) {
+            w_mean[lane] = m;
+            w_conic_op[lane] = co;
+            w_color[lane] = col;
+            sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, cu_warp_tau(co.w));
+            hit = sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
         }
-        __syncthreads();
-        int cnt = min(CU_BLOCK, end - base);
-        /* batches start at multiples of CU_BLOCK, and CU_CHUNK is one */
+        uint32_t bits = __ballot_sync(0xffffffffu, hit);
+        __syncwarp();
+        int nb = base + 32 + lane;
+        if (nb < end) {
+            uint32_t g = bins.ids[nb];
+            m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
+            co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
+            col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
+        }
+        if (STATE == 1 && !done) state[(size_t)((base - start) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
         if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
             chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
-        /* Which of the batch's Gaussians reach the warp's 8x4 pixels at all (tile_cull.h, the test
-         * emit_pairs makes for whole tiles): a warp skips the others together, where each pixel would
-         * find alpha < 1/255 and skip them one by one; what is blended does not change. */
-        uint32_t hit[CU_BLOCK / 32];
-        {
-            int wp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
-            int rx = tx * CU_TILE + (wp & 1) * 8, ry = ty * CU_TILE + (wp >> 1) * 4;
+        /* CU_RASTER_ILP hits at a time: their alphas are independent, so they are computed together
+         * (the warp is no longer stalled on one exp at a time), then blended in order. */
+        while (bits && !done) {
+            int kk[CU_RASTER_ILP];
+            float a[CU_RASTER_ILP];
 #pragma unroll
-            for (int i = 0; i < CU_BLOCK / 32; i++) {
-                int e = i * 32 + lane, h = 0;
-                if (e < cnt) {
-                    float4 co = s_conic_op[e];
-                    float2 m = s_mean[e];
-                    sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, s_tau[e]);
-                    h = sp_rect_hit(&el, rx, ry, 8, 4);
+            for (int u = 0; u < CU_RASTER_ILP; u++) {
+                kk[u] = bits ? __ffs(bits) - 1 : -1;
+                bits &= bits - 1;
+            }
+#pragma unroll
+            for (int u = 0; u < CU_RASTER_ILP; u++) {
+                int k = kk[u] < 0 ? 0 : kk[u];
+                float2 mk = w_mean[k];
+                float4 ck = w_conic_op[k];
+                float dx = mk.x - fx, dy = mk.y - fy;
+                float power = -0.5f * (ck.x * dx * dx + ck.z * dy * dy) - ck.y * dx * dy;
+                float alpha = fminf(0.99f, ck.w * __expf(power));
+                a[u] = (kk[u] >= 0 && power <= 0.0f && alpha >= 1.0f / 255.0f) ? alpha : 0.0f; /* 0: skipped */
+            }
+#pragma unroll
+            for (int u = 0; u < CU_RASTER_ILP; u++) {
+                if (a[u] == 0.0f) continue;
+                float Tn = T * (1.0f - a[u]);
+                if (Tn < 1e-4f) {
+                    done = 1;
+                    break;
                 }
-                hit[i] = __ballot_sync(0xffffffffu, h);
+                float3 c = w_color[kk[u]];
+                float wgt = a[u] * T;
+                C0 += c.x * wgt, C1 += c.y * wgt, C2 += c.z * wgt;
+                T = Tn;
+                n_contrib = base - start + kk[u] + 1;
             }
         }
-        /* CU_RASTER_ILP Gaussians at a time: their alphas are independent, so they are computed
-         * together (the warp is no longer stalled on one exp at a time), then blended in order. */
-        for (int i = 0; i < CU_BLOCK / 32 && i * 32 < cnt && !done; i++) {
-            if (STATE == 1) state[(size_t)((base - start + i * 32) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
-            uint32_t bits = hit[i];
-            while (bits && !done) {
-                int kk[CU_RASTER_ILP];
-                float a[CU_RASTER_ILP];
-#pragma unroll
-                for (int u = 0; u < CU_RASTER_ILP; u++) {
-                    kk[u] = bits ? i * 32 + __ffs(bits) - 1 : -1;
-                    bits &= bits - 1;
-                }
-#pragma unroll
-                for (int u = 0; u < CU_RASTER_ILP; u++) {
-                    int k = kk[u] < 0 ? 0 : kk[u];
-                    float2 m = s_mean[k];
-                    float4 co = s_conic_op[k];
-                    float dx = m.x - fx, dy = m.y - fy;
-                    float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
-                    float alpha = fminf(0.99f, co.w * __expf(power));
-                    a[u] = (kk[u] >= 0 && power <= 0.0f && alpha >= 1.0f / 255.0f) ? alpha : 0.0f; /* 0: skipped */
-                }
-#pragma unroll
-                for (int u = 0; u < CU_RASTER_ILP; u++) {
-                    if (a[u] == 0.0f) continue;
-                    float Tn = T * (1.0f - a[u]);
-                    if (Tn < 1e-4f) {
-                        done = 1;
-                        break;
-                    }
-                    float3 c = s_color[kk[u]];
-                    float wgt = a[u] * T;
-                    C0 += c.x * wgt, C1 += c.y * wgt, C2 += c.z * wgt;
-                    T = Tn;
-                    n_contrib = base - start + kk[u] + 1;
-                }
-            }
-        }
+        __syncwarp();
     }
     if (inside) {
         size_t pix = (size_t)py * w + px;
@@ -378,14 +388,14 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
             s_conic_op[slot] =
                 make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
             s_color[slot] = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
-            s_tau[slot] = sp_tile_tau(proj.opacity[g]);
+            s_tau[slot] = cu_warp_tau(proj.opacity[g]);
         }
         __syncthreads();
         /* the batch's Gaussians that reach the warp's 8x4 pixels (as in rasterize): the others give
          * every pixel of the warp alpha < 1/255 and nothing to add */
         uint32_t hit[CU_BWD_BATCH / 32];
         {
-            int rx = tx * CU_TILE + (warp & 1) * 8, ry = ty * CU_TILE + (warp >> 1) * 4;
+            int rx = tx * CU_TILE + cu_tile_lx(warp * 32), ry = ty * CU_TILE + cu_tile_ly(warp * 32);
 #pragma unroll
             for (int i = 0; i < CU_BWD_BATCH / 32; i++) {
                 int e = i * 32 + lane, h = 0;
@@ -393,7 +403,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
                     float4 co = s_conic_op[e];
                     float2 m = s_mean[e];
                     sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, s_tau[e]);
-                    h = sp_rect_hit(&el, rx, ry, 8, 4);
+                    h = sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
                 }
                 hit[i] = __ballot_sync(0xffffffffu, h);
             }
