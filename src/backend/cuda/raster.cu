@@ -328,15 +328,50 @@ __device__ __forceinline__ float *grad_slot(const cu_proj_grad &G, int idx, int 
     return *stride = 3, G.color + (idx - 6);
 }
 
+/* One (pixel, Gaussian) pair of the walk back to front: when the Gaussian is blended at the pixel,
+ * v receives the pair's 9 gradient values and T, B (the colour behind) step back past it; returns
+ * whether it was blended (v untouched otherwise). */
+__device__ __forceinline__ int bwd_pair(float2 m, float4 co, float3 col, float fx, float fy, float g0, float g1,
+                                        float g2, float &T, float &B0, float &B1, float &B2,
+                                        float (&v)[CU_PAIR_GRADS]) {
+    float dx = m.x - fx, dy = m.y - fy;
+    float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
+    float e = __expf(power);
+    float gw = co.w * e;
+    float alpha = fminf(0.99f, gw);
+    if (!(power <= 0.0f && alpha >= 1.0f / 255.0f)) return 0;
+    float ia = __frcp_rn(1.0f - alpha);
+    float Tj = T * ia;
+    float at = alpha * Tj;
+    v[6] = at * g0, v[7] = at * g1, v[8] = at * g2;
+    float dalpha = g0 * (col.x * Tj - B0 * ia) + g1 * (col.y * Tj - B1 * ia) + g2 * (col.z * Tj - B2 * ia);
+    B0 += col.x * at, B1 += col.y * at, B2 += col.z * at;
+    T = Tj;
+    /* straight through the 0.99 clamp (3DGS convention) */
+    v[5] = dalpha * e;
+    float dpow = dalpha * gw;
+    v[2] = dpow * (-0.5f * dx * dx);
+    v[3] = dpow * (-dx * dy);
+    v[4] = dpow * (-0.5f * dy * dy);
+    v[0] = dpow * (-(co.x * dx + co.y * dy));
+    v[1] = dpow * (-(co.y * dx + co.z * dy));
+    return 1;
+}
+
+/* Fast mode: each warp walks its chunk's positions back to front on its own, 32 at a time (from its
+ * own last contributor down), through its slice of shared memory, the next batch loaded ahead, and
+ * only over the Gaussians whose ellipse reaches its 8x4 pixels; no block-wide barrier. Deterministic
+ * mode: the block walks batches of CU_BWD_BATCH together, since its per-warp partial sums are
+ * added across warps in a fixed order after each batch. */
 template <int DET>
 __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bins bins, int w, int h, float3 bg,
                                                              cu_raster fwd, const float *dl_drgb, cu_buckets bk,
                                                              cu_chunk_work work, float *pair_grad, cu_proj_grad G) {
-    __shared__ uint32_t s_id[CU_BWD_BATCH];
-    __shared__ float2 s_mean[CU_BWD_BATCH];
-    __shared__ float4 s_conic_op[CU_BWD_BATCH];
-    __shared__ float3 s_color[CU_BWD_BATCH];
-    __shared__ float s_tau[CU_BWD_BATCH];
+    __shared__ uint32_t s_id[CU_BLOCK];
+    __shared__ float2 s_mean[CU_BLOCK];
+    __shared__ float4 s_conic_op[CU_BLOCK];
+    __shared__ float3 s_color[CU_BLOCK];
+    __shared__ float s_tau[DET ? CU_BWD_BATCH : 1];
     __shared__ float s_part[DET ? CU_BLOCK / 32 : 1][DET ? CU_BWD_BATCH : 1][CU_PAIR_GRADS];
     if ((int)blockIdx.x >= *work.num_items) return; /* the grid is an upper bound */
     uint2 item = work.items[blockIdx.x];
@@ -346,6 +381,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
     int inside = px < w && py < h;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int rx = tx * CU_TILE + cu_tile_lx(warp * 32), ry = ty * CU_TILE + cu_tile_ly(warp * 32);
     int own = reduce9_owner(lane), own_stride = 0;
     float *own_dst = own >= 0 ? grad_slot(G, own, &own_stride) : NULL;
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
@@ -372,6 +408,60 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
         }
     }
     int warp_nc = __reduce_max_sync(0xffffffffu, nc); /* positions past it are skipped by the whole warp */
+    if (!DET) {
+        uint32_t *w_id = s_id + warp * 32;
+        float2 *w_mean = s_mean + warp * 32;
+        float4 *w_conic_op = s_conic_op + warp * 32;
+        float3 *w_color = s_color + warp * 32;
+        int top = min(c_hi, warp_nc);
+        /* this lane's Gaussian of the next batch, loaded ahead */
+        uint32_t g = 0;
+        float2 m = make_float2(0.0f, 0.0f);
+        float4 co = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        float3 col = make_float3(0.0f, 0.0f, 0.0f);
+        int k = top - 32 + lane;
+        if (k >= c_lo && k < top) {
+            g = bins.ids[start + k];
+            m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
+            co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
+            col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
+        }
+        for (; top > c_lo; top -= 32) {
+            int lo = top - 32; /* slot s holds position lo + s; positions below c_lo are not loaded */
+            int hit = 0;
+            if (lo + lane >= c_lo) {
+                w_id[lane] = g;
+                w_mean[lane] = m;
+                w_conic_op[lane] = co;
+                w_color[lane] = col;
+                sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, cu_warp_tau(co.w));
+                hit = sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
+            }
+            uint32_t bits = __ballot_sync(0xffffffffu, hit);
+            __syncwarp();
+            k = lo - 32 + lane;
+            if (k >= c_lo) {
+                g = bins.ids[start + k];
+                m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
+                co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
+                col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
+            }
+            while (bits) { /* back to front: the highest slot first */
+                int sl = 31 - __clz(bits);
+                bits ^= 1u << sl;
+                float v[CU_PAIR_GRADS];
+                for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
+                int any = lo + sl < nc &&
+                          bwd_pair(w_mean[sl], w_conic_op[sl], w_color[sl], fx, fy, g0, g1, g2, T, B0, B1, B2, v);
+                if (__any_sync(0xffffffffu, any)) {
+                    float tot = warp_reduce9(v, lane);
+                    if (own >= 0) atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
+                }
+            }
+            __syncwarp();
+        }
+        return;
+    }
     if (DET && chunk == 0) { /* positions nobody blended get zero contributions */
         for (int j = start + max_nc + (int)threadIdx.x; j < end; j += CU_BLOCK)
             for (int c = 0; c < CU_PAIR_GRADS; c++) pair_grad[(size_t)j * CU_PAIR_GRADS + c] = 0.0f;
@@ -394,76 +484,40 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_pixel(cu_proj proj, cu_bi
         /* the batch's Gaussians that reach the warp's 8x4 pixels (as in rasterize): the others give
          * every pixel of the warp alpha < 1/255 and nothing to add */
         uint32_t hit[CU_BWD_BATCH / 32];
-        {
-            int rx = tx * CU_TILE + cu_tile_lx(warp * 32), ry = ty * CU_TILE + cu_tile_ly(warp * 32);
 #pragma unroll
-            for (int i = 0; i < CU_BWD_BATCH / 32; i++) {
-                int e = i * 32 + lane, h = 0;
-                if (lo + e < hi) {
-                    float4 co = s_conic_op[e];
-                    float2 m = s_mean[e];
-                    sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, s_tau[e]);
-                    h = sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
-                }
-                hit[i] = __ballot_sync(0xffffffffu, h);
+        for (int i = 0; i < CU_BWD_BATCH / 32; i++) {
+            int e = i * 32 + lane, hb = 0;
+            if (lo + e < hi) {
+                float4 co = s_conic_op[e];
+                float2 m = s_mean[e];
+                sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, s_tau[e]);
+                hb = sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
             }
+            hit[i] = __ballot_sync(0xffffffffu, hb);
         }
         for (int k2 = hi - 1; k2 >= lo; k2--) {
             int slot = k2 - lo;
             if (k2 >= warp_nc || !((hit[slot >> 5] >> (slot & 31)) & 1u)) {
-                if (DET && own >= 0) s_part[warp][slot][own] = 0.0f;
+                if (own >= 0) s_part[warp][slot][own] = 0.0f;
                 continue;
             }
             float v[CU_PAIR_GRADS];
             for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
-            int any = 0;
-            if (k2 < nc) {
-                float2 m = s_mean[slot];
-                float4 co = s_conic_op[slot];
-                float dx = m.x - fx, dy = m.y - fy;
-                float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
-                float e = __expf(power);
-                float gw = co.w * e;
-                float alpha = fminf(0.99f, gw);
-                if (power <= 0.0f && alpha >= 1.0f / 255.0f) {
-                    any = 1;
-                    float3 col = s_color[slot];
-                    float ia = __frcp_rn(1.0f - alpha);
-                    float Tj = T * ia;
-                    float at = alpha * Tj;
-                    v[6] = at * g0, v[7] = at * g1, v[8] = at * g2;
-                    float dalpha = g0 * (col.x * Tj - B0 * ia) + g1 * (col.y * Tj - B1 * ia) +
-                                   g2 * (col.z * Tj - B2 * ia);
-                    B0 += col.x * at, B1 += col.y * at, B2 += col.z * at;
-                    T = Tj;
-                    /* straight through the 0.99 clamp (3DGS convention) */
-                    v[5] = dalpha * e;
-                    float dpow = dalpha * gw;
-                    v[2] = dpow * (-0.5f * dx * dx);
-                    v[3] = dpow * (-dx * dy);
-                    v[4] = dpow * (-0.5f * dy * dy);
-                    v[0] = dpow * (-(co.x * dx + co.y * dy));
-                    v[1] = dpow * (-(co.y * dx + co.z * dy));
-                }
-            }
+            int any = k2 < nc && bwd_pair(s_mean[slot], s_conic_op[slot], s_color[slot], fx, fy, g0, g1, g2, T, B0,
+                                          B1, B2, v);
             if (__any_sync(0xffffffffu, any)) {
                 float tot = warp_reduce9(v, lane);
-                if (own >= 0) {
-                    if (DET) s_part[warp][slot][own] = tot;
-                    else atomicAdd(own_dst + (size_t)own_stride * s_id[slot], tot);
-                }
-            } else if (DET && own >= 0) {
+                if (own >= 0) s_part[warp][slot][own] = tot;
+            } else if (own >= 0) {
                 s_part[warp][slot][own] = 0.0f;
             }
         }
-        if (DET) {
-            __syncthreads();
-            for (int t = threadIdx.x; t < (hi - lo) * CU_PAIR_GRADS; t += CU_BLOCK) {
-                int slot = t / CU_PAIR_GRADS, c = t % CU_PAIR_GRADS;
-                float acc = 0.0f;
-                for (int wp = 0; wp < CU_BLOCK / 32; wp++) acc += s_part[wp][slot][c];
-                pair_grad[(size_t)(start + lo + slot) * CU_PAIR_GRADS + c] = acc;
-            }
+        __syncthreads();
+        for (int t = threadIdx.x; t < (hi - lo) * CU_PAIR_GRADS; t += CU_BLOCK) {
+            int slot = t / CU_PAIR_GRADS, c = t % CU_PAIR_GRADS;
+            float acc = 0.0f;
+            for (int wp = 0; wp < CU_BLOCK / 32; wp++) acc += s_part[wp][slot][c];
+            pair_grad[(size_t)(start + lo + slot) * CU_PAIR_GRADS + c] = acc;
         }
     }
 }
