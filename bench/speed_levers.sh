@@ -28,6 +28,10 @@
 #   prog4s20kaa prog4s20k + aa
 #   aa25      aa + trainer.max_steps=25000, trainer.schedule_steps=30000
 #   mcmc300kaa25 mcmc300k + aa25;  mcmc500kaa25: mcmc500k + aa25
+#   quality levers (one switch each, for a shorter default run to keep): bgrand data.background=random
+#   (evaluated on white), grad12 refine.grad_threshold=0.00012, stop20k refine.stop=20000, decay03
+#   refine.opacity_decay=0.03, ssim3 loss.ssim_weight=0.3, shrest2 adam.sh_rest_lr=0.00025, s25k
+#   trainer.max_steps=25000 with schedules scaled from 30000
 #   (the aau* variants of bench/RESULTS.md, 2026-12-01 session 6, needed trainer.antialias_until, measured
 #   at be08de8 and removed after: it did not keep the filter's gain)
 # Compare aa with base (the filter alone), prog2aa / prog4aa with aa (what progressive resolution
@@ -66,6 +70,13 @@ switches() {
     aa25) echo "--set render.antialias=true --set trainer.max_steps=25000 --set trainer.schedule_steps=30000" ;;
     mcmc300kaa25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000 $(switches aa25)" ;;
     mcmc500kaa25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=500000 $(switches aa25)" ;;
+    bgrand) echo "--set data.background=random" ;;
+    grad12) echo "--set refine.grad_threshold=0.00012" ;;
+    stop20k) echo "--set refine.stop=20000" ;;
+    decay03) echo "--set refine.opacity_decay=0.03" ;;
+    ssim3) echo "--set loss.ssim_weight=0.3" ;;
+    shrest2) echo "--set adam.sh_rest_lr=0.00025" ;;
+    s25k) echo "--set trainer.max_steps=25000 --set trainer.schedule_steps=30000" ;;
     *) echo "unknown variant $1" >&2; return 1 ;;
   esac
 }
