@@ -161,6 +161,32 @@ void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pai
 /* The level tau of sp_tile_tau in float: __logf's error is far inside the 0.1 % widening. */
 __device__ __forceinline__ float cu_warp_tau(float sigma) { return 2.0f * __logf(255.0f * sigma) * 1.001f + 1e-3f; }
 
+/* A projected Gaussian as the raster kernels read it: 2D mean, conic and opacity, colour. */
+struct cu_splat {
+    float2 m;
+    float4 co;
+    float3 col;
+};
+
+__device__ __forceinline__ cu_splat cu_load_splat(const cu_proj &proj, uint32_t g) {
+    cu_splat s;
+    s.m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
+    s.co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
+    s.col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
+    return s;
+}
+
+/* Puts s into slot `lane` of a warp's shared arrays; 1 when its ellipse reaches the warp's pixels
+ * (the rectangle whose top-left pixel is (rx, ry)). */
+__device__ __forceinline__ int cu_stash_hit(const cu_splat &s, int lane, float2 *w_mean, float4 *w_conic_op,
+                                            float3 *w_color, int rx, int ry) {
+    w_mean[lane] = s.m;
+    w_conic_op[lane] = s.co;
+    w_color[lane] = s.col;
+    sp_tile_ellipse_t el = sp_tile_ellipse_tau(s.m.x, s.m.y, s.co.x, s.co.y, s.co.z, cu_warp_tau(s.co.w));
+    return sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
+}
+
 template <int STATE>
 __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bins, int w, int h, float3 bg,
                                                         cu_raster out, cu_buckets bk) {
@@ -188,34 +214,14 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
     int n_contrib = 0;
     int done = !inside;
     /* this lane's Gaussian of the next batch, loaded ahead */
-    float2 m = make_float2(0.0f, 0.0f);
-    float4 co = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    float3 col = make_float3(0.0f, 0.0f, 0.0f);
-    if (start + lane < end) {
-        uint32_t g = bins.ids[start + lane];
-        m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
-        co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
-        col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
-    }
+    cu_splat sp = {};
+    if (start + lane < end) sp = cu_load_splat(proj, bins.ids[start + lane]);
     for (int base = start; base < end; base += 32) {
         if (__all_sync(0xffffffffu, done)) break;
-        int hit = 0;
-        if (base + lane < end) {
-            w_mean[lane] = m;
-            w_conic_op[lane] = co;
-            w_color[lane] = col;
-            sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, cu_warp_tau(co.w));
-            hit = sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
-        }
+        int hit = base + lane < end && cu_stash_hit(sp, lane, w_mean, w_conic_op, w_color, rx, ry);
         uint32_t bits = __ballot_sync(0xffffffffu, hit);
         __syncwarp();
-        int nb = base + 32 + lane;
-        if (nb < end) {
-            uint32_t g = bins.ids[nb];
-            m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
-            co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
-            col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
-        }
+        if (base + 32 + lane < end) sp = cu_load_splat(proj, bins.ids[base + 32 + lane]);
         if (STATE == 1 && !done) state[(size_t)((base - start) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
         if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
             chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
@@ -419,36 +425,20 @@ __global__ void __launch_bounds__(CU_BLOCK, 5) k_backward_pixel(cu_proj proj, cu
         int top = min(c_hi, warp_nc);
         /* this lane's Gaussian of the next batch, loaded ahead */
         uint32_t g = 0;
-        float2 m = make_float2(0.0f, 0.0f);
-        float4 co = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        float3 col = make_float3(0.0f, 0.0f, 0.0f);
+        cu_splat sp = {};
         int k = top - 32 + lane;
-        if (k >= c_lo && k < top) {
-            g = bins.ids[start + k];
-            m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
-            co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
-            col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
-        }
+        if (k >= c_lo && k < top) sp = cu_load_splat(proj, g = bins.ids[start + k]);
         for (; top > c_lo; top -= 32) {
             int lo = top - 32; /* slot s holds position lo + s; positions below c_lo are not loaded */
             int hit = 0;
             if (lo + lane >= c_lo) {
                 w_id[lane] = g;
-                w_mean[lane] = m;
-                w_conic_op[lane] = co;
-                w_color[lane] = col;
-                sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, cu_warp_tau(co.w));
-                hit = sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
+                hit = cu_stash_hit(sp, lane, w_mean, w_conic_op, w_color, rx, ry);
             }
             uint32_t bits = __ballot_sync(0xffffffffu, hit);
             __syncwarp();
             k = lo - 32 + lane;
-            if (k >= c_lo) {
-                g = bins.ids[start + k];
-                m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
-                co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
-                col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
-            }
+            if (k >= c_lo) sp = cu_load_splat(proj, g = bins.ids[start + k]);
             while (bits) { /* back to front: the highest slot first */
                 int sl = 31 - __clz(bits);
                 bits ^= 1u << sl;
