@@ -111,7 +111,8 @@ static int score_view(const eval_job *j, int i, const float *pred) {
     int w = v->cam.width, h = v->cam.height;
     size_t px = (size_t)w * h;
     const char *what = "an evaluation image", *hint = "raise data.downscale";
-    uint8_t *p8 = sp_try_alloc(px, 3, what, hint), *g8 = sp_try_alloc(px, 3, what, hint);
+    /* not zeroed: every byte is written below */
+    uint8_t *p8 = sp_try_realloc(NULL, px, 3, what, hint), *g8 = sp_try_realloc(NULL, px, 3, what, hint);
     if (!p8 || !g8) {
         free(p8);
         free(g8);
@@ -179,39 +180,46 @@ static void run_serial(sp_backend *b, eval_job *j, int batch, int sh_degree, con
     }
 }
 
-/* The calling thread renders batch k+1 into one set of buffers while the team's other threads
- * score batch k from the other set (tasks); once it has rendered, it helps score until batch k
- * is done. Stops where run_serial would: after the first batch with a failed score (the batch
- * rendered meanwhile is left unscored), or at a failed render. */
+/* 1 once a view's score has failed. */
+static int any_failed(eval_job *j) {
+    int f;
+#pragma omp critical(sp_eval_failure)
+    f = j->failed_view >= 0;
+    return f;
+}
+
+/* The calling thread renders batch k into one set of buffers while the team's other threads
+ * score batch k-1 from the other set (tasks; batch k's follow at once, so the team never waits
+ * between batches). Before rendering into a set it waits for the scores of the batch that set
+ * held, scoring meanwhile. Results and the error reported are run_serial's; on a failure, the
+ * views of the batch after the failed one may be scored (and drawn) too, none later. */
 static void run_overlapped(sp_backend *b, eval_job *j, int batch, int sh_degree, const float bg[3], float **pred,
                            char *render_err, size_t err_size) {
     int n = j->split->n;
 #pragma omp parallel
 #pragma omp master
     {
-        float **set[2] = {pred, pred + SP_EVAL_BATCH};
-        int cur = 0, first = 0, count = n < batch ? n : batch;
-        int rendered = n == 0 || render_batch(b, j->split, 0, count, sh_degree, bg, set[0]) == 0;
-        if (!rendered) snprintf(render_err, err_size, "%s", sp_last_error());
-        while (rendered && first < n) {
+        for (int first = 0, set = 0; first < n; first += batch, set ^= 1) {
+            int count = n - first < batch ? n - first : batch;
+            float **buf = pred + set * SP_EVAL_BATCH;
+            /* buf[0] stands for the set in the dependences: its scores are done */
+            if (first >= 2 * batch) { /* the set's last batch */
+#pragma omp taskwait depend(inout : buf[0])
+            }
+            if (any_failed(j)) break;
+            if (render_batch(b, j->split, first, count, sh_degree, bg, buf)) {
+                /* kept now: scoring on this thread may set its own error later */
+                snprintf(render_err, err_size, "%s", sp_last_error());
+                break;
+            }
             for (int k = 0; k < count; k++) {
                 int i = first + k;
-                const float *p = set[cur][k];
-#pragma omp task firstprivate(i, p)
+                const float *p = buf[k];
+#pragma omp task firstprivate(i, p) depend(in : buf[0])
                 score_task(j, i, p);
             }
-            int next = first + count, next_count = n - next < batch ? n - next : batch;
-            if (next < n && render_batch(b, j->split, next, next_count, sh_degree, bg, set[cur ^ 1])) {
-                /* kept now: scoring on this thread may set its own error before the wait ends */
-                snprintf(render_err, err_size, "%s", sp_last_error());
-                rendered = 0;
-            }
-#pragma omp taskwait
-            if (j->failed_view >= 0) break;
-            first = next;
-            count = next_count;
-            cur ^= 1;
         }
+#pragma omp taskwait
     }
 }
 
@@ -239,7 +247,8 @@ int sp_eval_views_sched(sp_backend *b, const sp_split *split, sp_alpha_mode alph
         run_serial(b, &j, batch, sh_degree, bg, pred, render_err, sizeof render_err);
     for (int k = 0; k < 2 * SP_EVAL_BATCH; k++) free(pred[k]);
     free((void *)j.gt);
-    /* a failed score comes before the render that stopped after it (that batch's views follow) */
+    /* as rendering and scoring one view after another would report: a failed score before a failed
+     * render (every view scored comes before the batch whose render failed) */
     if (j.failed_view >= 0 || render_err[0]) {
         sp_error("%s", j.failed_view >= 0 ? j.err : render_err);
         sp_eval_result_free(out);
@@ -253,7 +262,10 @@ int sp_eval_views_sched(sp_backend *b, const sp_split *split, sp_alpha_mode alph
     return 0;
 }
 
-/* GPU backends (the kinds table's gpu flag; the replicated backend is named cuda) overlap. */
+/* GPU backends (the kinds table's gpu flag; the replicated backend is named cuda) overlap, in
+ * batches of half the size, so that their two sets of buffers hold as many renders as one set
+ * does on the cpu backend (and the first render and the last scores, which cannot overlap, are
+ * half as long). */
 static int renders_on_gpu(const sp_backend *b) {
     const sp_backend_kind *k = sp_backend_find_kind(b->ops->name);
     return k && k->gpu;
@@ -261,7 +273,9 @@ static int renders_on_gpu(const sp_backend *b) {
 
 int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
                   const char *renders_dir, sp_eval_result *out) {
-    return sp_eval_views_sched(b, split, alpha, sh_degree, bg, renders_dir, renders_on_gpu(b), SP_EVAL_BATCH, out);
+    int gpu = renders_on_gpu(b);
+    return sp_eval_views_sched(b, split, alpha, sh_degree, bg, renders_dir, gpu, gpu ? SP_EVAL_BATCH / 2 : SP_EVAL_BATCH,
+                               out);
 }
 
 void sp_eval_result_free(sp_eval_result *r) {
