@@ -2,7 +2,8 @@
  * the devices where the backend has several), then quantize, score and save renders on the host
  * in parallel. On a GPU backend the two overlap: the calling thread renders batch k+1 while the
  * other threads score batch k. The cpu backend renders a batch, then scores it (its render is a
- * parallel loop of its own, which must not run inside the scoring's). */
+ * parallel loop of its own, which must not run inside the scoring's). Either way every score and
+ * picture is the same. */
 #include "eval/eval.h"
 
 #include <stdlib.h>
