@@ -1,6 +1,9 @@
 /* eval.c — evaluation of a split: render on the backend (a batch of views at a time, spread over
  * the devices where the backend has several), then quantize, score and save renders on the host
- * in parallel. */
+ * in parallel. On a GPU backend the two overlap: the calling thread renders batch k+1 while the
+ * other threads score batch k. The cpu backend renders a batch, then scores it (its render is a
+ * parallel loop of its own, which must not run inside the scoring's). Either way every score and
+ * picture is the same. */
 #include "eval/eval.h"
 
 #include <stdlib.h>
@@ -12,7 +15,57 @@
 #include "io/image.h"
 #include "io/viewload.h"
 
-#define EVAL_BATCH 32
+/* The ground truth in 8 bits, as sp_view_composite then sp_image_quantize give it, tabulated once
+ * per evaluation: a channel's value depends only on that channel's byte, the alpha byte (RGBA
+ * views) and the background, so a table of every (byte, alpha) pair gives each view's pixels by
+ * lookup, exactly as compositing and quantizing them would. */
+typedef struct {
+    uint8_t rgba[256 * 256 * 3]; /* [alpha][byte][channel] */
+    uint8_t rgb[256 * 3];        /* [byte][channel], opaque views */
+} gt_table;
+
+static gt_table *gt_table_make(sp_alpha_mode alpha, const float bg[3]) {
+    gt_table *t = sp_malloc(sizeof *t);
+    float *f = sp_malloc((size_t)256 * 256 * 3 * sizeof(float));
+    uint8_t *px = sp_malloc((size_t)256 * 256 * 4);
+    for (int a = 0; a < 256; a++)
+        for (int v = 0; v < 256; v++) {
+            uint8_t *p = px + ((size_t)a * 256 + v) * 4;
+            p[0] = p[1] = p[2] = (uint8_t)v;
+            p[3] = (uint8_t)a;
+        }
+    /* the table is a 256 x 256 RGBA view (one row per alpha), and a 256 x 1 RGB one */
+    sp_view v4 = {.cam = {.width = 256, .height = 256}, .channels = 4, .pixels = px};
+    sp_view_composite(&v4, alpha, bg, f);
+    sp_image_quantize(f, 256, 256, t->rgba);
+    for (int v = 0; v < 256; v++) px[3 * v] = px[3 * v + 1] = px[3 * v + 2] = (uint8_t)v;
+    sp_view v3 = {.cam = {.width = 256, .height = 1}, .channels = 3, .pixels = px};
+    sp_view_composite(&v3, alpha, bg, f);
+    sp_image_quantize(f, 256, 1, t->rgb);
+    free(px);
+    free(f);
+    return t;
+}
+
+/* The view's pixels composited on the background and quantized (channels as sp_view_composite
+ * reads them: alpha only in a 4-channel image). */
+static void gt_quantize(const gt_table *t, const uint8_t *pixels, int channels, size_t px, uint8_t *g8) {
+    for (size_t i = 0; i < px; i++) {
+        const uint8_t *p = pixels + i * channels;
+        const uint8_t *row = channels == 4 ? t->rgba + (size_t)p[3] * 256 * 3 : t->rgb;
+        for (int k = 0; k < 3; k++) g8[3 * i + k] = row[3 * p[k] + k];
+    }
+}
+
+/* One evaluation's shared state: inputs, results, and the first failure. */
+typedef struct {
+    const sp_split *split;
+    const gt_table *gt;
+    const char *renders_dir;
+    sp_eval_result *out;
+    int failed_view; /* lowest index of a view whose scoring failed, or -1 */
+    char err[2048];  /* its error */
+} eval_job;
 
 /* "./test/r_12" -> "r_12", "0009.jpg" -> "0009" (malloc'd) */
 static char *base_name(const char *name) {
@@ -33,59 +86,146 @@ static void label_halves(uint8_t *rgb, int w, int h) {
     sp_plot_label(rgb, 2 * w, h, w + 3 * scale, 3 * scale, scale, "ground truth", ink, box);
 }
 
-/* Scores one rendered view and writes [prediction | ground truth] when renders_dir is set. */
-static int score_view(const sp_view *v, int index, const float *pred, sp_alpha_mode alpha, const float bg[3],
-                      const char *renders_dir, double *psnr, double *ssim) {
+/* Writes renders_dir/<index>_<name>.png as [prediction | ground truth]. */
+static int save_side_by_side(const sp_view *v, int index, const uint8_t *p8, const uint8_t *g8,
+                             const char *renders_dir) {
+    int w = v->cam.width, h = v->cam.height;
+    sp_image side = {2 * w, h, 3, sp_try_alloc((size_t)w * h, 6, "an evaluation image", "raise data.downscale")};
+    if (!side.pixels) return -1;
+    for (int y = 0; y < h; y++) {
+        memcpy(side.pixels + (size_t)y * 6 * w, p8 + (size_t)y * 3 * w, (size_t)3 * w);
+        memcpy(side.pixels + (size_t)y * 6 * w + 3 * w, g8 + (size_t)y * 3 * w, (size_t)3 * w);
+    }
+    label_halves(side.pixels, w, h);
+    char *base = base_name(v->name);
+    char *file = sp_strfmt("%s/%03d_%s.png", renders_dir, index, base);
+    int rc = sp_image_save_png(file, &side);
+    free(file);
+    free(base);
+    free(side.pixels);
+    return rc;
+}
+
+/* Scores view i, rendered in pred, and writes its picture when renders_dir is set. */
+static int score_view(const eval_job *j, int i, const float *pred) {
+    const sp_view *v = &j->split->views[i];
     int w = v->cam.width, h = v->cam.height;
     size_t px = (size_t)w * h;
     const char *what = "an evaluation image", *hint = "raise data.downscale";
-    float *gt = sp_try_alloc(px * 3, sizeof(float), what, hint);
-    uint8_t *p8 = sp_try_alloc(px, 3, what, hint), *g8 = sp_try_alloc(px, 3, what, hint);
-    if (!gt || !p8 || !g8) {
-        free(gt);
+    /* not zeroed: every byte is written below */
+    uint8_t *p8 = sp_try_realloc(NULL, px, 3, what, hint), *g8 = sp_try_realloc(NULL, px, 3, what, hint);
+    if (!p8 || !g8) {
         free(p8);
         free(g8);
         return -1;
     }
     if (v->pixels) {
-        sp_view_composite(v, alpha, bg, gt);
+        gt_quantize(j->gt, v->pixels, v->channels, px, g8);
     } else { /* streamed (data.cache_mb): decoded for this score only */
-        sp_view dv = *v;
-        if (sp_view_load_pixels(v, &dv.pixels)) {
-            free(gt), free(p8), free(g8);
+        uint8_t *pixels;
+        if (sp_view_load_pixels(v, &pixels)) {
+            free(p8), free(g8);
             return -1;
         }
-        sp_view_composite(&dv, alpha, bg, gt);
-        free(dv.pixels);
+        gt_quantize(j->gt, pixels, v->channels, px, g8);
+        free(pixels);
     }
     sp_image_quantize(pred, w, h, p8);
-    sp_image_quantize(gt, w, h, g8);
-    *psnr = sp_psnr_u8(p8, g8, w, h);
-    *ssim = sp_ssim_u8(p8, g8, w, h);
-    int rc = 0;
-    if (renders_dir) {
-        sp_image side = {2 * w, h, 3, sp_try_alloc(px, 6, what, hint)};
-        if (!side.pixels) rc = -1;
-        for (int y = 0; y < h && rc == 0; y++) {
-            memcpy(side.pixels + (size_t)y * 6 * w, p8 + (size_t)y * 3 * w, (size_t)3 * w);
-            memcpy(side.pixels + (size_t)y * 6 * w + 3 * w, g8 + (size_t)y * 3 * w, (size_t)3 * w);
-        }
-        label_halves(side.pixels, w, h);
-        char *base = base_name(v->name);
-        char *file = sp_strfmt("%s/%03d_%s.png", renders_dir, index, base);
-        if (rc == 0) rc = sp_image_save_png(file, &side);
-        free(file);
-        free(base);
-        free(side.pixels);
-    }
-    free(gt);
+    j->out->psnr[i] = sp_psnr_u8(p8, g8, w, h);
+    j->out->ssim[i] = sp_ssim_u8(p8, g8, w, h);
+    int rc = j->renders_dir ? save_side_by_side(v, i, p8, g8, j->renders_dir) : 0;
     free(p8);
     free(g8);
     return rc;
 }
 
-int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
-                  const char *renders_dir, sp_eval_result *out) {
+/* score_view from any thread: a failure is kept when its view comes first. */
+static void score_task(eval_job *j, int i, const float *pred) {
+    if (score_view(j, i, pred) == 0) return;
+#pragma omp critical(sp_eval_failure)
+    if (j->failed_view < 0 || i < j->failed_view) {
+        j->failed_view = i;
+        snprintf(j->err, sizeof j->err, "%s", sp_last_error());
+    }
+}
+
+/* Renders views [first, first + count) into pred[0 .. count-1], resizing the buffers to fit. */
+static int render_batch(sp_backend *b, const sp_split *split, int first, int count, int sh_degree,
+                        const float bg[3], float **pred) {
+    const sp_camera *cams[SP_EVAL_BATCH];
+    for (int k = 0; k < count; k++) {
+        const sp_camera *c = &split->views[first + k].cam;
+        float *p = sp_try_realloc(pred[k], (size_t)c->width * c->height * 3, sizeof(float), "the evaluation renders",
+                                  "raise data.downscale");
+        if (!p) return -1;
+        pred[k] = p;
+        cams[k] = c;
+    }
+    /* the batch's renders, spread over the devices of a replicated backend */
+    return sp_backend_render_many(b, cams, count, sh_degree, bg, pred);
+}
+
+/* Render a batch, then score it in parallel; batch after batch. */
+static void run_serial(sp_backend *b, eval_job *j, int batch, int sh_degree, const float bg[3], float **pred,
+                       char *render_err, size_t err_size) {
+    int n = j->split->n;
+    for (int first = 0; first < n; first += batch) {
+        int count = n - first < batch ? n - first : batch;
+        if (render_batch(b, j->split, first, count, sh_degree, bg, pred)) {
+            snprintf(render_err, err_size, "%s", sp_last_error());
+            return;
+        }
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int k = 0; k < count; k++) score_task(j, first + k, pred[k]);
+        if (j->failed_view >= 0) return;
+    }
+}
+
+/* 1 once a view's score has failed. */
+static int any_failed(eval_job *j) {
+    int f;
+#pragma omp critical(sp_eval_failure)
+    f = j->failed_view >= 0;
+    return f;
+}
+
+/* The calling thread renders batch k into one set of buffers while the team's other threads
+ * score batch k-1 from the other set (tasks; batch k's follow at once, so the team never waits
+ * between batches). Before rendering into a set it waits for the scores of the batch that set
+ * held, scoring meanwhile. Results and the error reported are run_serial's; on a failure, the
+ * views of the batch after the failed one may be scored (and drawn) too, none later. */
+static void run_overlapped(sp_backend *b, eval_job *j, int batch, int sh_degree, const float bg[3], float **pred,
+                           char *render_err, size_t err_size) {
+    int n = j->split->n;
+#pragma omp parallel
+#pragma omp master
+    {
+        for (int first = 0, set = 0; first < n; first += batch, set ^= 1) {
+            int count = n - first < batch ? n - first : batch;
+            float **buf = pred + set * SP_EVAL_BATCH;
+            /* buf[0] stands for the set in the dependences: its scores are done */
+            if (first >= 2 * batch) { /* the set's last batch */
+#pragma omp taskwait depend(inout : buf[0])
+            }
+            if (any_failed(j)) break;
+            if (render_batch(b, j->split, first, count, sh_degree, bg, buf)) {
+                /* kept now: scoring on this thread may set its own error later */
+                snprintf(render_err, err_size, "%s", sp_last_error());
+                break;
+            }
+            for (int k = 0; k < count; k++) {
+                int i = first + k;
+                const float *p = buf[k];
+#pragma omp task firstprivate(i, p) depend(in : buf[0])
+                score_task(j, i, p);
+            }
+        }
+#pragma omp taskwait
+    }
+}
+
+int sp_eval_views_sched(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
+                        const char *renders_dir, int overlap, int batch, sp_eval_result *out) {
     memset(out, 0, sizeof *out);
     double t0 = sp_now();
     int n = split->n;
@@ -94,49 +234,49 @@ int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int
     out->psnr = SP_NEW(double, n);
     out->ssim = SP_NEW(double, n);
     for (int i = 0; i < n; i++) out->names[i] = sp_strdup(split->views[i].name);
-    if (renders_dir && sp_mkdir_p(renders_dir)) return -1;
-    float *pred[EVAL_BATCH] = {0};
-    const sp_camera *cams[EVAL_BATCH];
-    int rc = 0;
-    for (int first = 0; first < n && rc == 0; first += EVAL_BATCH) {
-        int count = n - first < EVAL_BATCH ? n - first : EVAL_BATCH;
-        for (int k = 0; k < count && rc == 0; k++) {
-            const sp_camera *c = &split->views[first + k].cam;
-            float *p = sp_try_realloc(pred[k], (size_t)c->width * c->height * 3, sizeof(float),
-                                      "the evaluation renders", "raise data.downscale");
-            if (!p) {
-                rc = -1;
-                break;
-            }
-            pred[k] = p;
-            cams[k] = c;
-        }
-        /* the batch's renders, spread over the devices of a replicated backend */
-        if (rc == 0) rc = sp_backend_render_many(b, cams, count, sh_degree, bg, pred);
-        if (rc) break;
-        int failed = 0;
-        char err[1024] = "";
-#pragma omp parallel for schedule(dynamic, 1)
-        for (int k = 0; k < count; k++) {
-            int i = first + k;
-            if (score_view(&split->views[i], i, pred[k], alpha, bg, renders_dir, &out->psnr[i], &out->ssim[i])) {
-#pragma omp critical
-                {
-                    failed = 1;
-                    snprintf(err, sizeof err, "%s", sp_last_error());
-                }
-            }
-        }
-        if (failed) rc = sp_error("%s", err);
+    if (renders_dir && sp_mkdir_p(renders_dir)) {
+        sp_eval_result_free(out);
+        return -1;
     }
-    for (int k = 0; k < EVAL_BATCH; k++) free(pred[k]);
-    if (rc) return -1;
+    if (batch < 1 || batch > SP_EVAL_BATCH) batch = SP_EVAL_BATCH;
+    eval_job j = {split, gt_table_make(alpha, bg), renders_dir, out, -1, ""};
+    float *pred[2 * SP_EVAL_BATCH] = {0}; /* two sets when overlapping */
+    char render_err[2048] = "";
+    if (overlap)
+        run_overlapped(b, &j, batch, sh_degree, bg, pred, render_err, sizeof render_err);
+    else
+        run_serial(b, &j, batch, sh_degree, bg, pred, render_err, sizeof render_err);
+    for (int k = 0; k < 2 * SP_EVAL_BATCH; k++) free(pred[k]);
+    free((void *)j.gt);
+    /* as rendering and scoring one view after another would report: a failed score before a failed
+     * render (every view scored comes before the batch whose render failed) */
+    if (j.failed_view >= 0 || render_err[0]) {
+        sp_error("%s", j.failed_view >= 0 ? j.err : render_err);
+        sp_eval_result_free(out);
+        return -1;
+    }
     for (int i = 0; i < n; i++) {
         out->mean_psnr += out->psnr[i] / n;
         out->mean_ssim += out->ssim[i] / n;
     }
     out->seconds = sp_now() - t0;
     return 0;
+}
+
+/* GPU backends (the kinds table's gpu flag; the replicated backend is named cuda) overlap, in
+ * batches of half the size, so that their two sets of buffers hold as many renders as one set
+ * does on the cpu backend (and the first render and the last scores, which cannot overlap, are
+ * half as long). */
+static int renders_on_gpu(const sp_backend *b) {
+    const sp_backend_kind *k = sp_backend_find_kind(b->ops->name);
+    return k && k->gpu;
+}
+
+int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
+                  const char *renders_dir, sp_eval_result *out) {
+    int gpu = renders_on_gpu(b);
+    return sp_eval_views_sched(b, split, alpha, sh_degree, bg, renders_dir, gpu, gpu ? SP_EVAL_BATCH / 2 : SP_EVAL_BATCH,
+                               out);
 }
 
 void sp_eval_result_free(sp_eval_result *r) {
