@@ -13,16 +13,7 @@
 #define H 48
 
 /* A camera looking down +z from z = -dist (world origin at the image centre). */
-static sp_camera camera_at(float dist) {
-    sp_camera c;
-    memset(&c, 0, sizeof c);
-    c.width = W, c.height = H;
-    c.fx = c.fy = 60.0f;
-    c.cx = 0.5f * W, c.cy = 0.5f * H;
-    c.R[0] = c.R[4] = c.R[8] = 1.0f;
-    c.t[2] = dist;
-    return c;
-}
+static sp_camera camera_at(float dist) { return tu_camera_z(W, H, 60.0f, dist); }
 
 /* n Gaussians with centres inside the view of camera_at(4) (|x|, |y| < 1), log-scales in
  * [lo, hi], random rotations and opacities, SH degree 0. */

@@ -64,16 +64,7 @@ static sp_backend *make_backend(int n) {
     return b;
 }
 
-static sp_camera camera_at(int w, int h) {
-    sp_camera c;
-    memset(&c, 0, sizeof c);
-    c.width = w, c.height = h;
-    c.fx = c.fy = 40.0f;
-    c.cx = 0.5f * w, c.cy = 0.5f * h;
-    c.R[0] = c.R[4] = c.R[8] = 1.0f;
-    c.t[2] = 4.0f;
-    return c;
-}
+static sp_camera camera_at(int w, int h) { return tu_camera_z(w, h, 40.0f, 4.0f); }
 
 /* An 8192 x 8 view whose pixel i holds channel values (i, i + 85, i + 170) mod 256 and, with 4
  * channels, alpha i / 256: every (value, alpha) pair in every channel. */

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "core/core.h"
+#include "scene/camera.h"
 
 /* Directory of the shared test scenes: $SPLAT_DATA, else ../shared/data, else ../../shared/data. */
 static inline const char *tu_data_dir(void) {
@@ -67,6 +68,19 @@ static inline void tu_rm_rf(char *dir) {
 
 static inline void tu_fill_uniform(sp_rng *r, float *x, size_t n, float lo, float hi) {
     for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * sp_rng_uniform(r);
+}
+
+/* A w x h pinhole camera with focal length f looking down +z from z = -dist (identity rotation,
+ * principal point at the image centre). */
+static inline sp_camera tu_camera_z(int w, int h, float f, float dist) {
+    sp_camera c;
+    memset(&c, 0, sizeof c);
+    c.width = w, c.height = h;
+    c.fx = c.fy = f;
+    c.cx = 0.5f * w, c.cy = 0.5f * h;
+    c.R[0] = c.R[4] = c.R[8] = 1.0f;
+    c.t[2] = dist;
+    return c;
 }
 
 #endif
