@@ -1,6 +1,6 @@
 /* adam.cu — the `adam` stage on the GPU: one fused kernel over every parameter group of the n
  * Gaussians (means, log_scales, quats, opacity, SH DC, SH rest), each with its own learning rate.
- * Parameters, gradients and moments share the capacity-offset layout of cu_params_at. */
+ * Parameters, gradients and moments share the packed layout of cu_params_at with cap = n. */
 #include "backend/cuda/cuda_internal.h"
 
 /* One element's update: the only place the arithmetic is written, so every kernel does it alike. */
@@ -17,37 +17,11 @@ __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, flo
     adam_val(p + i, g[i], m + i, v + i, lr, a);
 }
 
-/* Element t of the n-Gaussian view: region sizes 3n, 3n, 4n, n, 3Kn; regions start at
- * capacity offsets 0, 3cap, 6cap, 10cap, 11cap. This launch covers elements first .. end-1. */
-__global__ void k_adam(float *p, const float *g, float *m, float *v, int n, int cap, int K, int64_t first,
-                       int64_t end, cu_adam_args a) {
-    int64_t t = first + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    int64_t N = n, C = cap;
-    if (t >= end) return;
-    size_t idx;
-    float lr;
-    if (t < 3 * N) idx = (size_t)t, lr = a.lr[0];
-    else if (t < 6 * N) idx = (size_t)(3 * C + (t - 3 * N)), lr = a.lr[1];
-    else if (t < 10 * N) idx = (size_t)(6 * C + (t - 6 * N)), lr = a.lr[2];
-    else if (t < 11 * N) idx = (size_t)(10 * C + (t - 10 * N)), lr = a.lr[3];
-    else {
-        int64_t e = t - 11 * N;
-        int k = (int)((e / 3) % K);
-        idx = (size_t)(11 * C + e);
-        lr = k == 0 ? a.lr[4] : a.lr[5];
-    }
-    adam_one(p, g, m, v, idx, lr, &a);
-}
-
-void cuda_adam(float *param, const float *grad, float *m, float *v, int n, int cap, int K, const cu_adam_args *a,
-               cudaStream_t s) {
-    cuda_adam_range(param, grad, m, v, n, cap, K, 0, (int64_t)n * (11 + 3 * (int64_t)K), a, s);
-}
-
-/* The same for the packed layout (cap == n: the n-Gaussian view is the buffer's first floats), four
- * consecutive elements per thread through 16-byte loads and stores; each element's learning rate
- * comes from its region, found by comparisons (and one 32-bit remainder per four SH elements), not
- * per-element 64-bit division. Elements outside [first, end) at the ends are left alone. */
+/* Elements first .. end-1 of the packed n-Gaussian layout (regions of 3n, 3n, 4n, n and 3Kn floats
+ * back to back), four consecutive elements per thread through 16-byte loads and stores; each
+ * element's learning rate comes from its region, found by comparisons (and one remainder per four
+ * SH elements), not per-element division. Elements outside [first, end) at the ends are left
+ * alone. The buffers come from cu_alloc (cudaMalloc: 256-byte aligned). */
 __global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n, uint32_t per, int64_t first,
                         int64_t end, cu_adam_args a) {
     int64_t t0 = (first & ~(int64_t)3) + 4 * ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
@@ -83,40 +57,23 @@ __global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n,
     }
 }
 
-void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n, int cap, int K, int64_t first,
-                     int64_t end, const cu_adam_args *a, cudaStream_t s) {
+void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n, int K, int64_t first, int64_t end,
+                     const cu_adam_args *a, cudaStream_t s) {
     int64_t total = (int64_t)n * (11 + 3 * (int64_t)K);
     if (end > total) end = total;
     if (first < 0) first = 0;
     if (end <= first) return;
-    /* the packed layout, 16-byte aligned buffers and SH offsets that fit 32 bits: four at a time */
-    if (cap == n && !(((uintptr_t)param | (uintptr_t)grad | (uintptr_t)m | (uintptr_t)v) & 15) &&
-        (int64_t)n * 3 * K < ((int64_t)1 << 32)) {
-        int64_t quads = (end - (first & ~(int64_t)3) + 3) / 4;
-        k_adam4<<<CU_GRID(quads, 256), 256, 0, s>>>(param, grad, m, v, n, (uint32_t)(3 * K), first, end, *a);
-        return;
-    }
-    k_adam<<<CU_GRID(end - first, 256), 256, 0, s>>>(param, grad, m, v, n, cap, K, first, end, *a);
-}
-
-__global__ void k_adam_flat(float *p, const float *g, float *m, float *v, int64_t count, float lr,
-                            cu_adam_args a) {
-    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= count) return;
-    adam_one(p, g, m, v, (size_t)t, lr, &a);
+    int64_t quads = (end - (first & ~(int64_t)3) + 3) / 4;
+    k_adam4<<<CU_GRID(quads, 256), 256, 0, s>>>(param, grad, m, v, n, (uint32_t)(3 * K), first, end, *a);
 }
 
 /* One learning rate over a flat array: k_adam4 with every region's rate the same (its whole region
  * means, count values), so the parity harness's adam check runs the training kernel's path, ragged
- * end included; unaligned arrays take the one-element kernel. */
+ * end included. */
 void cuda_adam_flat(float *param, const float *grad, float *m, float *v, int64_t count, float lr,
                     const cu_adam_args *a, cudaStream_t s) {
     if (count <= 0) return;
-    if (!(((uintptr_t)param | (uintptr_t)grad | (uintptr_t)m | (uintptr_t)v) & 15)) {
-        cu_adam_args one = *a;
-        for (int k = 0; k < 6; k++) one.lr[k] = lr;
-        k_adam4<<<CU_GRID((count + 3) / 4, 256), 256, 0, s>>>(param, grad, m, v, count, 3, 0, count, one);
-        return;
-    }
-    k_adam_flat<<<CU_GRID(count, 256), 256, 0, s>>>(param, grad, m, v, count, lr, *a);
+    cu_adam_args one = *a;
+    for (int k = 0; k < 6; k++) one.lr[k] = lr;
+    k_adam4<<<CU_GRID((count + 3) / 4, 256), 256, 0, s>>>(param, grad, m, v, count, 3, 0, count, one);
 }

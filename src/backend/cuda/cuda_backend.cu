@@ -579,7 +579,7 @@ int cuda_backend_adam_range(cu_backend *b, const sp_step_args *a, int64_t first,
     aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = a->eps;
     aa.bc1 = (float)(1.0 - pow((double)a->beta1, (double)a->adam_step));
     aa.bc2 = (float)(1.0 - pow((double)a->beta2, (double)a->adam_step));
-    cuda_adam_range((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, n, b->K,
+    cuda_adam_range((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, b->K,
                     first, end, &aa, b->st);
     cu_prof_end(b);
     b->grads_pending = 0;

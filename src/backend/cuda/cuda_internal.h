@@ -191,17 +191,15 @@ int cuda_loss_partials(int w, int h);
  * receives this step's loss when not NULL. */
 void cuda_loss(const float *rgb, const float *target, int w, int h, float ssim_weight, float *dl_drgb, float *work,
                double *partials, double *acc, double *value, cudaStream_t s);
-/* adam.cu: one kernel over all groups of n Gaussians (regions at capacity offsets). */
+/* adam.cu: one kernel over all groups of n Gaussians (the packed layout). */
 typedef struct {
     float lr[6]; /* means, log_scales, quats, opacity, sh_dc, sh_rest */
     float beta1, beta2, eps, bc1, bc2;
 } cu_adam_args;
-void cuda_adam(float *param, const float *grad, float *m, float *v, int n, int cap, int K, const cu_adam_args *a,
-               cudaStream_t s);
-/* The same update on elements first .. end-1 of the n-Gaussian view only (with cap == n these are
- * the buffer's floats first .. end-1); every element gets exactly the arithmetic of cuda_adam. */
-void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n, int cap, int K, int64_t first,
-                     int64_t end, const cu_adam_args *a, cudaStream_t s);
+/* The update of elements first .. end-1 of n Gaussians' parameters in the packed layout (cu_params_at
+ * with cap = n: the buffers' floats first .. end-1); 0 .. n (11 + 3K) is one whole step. */
+void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n, int K, int64_t first, int64_t end,
+                     const cu_adam_args *a, cudaStream_t s);
 void cuda_adam_flat(float *param, const float *grad, float *m, float *v, int64_t count, float lr,
                     const cu_adam_args *a, cudaStream_t s);
 
