@@ -29,9 +29,13 @@
 #define SP_TC_ADD(a, b) ((a) + (b))
 #endif
 
-/* The ellipse level for opacity sigma (>= 1/255 for visible Gaussians), widened by 0.1 % so that
- * float rounding in the rasterizer's own alpha test never meets a culled tile. */
-SP_TC_FN float sp_tile_tau(float sigma) { return (float)(2.0 * log(255.0 * (double)sigma) * 1.001 + 1e-3); }
+/* The ellipse level for opacity sigma (>= 1/255 for visible Gaussians), widened by 0.1 % and
+ * padded so that float rounding in the rasterizer's own alpha test never meets a culled tile. */
+#define SP_TILE_TAU_WIDEN 1.001
+#define SP_TILE_TAU_PAD 1e-3
+SP_TC_FN float sp_tile_tau(float sigma) {
+    return (float)(2.0 * log(255.0 * (double)sigma) * SP_TILE_TAU_WIDEN + SP_TILE_TAU_PAD);
+}
 
 /* A Gaussian as the test sees it; sp_tile_ellipse fills it once per Gaussian. */
 typedef struct {

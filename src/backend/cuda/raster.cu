@@ -159,7 +159,9 @@ void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pai
 #define CU_WARP_H (CU_WARP_RECT ? 4 : 2)
 
 /* The level tau of sp_tile_tau in float: __logf's error is far inside the 0.1 % widening. */
-__device__ __forceinline__ float cu_warp_tau(float sigma) { return 2.0f * __logf(255.0f * sigma) * 1.001f + 1e-3f; }
+__device__ __forceinline__ float cu_warp_tau(float sigma) {
+    return 2.0f * __logf(255.0f * sigma) * (float)SP_TILE_TAU_WIDEN + (float)SP_TILE_TAU_PAD;
+}
 
 /* A projected Gaussian as the raster kernels read it: 2D mean, conic and opacity, colour. */
 struct cu_splat {
