@@ -468,12 +468,12 @@ __global__ void __launch_bounds__(CU_BLOCK, 5) k_backward_pixel(cu_proj proj, cu
         if (k < hi) {
             uint32_t g = bins.ids[start + k];
             int slot = k - lo;
+            cu_splat sp = cu_load_splat(proj, g);
             s_id[slot] = g;
-            s_mean[slot] = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
-            s_conic_op[slot] =
-                make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
-            s_color[slot] = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
-            s_tau[slot] = cu_warp_tau(proj.opacity[g]);
+            s_mean[slot] = sp.m;
+            s_conic_op[slot] = sp.co;
+            s_color[slot] = sp.col;
+            s_tau[slot] = cu_warp_tau(sp.co.w);
         }
         __syncthreads();
         /* the batch's Gaussians that reach the warp's 8x4 pixels (as in rasterize): the others give
@@ -650,16 +650,12 @@ __global__ void __launch_bounds__(CU_BLOCK) k_backward_splat(cu_proj proj, cu_bi
     for (int b = warp; b < nb; b += CU_BLOCK / 32) {
         int kl = b * 32 + lane; /* this lane's position in the tile's list */
         int active = kl < max_nc;
-        float2 m = make_float2(0.0f, 0.0f);
-        float4 co = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        float3 col = make_float3(0.0f, 0.0f, 0.0f);
+        cu_splat sp = {};
         uint32_t g = 0;
-        if (active) {
-            g = bins.ids[start + kl];
-            m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
-            co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
-            col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
-        }
+        if (active) sp = cu_load_splat(proj, g = bins.ids[start + kl]);
+        float2 m = sp.m;
+        float4 co = sp.co;
+        float3 col = sp.col;
         float v[CU_PAIR_GRADS];
         for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
         const float4 *st = bk.state + (size_t)(cu_bucket_first(start, tile) + b) * CU_BLOCK;
