@@ -189,29 +189,36 @@ __device__ __forceinline__ int cu_stash_hit(const cu_splat &s, int lane, float2 
     return sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
 }
 
+/* A tile's 8 warps run in CU_RASTER_PARTS blocks of CU_RASTER_THREADS threads: warps no longer
+ * share batches, and smaller blocks free their SM slot as soon as their own warps are done instead
+ * of when the tile's slowest warp is. */
+#define CU_RASTER_THREADS 64
+#define CU_RASTER_PARTS (CU_BLOCK / CU_RASTER_THREADS)
 template <int STATE>
-__global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bins, int w, int h, float3 bg,
-                                                        cu_raster out, cu_buckets bk) {
-    __shared__ float2 s_mean[CU_BLOCK];
-    __shared__ float4 s_conic_op[CU_BLOCK];
-    __shared__ float3 s_color[CU_BLOCK];
-    __shared__ int s_max_nc;
-    int tile = bins.order ? (int)bins.order[blockIdx.x] : (int)blockIdx.x;
+__global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj proj, cu_bins bins, int w, int h,
+                                                                 float3 bg, cu_raster out, cu_buckets bk) {
+    __shared__ float2 s_mean[CU_RASTER_THREADS];
+    __shared__ float4 s_conic_op[CU_RASTER_THREADS];
+    __shared__ float3 s_color[CU_RASTER_THREADS];
+    int slot = (int)(blockIdx.x / CU_RASTER_PARTS);
+    int tile = bins.order ? (int)bins.order[slot] : slot;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
-    int lane = (int)threadIdx.x & 31, wp = (int)threadIdx.x >> 5;
-    int lx = cu_tile_lx((int)threadIdx.x), ly = cu_tile_ly((int)threadIdx.x);
+    /* t: this thread's place among the tile's 256 (the pixel mapping and the per-pixel state) */
+    int t = (int)(blockIdx.x % CU_RASTER_PARTS) * CU_RASTER_THREADS + (int)threadIdx.x;
+    int lane = (int)threadIdx.x & 31, wp = t >> 5;
+    int lx = cu_tile_lx(t), ly = cu_tile_ly(t);
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
     int rx = tx * CU_TILE + cu_tile_lx(wp * 32), ry = ty * CU_TILE + cu_tile_ly(wp * 32);
     int inside = px < w && py < h;
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
     uint2 rg = bins.range[tile];
     int start = (int)rg.x, end = (int)rg.y;
-    float4 *state = STATE == 1 ? bk.state + (size_t)cu_bucket_first(start, tile) * CU_BLOCK + threadIdx.x : NULL;
-    float4 *chunk = STATE == 2 ? bk.chunk + (size_t)cu_chunk_first(start, tile) * CU_BLOCK + threadIdx.x : NULL;
-    float2 *w_mean = s_mean + wp * 32;
-    float4 *w_conic_op = s_conic_op + wp * 32;
-    float3 *w_color = s_color + wp * 32;
-    if (threadIdx.x == 0) s_max_nc = 0;
+    float4 *state = STATE == 1 ? bk.state + (size_t)cu_bucket_first(start, tile) * CU_BLOCK + t : NULL;
+    float4 *chunk = STATE == 2 ? bk.chunk + (size_t)cu_chunk_first(start, tile) * CU_BLOCK + t : NULL;
+    int wl = (int)threadIdx.x >> 5; /* the warp within this block */
+    float2 *w_mean = s_mean + wl * 32;
+    float4 *w_conic_op = s_conic_op + wl * 32;
+    float3 *w_color = s_color + wl * 32;
     float T = 1.0f, C0 = 0.0f, C1 = 0.0f, C2 = 0.0f;
     int n_contrib = 0;
     int done = !inside;
@@ -272,11 +279,9 @@ __global__ void __launch_bounds__(CU_BLOCK) k_rasterize(cu_proj proj, cu_bins bi
         out.final_T[pix] = T;
         out.n_contrib[pix] = n_contrib;
     }
-    if (bk.tile_max_nc) { /* uniform over the block */
-        __syncthreads();
-        if (n_contrib) atomicMax(&s_max_nc, n_contrib);
-        __syncthreads();
-        if (threadIdx.x == 0) bk.tile_max_nc[tile] = s_max_nc;
+    if (bk.tile_max_nc) { /* zeroed by cuda_rasterize; the tile's warps meet here */
+        int wmax = __reduce_max_sync(0xffffffffu, n_contrib);
+        if (lane == 0 && wmax) atomicMax(&bk.tile_max_nc[tile], wmax);
     }
 }
 
@@ -284,9 +289,11 @@ void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, floa
                     const cu_buckets *bk, cudaStream_t s) {
     int tiles = bins->tiles_x * bins->tiles_y;
     if (tiles <= 0) return;
-    if (bk && bk->state) k_rasterize<1><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
-    else if (bk && bk->chunk) k_rasterize<2><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
-    else k_rasterize<0><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *out, bk ? *bk : cu_buckets{});
+    if (bk && bk->tile_max_nc) cudaMemsetAsync(bk->tile_max_nc, 0, (size_t)tiles * sizeof(int32_t), s);
+    unsigned grid = (unsigned)tiles * CU_RASTER_PARTS;
+    if (bk && bk->state) k_rasterize<1><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
+    else if (bk && bk->chunk) k_rasterize<2><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
+    else k_rasterize<0><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, bk ? *bk : cu_buckets{});
 }
 
 /* ---- backward_raster, per-pixel variant ---- */
@@ -374,24 +381,31 @@ __device__ __forceinline__ int bwd_pair(float2 m, float4 co, float3 col, float f
  * an SM instead of 4: the walk is bound by issue latency and gains more from the extra warps than it
  * loses to the few spilled bytes (0.556 -> 0.531 ms/step on lego; the same bound on rasterize,
  * 6 blocks, made it slower). */
+/* Fast mode runs a (tile, chunk) item's 8 warps in blocks of CU_BWD_THREADS threads (warps do not
+ * share batches there; a small block frees its slot when its own warps are done). */
+#define CU_BWD_THREADS 64
 template <int DET>
-__global__ void __launch_bounds__(CU_BLOCK, 5) k_backward_pixel(cu_proj proj, cu_bins bins, int w, int h, float3 bg,
-                                                             cu_raster fwd, const float *dl_drgb, cu_buckets bk,
-                                                             cu_chunk_work work, float *pair_grad, cu_proj_grad G) {
-    __shared__ uint32_t s_id[CU_BLOCK];
-    __shared__ float2 s_mean[CU_BLOCK];
-    __shared__ float4 s_conic_op[CU_BLOCK];
-    __shared__ float3 s_color[CU_BLOCK];
+__global__ void __launch_bounds__(DET ? CU_BLOCK : CU_BWD_THREADS, DET ? 5 : 20)
+    k_backward_pixel(cu_proj proj, cu_bins bins, int w, int h, float3 bg, cu_raster fwd, const float *dl_drgb,
+                     cu_buckets bk, cu_chunk_work work, float *pair_grad, cu_proj_grad G) {
+    constexpr int NT = DET ? CU_BLOCK : CU_BWD_THREADS, PARTS = CU_BLOCK / NT;
+    __shared__ uint32_t s_id[NT];
+    __shared__ float2 s_mean[NT];
+    __shared__ float4 s_conic_op[NT];
+    __shared__ float3 s_color[NT];
     __shared__ float s_tau[DET ? CU_BWD_BATCH : 1];
     __shared__ float s_part[DET ? CU_BLOCK / 32 : 1][DET ? CU_BWD_BATCH : 1][CU_PAIR_GRADS];
-    if ((int)blockIdx.x >= *work.num_items) return; /* the grid is an upper bound */
-    uint2 item = work.items[blockIdx.x];
+    int it = (int)(blockIdx.x / PARTS);
+    if (it >= *work.num_items) return; /* the grid is an upper bound */
+    uint2 item = work.items[it];
     int tile = (int)item.x, chunk = (int)item.y;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
-    int lx = cu_tile_lx((int)threadIdx.x), ly = cu_tile_ly((int)threadIdx.x);
+    /* t: this thread's place among the tile's 256 (the pixel mapping and the per-pixel state) */
+    int t = (int)(blockIdx.x % PARTS) * NT + (int)threadIdx.x;
+    int lx = cu_tile_lx(t), ly = cu_tile_ly(t);
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
     int inside = px < w && py < h;
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int lane = threadIdx.x & 31, warp = t >> 5;
     int rx = tx * CU_TILE + cu_tile_lx(warp * 32), ry = ty * CU_TILE + cu_tile_ly(warp * 32);
     int own = reduce9_owner(lane), own_stride = 0;
     float *own_dst = own >= 0 ? grad_slot(G, own, &own_stride) : NULL;
@@ -409,8 +423,7 @@ __global__ void __launch_bounds__(CU_BLOCK, 5) k_backward_pixel(cu_proj proj, cu
         g0 = dl_drgb[3 * pix], g1 = dl_drgb[3 * pix + 1], g2 = dl_drgb[3 * pix + 2];
         if (nc > c_hi) { /* blending goes on past the chunk: start from the state the forward pass left
                             at its end; the colour behind it is the final colour minus that in front */
-            float4 st = bk.chunk[((size_t)cu_chunk_first(start, tile) + (c_hi >> CU_CHUNK_LOG)) * CU_BLOCK +
-                                 threadIdx.x];
+            float4 st = bk.chunk[((size_t)cu_chunk_first(start, tile) + (c_hi >> CU_CHUNK_LOG)) * CU_BLOCK + t];
             T = st.x;
             B0 = fwd.rgb[3 * pix] - st.y, B1 = fwd.rgb[3 * pix + 1] - st.z, B2 = fwd.rgb[3 * pix + 2] - st.w;
         } else {
@@ -420,10 +433,11 @@ __global__ void __launch_bounds__(CU_BLOCK, 5) k_backward_pixel(cu_proj proj, cu
     }
     int warp_nc = __reduce_max_sync(0xffffffffu, nc); /* positions past it are skipped by the whole warp */
     if (!DET) {
-        uint32_t *w_id = s_id + warp * 32;
-        float2 *w_mean = s_mean + warp * 32;
-        float4 *w_conic_op = s_conic_op + warp * 32;
-        float3 *w_color = s_color + warp * 32;
+        int wl = (int)threadIdx.x >> 5; /* the warp within this block */
+        uint32_t *w_id = s_id + wl * 32;
+        float2 *w_mean = s_mean + wl * 32;
+        float4 *w_conic_op = s_conic_op + wl * 32;
+        float3 *w_color = s_color + wl * 32;
         int top = min(c_hi, warp_nc);
         /* this lane's Gaussian of the next batch, loaded ahead */
         uint32_t g = 0;
@@ -527,8 +541,8 @@ void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w,
         k_backward_pixel<1><<<work->max_items, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work,
                                                                  pair_grad, *g);
     else
-        k_backward_pixel<0><<<work->max_items, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work,
-                                                                 pair_grad, *g);
+        k_backward_pixel<0><<<(unsigned)work->max_items * (CU_BLOCK / CU_BWD_THREADS), CU_BWD_THREADS, 0, s>>>(
+            *proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work, pair_grad, *g);
 }
 
 /* ---- the chunked backward's work list ---- */
