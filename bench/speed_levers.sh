@@ -32,8 +32,13 @@
 #   (evaluated on white), grad12 refine.grad_threshold=0.00012, stop20k refine.stop=20000, decay03
 #   refine.opacity_decay=0.03, ssim3 loss.ssim_weight=0.3, shrest2 adam.sh_rest_lr=0.00025, s25k
 #   trainer.max_steps=25000 with schedules scaled from 30000
+#   pruning by blend weight (train/prune.h): pw30 / pw50 / pw70 refine.prune_weight=0.3 / 0.5 / 0.7 at
+#   refine.stop; pw30e5k 0.3 every 5000 steps and at stop; pw20e3k 0.2 every 3000; pw50g12 pw50 +
+#   grad12; pw30e5kg12 pw30e5k + grad12; pw40e5kg12 0.4 every 5000 + grad12; pw20e3kg12 pw20e3k +
+#   grad12; pw50e5kg10 0.5 every 5000 with refine.grad_threshold=0.0001
 #   (the aau* variants of bench/RESULTS.md, 2026-12-01 session 6, needed trainer.antialias_until, measured
 #   at be08de8 and removed after: it did not keep the filter's gain)
+#   set:KEY=VALUE,KEY=VALUE,...  any switches, named in the table by themselves
 # Compare aa with base (the filter alone), prog2aa / prog4aa with aa (what progressive resolution
 # costs once the model no longer depends on the resolution).
 # A lego run takes about 80 s on an H200: split VARIANTS over several commands where one command
@@ -77,6 +82,17 @@ switches() {
     ssim3) echo "--set loss.ssim_weight=0.3" ;;
     shrest2) echo "--set adam.sh_rest_lr=0.00025" ;;
     s25k) echo "--set trainer.max_steps=25000 --set trainer.schedule_steps=30000" ;;
+    pw30) echo "--set refine.prune_weight=0.3" ;;
+    pw50) echo "--set refine.prune_weight=0.5" ;;
+    pw70) echo "--set refine.prune_weight=0.7" ;;
+    pw30e5k) echo "--set refine.prune_weight=0.3 --set refine.prune_weight_every=5000" ;;
+    pw20e3k) echo "--set refine.prune_weight=0.2 --set refine.prune_weight_every=3000" ;;
+    pw50g12) echo "--set refine.prune_weight=0.5 $(switches grad12)" ;;
+    pw30e5kg12) echo "$(switches pw30e5k) $(switches grad12)" ;;
+    pw40e5kg12) echo "--set refine.prune_weight=0.4 --set refine.prune_weight_every=5000 $(switches grad12)" ;;
+    pw20e3kg12) echo "$(switches pw20e3k) $(switches grad12)" ;;
+    pw50e5kg10) echo "--set refine.prune_weight=0.5 --set refine.prune_weight_every=5000 --set refine.grad_threshold=0.0001" ;;
+    set:*) echo "$1" | cut -c5- | tr ',' '\n' | sed 's/^/--set /' | tr '\n' ' ' ;;
     *) echo "unknown variant $1" >&2; return 1 ;;
   esac
 }
@@ -94,7 +110,7 @@ for scene in ${SCENES:-lego}; do
     sw=$(switches "$v") || exit 2
     psnrs=""
     for seed in $(seq 0 $((REPEATS - 1))); do
-      tag=$v$([ "$REPEATS" -gt 1 ] && echo "-s$seed")
+      tag=$(echo "$v" | tr -c "A-Za-z0-9\n" "_")$([ "$REPEATS" -gt 1 ] && echo "-s$seed")
       run=/tmp/runs/levers-$scene-$tag-$KIND
       rm -rf "$run"
       start=$(date +%s.%N)

@@ -363,7 +363,7 @@ static int step_deterministic_repeat(const tcase *c, sp_backend *unused) {
             sp_step_args a = step_args(s, s % NVIEWS);
             assert_int_equal(b->ops->train_step(b, &a), 0);
         }
-        sp_refine_args ra = {1, 1e-4f, 0.05f, 2, 1.6f, 0.005f, 0.0f, 0.0f, 0.01f, 0.0f, 2000, 7};
+        sp_refine_args ra = {1, 1e-4f, 0.05f, 2, 1.6f, 0.005f, 0.0f, 0.0f, 0.01f, 0.0f, 2000, 7, NULL};
         sp_refine_result rr;
         assert_int_equal(b->ops->refine(b, &ra, &rr), 0);
         for (int s = 41; s <= 60; s++) {
@@ -433,6 +433,62 @@ static int step_staged_views(const tcase *c, sp_backend *unused) {
     for (int k = 0; k < 2; k++) sp_gaussians_free(&out[k]);
     free_views(views);
     sp_gaussians_free(&gt), sp_gaussians_free(&init);
+    return ok;
+}
+
+/* Pruning by blend weight (train/prune.h) through the ops: the backend's blend weights over two
+ * cameras against the CPU reference's (relative L2 < 1e-3; a second call repeats bit for bit: the
+ * sums are integers on GPU backends), then a refine with the drop flags of the reference weights
+ * gives the CPU reference's cpu_refine store bit for bit, Adam moments included. A backend
+ * without the op (the trainer computes the weights on the host) checks the refine only. */
+static int step_blend_weights_drop(const tcase *c, sp_backend *b) {
+    const char *stage = "prune by blend weight";
+    sp_rng r = pt_rng(960);
+    pt_scene s;
+    pt_scene_make(&s, &r, 2500, 141, 105, 1);
+    int n = s.n, ok = 1;
+    sp_camera cams[2] = {s.cam, s.cam};
+    cams[1].width = 120, cams[1].height = 90; /* a second, smaller view of the same pose */
+    sp_gaussians g, m, v, rg = {0}, rm = {0}, rv = {0};
+    pt_scene_store(&s, &g);
+    pt_random_gaussians(&m, &r, n, 1, 0.5f);
+    pt_random_gaussians(&v, &r, n, 1, 0.5f);
+    for (int i = 0; i < n; i++) v.opacity_logits[i] = fabsf(v.opacity_logits[i]);
+    assert_int_equal(b->ops->set_gaussians(b, &g, &m, &v), 0);
+    float *ref = sp_malloc((size_t)n * 4), *got = sp_malloc((size_t)n * 4), *again = sp_malloc((size_t)n * 4);
+    assert_int_equal(sp_blend_weights_host(&g, c->cfg.antialias, cams, 2, ref), 0);
+    if (b->ops->blend_weights) {
+        assert_int_equal(b->ops->blend_weights(b, cams, 2, got), 0);
+        assert_int_equal(b->ops->blend_weights(b, cams, 2, again), 0);
+        double e = pt_rel_l2(got, ref, (size_t)n);
+        ok &= pt_report(e < 1e-3, c->label, stage, "blend weights vs CPU", "rel L2", e, 1e-3);
+        int same = !memcmp(got, again, (size_t)n * 4);
+        ok &= pt_report(same, c->label, stage, "blend weights repeat", "bit-identical (1=yes)", same, 1);
+    } else {
+        printf("INFO %s: no blend_weights op (the trainer computes them on the host)\n", c->label);
+    }
+    uint8_t *drop = sp_malloc((size_t)n);
+    assert_int_equal(sp_prune_pick(ref, n, n / 3, drop), 0);
+    sp_refine_args ra = {0};
+    ra.drop = drop;
+    ra.capacity = n;
+    sp_refine_result res, cres;
+    assert_int_equal(b->ops->refine(b, &ra, &res), 0);
+    assert_int_equal(b->ops->get_gaussians(b, &rg, &rm, &rv), 0);
+    sp_refine_stats st = {0};
+    sp_refine_stats_reserve(&st, n);
+    sp_refine_stats_reset(&st, n);
+    assert_int_equal(cpu_refine(&g, &m, &v, &st, &ra, &cres), 0);
+    char what[96];
+    snprintf(what, sizeof what, "%d -> %d Gaussians (reference %d)", n, res.n_after, cres.n_after);
+    int same = res.n_after == n - n / 3 && cres.n_after == res.n_after && pt_stores_equal(&rg, &g) &&
+               pt_stores_equal(&rm, &m) && pt_stores_equal(&rv, &v);
+    ok &= pt_report(same, c->label, stage, what, "stores bit-identical (1=yes)", same, 1);
+    sp_refine_stats_free(&st);
+    free(ref), free(got), free(again), free(drop);
+    sp_gaussians_free(&g), sp_gaussians_free(&m), sp_gaussians_free(&v);
+    sp_gaussians_free(&rg), sp_gaussians_free(&rm), sp_gaussians_free(&rv);
+    pt_scene_free(&s);
     return ok;
 }
 

@@ -51,6 +51,7 @@
 #include "backend/tile_cull.h"
 #include "parity.h"
 #include "scene/gaussians.h"
+#include "train/prune.h"
 #ifdef SPLAT_HAVE_CUDA
 #include "backend/cuda/cuda_test_api.h"
 #endif
@@ -716,6 +717,7 @@ static const struct {
     {"deterministic training repeats", NULL, step_deterministic_repeat},
     {"staged views train like uploaded views", NULL, step_staged_views},
     {"mcmc stages and plans", NULL, step_mcmc},
+    {"prune by blend weight", NULL, step_blend_weights_drop},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8

@@ -64,9 +64,11 @@ static void test_defaults(void **state) {
     assert_int_equal(c.trainer.sh_interval, 1000);
     assert_true(c.loss.ssim_weight == 0.2);
     assert_int_equal(c.refine.start, 500);
-    assert_int_equal(c.refine.stop, 15000);
+    assert_int_equal(c.refine.stop, 12500);
     assert_int_equal(c.refine.every, 100);
-    assert_true(c.refine.grad_threshold == 0.00015);
+    assert_true(c.refine.grad_threshold == 0.00012);
+    assert_true(c.refine.prune_weight == 0.25);
+    assert_int_equal(c.refine.prune_weight_every, 2500);
     assert_int_equal(c.refine.split_count, 2);
     assert_true(c.refine.split_shrink == 1.6);
     assert_string_equal(c.refine.opacity_mode, "decay");

@@ -150,6 +150,7 @@ static void test_scaled_schedules(void **state) {
     sp_config c;
     sp_config_defaults(&c);
     c.trainer.max_steps = 15000;
+    c.refine.stop = 15000;
     sp_schedule s;
     sp_schedule_make(&c, &s); /* 0: as written */
     assert_int_equal(s.refine_start, 500);
@@ -173,6 +174,20 @@ static void test_scaled_schedules(void **state) {
     assert_int_equal(last, 7400);
     assert_true(sp_schedule_collect_stats(&s, 7499));
     assert_false(sp_schedule_collect_stats(&s, 7500));
+    /* pruning by blend weight: every 2500 written -> 1250, strictly inside, and at the stop */
+    assert_int_equal(s.prune_weight_every, 1250);
+    int prunes = 0;
+    for (int step = 1; step <= 15000; step++) prunes += sp_schedule_prune_weight_due(&s, step);
+    assert_int_equal(prunes, 6); /* 1250, 2500, 3750, 5000, 6250 and 7500 */
+    assert_true(sp_schedule_prune_weight_due(&s, 7500));
+    assert_false(sp_schedule_prune_weight_due(&s, 8750));
+    c.refine.prune_weight_every = 0; /* at the stop only */
+    sp_schedule_make(&c, &s);
+    prunes = 0;
+    for (int step = 1; step <= 15000; step++) prunes += sp_schedule_prune_weight_due(&s, step);
+    assert_int_equal(prunes, 1);
+    c.refine.prune_weight_every = 2500;
+    sp_schedule_make(&c, &s);
     /* opacity resets follow the scaled spacing and keep clear of the end */
     snprintf(c.refine.opacity_mode, sizeof c.refine.opacity_mode, "reset");
     assert_true(sp_train_opacity_reset_due(&c, 1500));

@@ -84,6 +84,9 @@ typedef struct {
     float opacity_reset;  /* > 0: opacity = min(opacity, opacity_reset) */
     int capacity;         /* max Gaussians after refine */
     uint64_t seed;        /* split sampling: per-Gaussian streams from (seed, index) */
+    /* NULL, or one flag per Gaussian: 1 = remove it (pruning by blend weight, train/prune.h); only
+     * with densify off */
+    const uint8_t *drop;
 } sp_refine_args;
 
 typedef struct {
@@ -153,6 +156,11 @@ typedef struct sp_backend_ops {
      * (statistics reset, gradients of a pending batch dropped, as refine does). */
     int (*mcmc_read)(sp_backend *b, float *opacity_logits, float *log_scales);
     int (*mcmc_apply)(sp_backend *b, const sp_mcmc_plan *p);
+    /* Each Gaussian's blending weights (alpha T as rasterize composites them) summed over the
+     * pixels of cams[0..count) into weight[i], i < num_gaussians (overwritten): how much of those
+     * views it makes (refine.prune_weight). The same sums for any schedule. NULL: the trainer
+     * computes them on the host (train/prune.h). */
+    int (*blend_weights)(sp_backend *b, const sp_camera *cams, int count, float *weight);
 } sp_backend_ops;
 
 struct sp_backend {

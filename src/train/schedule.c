@@ -20,6 +20,7 @@ void sp_schedule_make(const sp_config *c, sp_schedule *s) {
     s->refine_every = c->refine.every;
     s->opacity_reset_every = scaled(c, c->refine.opacity_reset_every, 1);
     s->sh_interval = scaled(c, c->trainer.sh_interval, 1);
+    s->prune_weight_every = c->refine.prune_weight_every > 0 ? scaled(c, c->refine.prune_weight_every, 1) : 0;
     int levels = 0;
     while ((1 << (levels + 1)) <= c->trainer.coarse_scale) levels++;
     s->coarse_levels = levels;
@@ -43,6 +44,12 @@ int sp_schedule_refine_due(const sp_schedule *s, int step) {
 }
 
 int sp_schedule_collect_stats(const sp_schedule *s, int step) { return step < s->refine_stop; }
+
+int sp_schedule_prune_weight_due(const sp_schedule *s, int step) {
+    if (step == s->refine_stop) return 1;
+    return s->prune_weight_every > 0 && step > s->refine_start && step < s->refine_stop &&
+           step % s->prune_weight_every == 0;
+}
 
 float sp_schedule_prune_screen_px(const sp_config *c, int level) {
     return (float)(c->refine.prune_screen_px / (double)(1 << level));

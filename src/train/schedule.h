@@ -10,6 +10,7 @@
 typedef struct {
     /* step schedules after scaling by max_steps / schedule_steps (as written when that is 0) */
     int refine_start, refine_stop, opacity_reset_every, sh_interval;
+    int prune_weight_every; /* refine.prune_weight_every scaled; 0: at refine_stop only */
     int refine_every; /* never scaled: each refine averages the statistics of this many views */
     /* progressive resolution: steps 1 .. coarse_steps train below full resolution, in
      * coarse_levels equal parts at 1/coarse_scale, then half as coarse, ..., 1/2 */
@@ -26,6 +27,9 @@ int sp_schedule_sh_degree(const sp_schedule *s, const sp_config *c, int step);
  * refine_stop), and 1 if steps collect densification statistics. */
 int sp_schedule_refine_due(const sp_schedule *s, int step);
 int sp_schedule_collect_stats(const sp_schedule *s, int step);
+/* 1 if the step prunes by blend weight (when refine.prune_weight is on): at refine_stop, and every
+ * prune_weight_every steps strictly between refine_start and refine_stop. */
+int sp_schedule_prune_weight_due(const sp_schedule *s, int step);
 /* refine.prune_screen_px is in full-resolution pixels; screen radii are measured on the view a
  * step trains on. The threshold of a refine at a step of level j is prune_screen_px / 2^j (a
  * Gaussian spans 1/2^j of the pixels across at level j). Levels never get coarser during a run, so

@@ -27,6 +27,7 @@
 #include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/mcmc.h"
+#include "train/prune.h"
 #include "train/pyramid.h"
 #include "train/report.h"
 #include "train/schedule.h"
@@ -729,6 +730,20 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             if (r->b->ops->refine(r->b, &ra, &res)) goto fail_loop;
             sp_log_to_file("step %d refine: %d cloned, %d split, %d pruned: %d -> %d Gaussians", step, res.cloned,
                            res.split, res.pruned, res.n_before, res.n_after);
+        }
+        int prune_at = 0;
+        for (int s = prev + 1; s <= step && rf->prune_weight > 0; s++)
+            if (sp_schedule_prune_weight_due(&sched, s)) prune_at = s;
+        if (prune_at) {
+            int nc = r->data.train.n;
+            sp_camera *cams = SP_NEW(sp_camera, nc > 0 ? nc : 1);
+            for (int i = 0; i < nc; i++) cams[i] = r->data.train.views[i].cam;
+            sp_prune_result pr;
+            int prc = sp_prune_by_weight(r->b, cams, nc, rf->prune_weight, &pr);
+            free(cams);
+            if (prc) goto fail_loop;
+            sp_log_to_file("step %d prune by blend weight over %d views: %d -> %d Gaussians (%.2f s)", step, nc,
+                           pr.n_before, pr.n_after, pr.seconds);
         }
         if (reset_at) {
             sp_refine_args ra = {0};

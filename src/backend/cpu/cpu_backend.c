@@ -317,6 +317,21 @@ static int cpu_render(sp_backend *base, const sp_camera *cam, int sh_degree, con
     return 0;
 }
 
+static int cpu_blend_weights_op(sp_backend *base, const sp_camera *cams, int count, float *weight) {
+    cpu_backend *b = (cpu_backend *)base;
+    int old = sp_omp_threads_set(b->threads.cur);
+    sp_params p = params_of(&b->g);
+    memset(weight, 0, (size_t)p.n * sizeof(float));
+    int rc = ensure_proj(b, p.n);
+    for (int c = 0; c < count && rc == 0; c++) {
+        cpu_project_aa(&p, &cams[c], 0, b->base.cfg.antialias, &b->proj);
+        rc = cpu_bin(&b->proj, p.n, &cams[c], &b->bins);
+        if (rc == 0) rc = cpu_blend_weights(&b->proj, &b->bins, &cams[c], weight);
+    }
+    sp_omp_threads_set(old);
+    return rc;
+}
+
 static int cpu_params_finite(sp_backend *base) { return sp_gaussians_finite(&((cpu_backend *)base)->g); }
 
 static int cpu_get_profile(sp_backend *base, sp_profile *p) {
@@ -440,6 +455,7 @@ static const sp_backend_ops cpu_ops = {
     .stage_view = cpu_stage_view,
     .mcmc_read = cpu_mcmc_read,
     .mcmc_apply = cpu_mcmc_apply_op,
+    .blend_weights = cpu_blend_weights_op,
 };
 
 sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {

@@ -266,8 +266,10 @@ static inline void load_splat(const sp_proj *p, uint32_t id, sp_msplat_f *s) {
     s->pmin = sp_m_splat_pmin_f(s->op);
 }
 
-void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
-                   sp_raster_out *out) {
+/* The forward pass over every tile; with pair_w (num_pairs entries) each pair's blending weight
+ * summed over its tile's pixels. */
+static void raster_tiles(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
+                         sp_raster_out *out, float *pair_w) {
     const int W = cam->width, H = cam->height, tx = bins->tiles_x, tiles = bins->tiles_x * bins->tiles_y;
     const int64_t maxlen = max_tile_len(bins);
 #pragma omp parallel num_threads(sp_omp_threads())
@@ -281,7 +283,9 @@ void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *ca
             const int tw = sp_mini(SP_TILE, W - x0), th = sp_mini(SP_TILE, H - y0);
             float rgb[SP_TILE * SP_TILE * 3], T[SP_TILE * SP_TILE];
             int32_t nc[SP_TILE * SP_TILE];
-            sp_m_raster_tile_f(buf, (int)n, x0, y0, tw, th, bg, rgb, T, nc);
+            if (pair_w) memset(pair_w + s, 0, sizeof(float) * n);
+            sp_m_raster_tile_f(buf, (int)n, x0, y0, tw, th, bg, rgb, T, nc, pair_w ? pair_w + s : NULL);
+            if (!out) continue;
             for (int ly = 0; ly < th; ly++) {
                 size_t pix = (size_t)(y0 + ly) * W + x0;
                 memcpy(out->rgb + 3 * pix, rgb + 3 * ly * tw, sizeof(float) * 3 * tw);
@@ -291,6 +295,23 @@ void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *ca
         }
         free(buf);
     }
+}
+
+void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
+                   sp_raster_out *out) {
+    raster_tiles(proj, bins, cam, bg, out, NULL);
+}
+
+int cpu_blend_weights(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, float *weight) {
+    float *pair_w = sp_try_alloc((size_t)(bins->num_pairs > 0 ? bins->num_pairs : 1), sizeof(float),
+                                 "blend weights", NULL);
+    if (!pair_w) return -1;
+    const float bg[3] = {0, 0, 0};
+    raster_tiles(proj, bins, cam, bg, NULL, pair_w);
+    /* tile-major order: the same sums for any thread count */
+    for (int64_t p = 0; p < bins->num_pairs; p++) weight[bins->ids[p]] += pair_w[p];
+    free(pair_w);
+    return 0;
 }
 
 /* ---- backward_raster ---- */

@@ -80,6 +80,7 @@ int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stat
     int n = g->n;
     memset(r, 0, sizeof *r);
     r->n_before = n;
+    if (a->drop && a->densify) return sp_error("refine: drop flags come without densification");
     /* 1. densify candidates: 1 = clone, 2 = split */
     uint8_t *action = sp_try_alloc((size_t)n, 1, "the refine actions", "lower refine.capacity");
     if (!action) return -1;
@@ -167,6 +168,7 @@ int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stat
             if (o < a->prune_opacity) remove = 1;
             else if (a->prune_world_scale > 0 && max_scale(g, i) > a->prune_world_scale) remove = 1;
             else if (a->prune_screen_px > 0 && i < n && st->max_radius[i] > a->prune_screen_px) remove = 1;
+            else if (a->drop && i < n && a->drop[i]) remove = 1;
             if (remove) r->pruned++;
         }
         if (remove) continue;

@@ -587,9 +587,11 @@ static inline void SPM(sp_m_splat_box)(const SPM(sp_msplat) * g, int x0, int y0,
 }
 
 /* Forward of a tw x th tile at pixel (x0, y0) over splats s[0..n). Outputs per tile pixel,
- * row-major with stride tw: rgb[3], final_T, n_contrib. */
+ * row-major with stride tw: rgb[3], final_T, n_contrib. With weight (n entries) each splat's
+ * blending weights alpha T over the tile's pixels are added into weight[j], in row-major order. */
 static inline void SPM(sp_m_raster_tile)(const SPM(sp_msplat) * s, int n, int x0, int y0, int tw, int th,
-                                         const SP_REAL bg[3], SP_REAL *rgb, SP_REAL *final_T, int32_t *n_contrib) {
+                                         const SP_REAL bg[3], SP_REAL *rgb, SP_REAL *final_T, int32_t *n_contrib,
+                                         SP_REAL *weight) {
     SP_REAL T[256], C[256][3];
     uint8_t done[256];
     int np = tw * th, active = np;
@@ -623,6 +625,7 @@ static inline void SPM(sp_m_raster_tile)(const SPM(sp_msplat) * s, int n, int x0
                 C[p][0] += g->col[0] * w;
                 C[p][1] += g->col[1] * w;
                 C[p][2] += g->col[2] * w;
+                if (weight) weight[j] += w;
                 T[p] = Tn;
                 n_contrib[p] = j + 1;
             }

@@ -95,6 +95,10 @@ int cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins);
 /* rasterize: front-to-back compositing per pixel, early stop (docs/math.md). */
 void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
                    sp_raster_out *out);
+/* Adds each Gaussian's blending weights (alpha T, as rasterize composites them) summed over the
+ * camera's pixels into weight[id]: how much of the image it makes. The same sums for any thread
+ * count. 0, or -1 with an out-of-memory error. */
+int cpu_blend_weights(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, float *weight);
 /* backward_raster: gradients w.r.t. projected quantities, ADDED into g (the caller zeroes it).
  * Each tile sums its pixels in row-major order into one slot per (Gaussian, tile) pair; each
  * Gaussian's slots are then summed in row-major tile order: a fixed order, the same for any thread

@@ -166,8 +166,10 @@ static int ensure_loss_buffers(cu_backend *b, int w, int h) {
 static cu_params params_of(cu_backend *b, cu_buf *buf) { return cu_params_at((float *)buf->p, b->n, b->K); }
 
 /* ---- the forward half: project, emit_pairs, sort, tile_ranges, rasterize ---- */
-/* train: the backward pass follows (the per-splat variant needs the bucket state). */
-static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg, int train) {
+/* train: the backward pass follows (the per-splat variant needs the bucket state). weight: NULL, or
+ * where rasterize adds the blend weights (cu_buckets.weight). */
+static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg, int train,
+                   unsigned long long *weight) {
     int n = b->n, w = cam->width, h = cam->height;
     int det = b->base.cfg.deterministic;
     b->tiles_x = (w + CU_TILE - 1) / CU_TILE;
@@ -259,7 +261,7 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     bins.range = (const uint2 *)b->ranges.p;
     bins.order = b->order;
     cu_raster out = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
-    cu_buckets bk = {NULL, NULL, NULL};
+    cu_buckets bk = {NULL, NULL, NULL, weight};
     if (train) {
         if (cu_reserve(&b->mem, &b->tile_max_nc, (size_t)tiles * sizeof(int32_t), "tile contributor counts"))
             return -1;
@@ -278,7 +280,7 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
         bk.chunk = (float4 *)b->chunk_state.p;
     }
     cu_prof_begin(b, CU_ST_RASTER);
-    cuda_rasterize(&b->proj, &bins, w, h, bg, &out, train ? &bk : NULL, b->st);
+    cuda_rasterize(&b->proj, &bins, w, h, bg, &out, train || weight ? &bk : NULL, b->st);
     cu_prof_end(b);
     return cu_check(cudaGetLastError(), "forward");
 }
@@ -305,7 +307,7 @@ static void cu_destroy(sp_backend *base) {
                       &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
                       &b->partials, &b->acc,         &b->view_pix,   &b->bucket_state, &b->tile_max_nc,
-                      &b->chunk_state, &b->chunk_work};
+                      &b->chunk_state, &b->chunk_work, &b->weights};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) cu_free(&b->mem, bufs[i]);
     for (int r = 0; r < CU_PROF_RING; r++)
         for (int i = 0; i < CU_PROF_SPANS; i++) {
@@ -494,7 +496,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     float3 bg = make_float3(a->bg[0], a->bg[1], a->bg[2]);
     if (ensure_loss_buffers(b, w, h)) return -1;
     cu_prof_open(b, 1);
-    if (forward(b, cam, a->sh_degree, bg, 1)) {
+    if (forward(b, cam, a->sh_degree, bg, 1, NULL)) {
         cu_prof_close(b);
         return -1;
     }
@@ -629,10 +631,33 @@ static int cu_render(sp_backend *base, const sp_camera *cam, int sh_degree, cons
     if (cam->width <= 0 || cam->height <= 0) return sp_error("cuda: render: empty camera %dx%d", cam->width, cam->height);
     if (sh_degree < 0 || sh_degree > b->sh_degree)
         return sp_error("cuda: render: SH degree %d exceeds the stored degree %d", sh_degree, b->sh_degree);
-    if (forward(b, cam, sh_degree, make_float3(bg[0], bg[1], bg[2]), 0)) return -1;
+    if (forward(b, cam, sh_degree, make_float3(bg[0], bg[1], bg[2]), 0, NULL)) return -1;
     size_t bytes = (size_t)cam->width * cam->height * 3 * sizeof(float);
     if (cu_check(cudaMemcpyAsync(rgb, b->rgb.p, bytes, cudaMemcpyDeviceToHost, b->st), "render")) return -1;
     return cu_check(cudaStreamSynchronize(b->st), "render");
+}
+
+/* Integer sums on the device over every camera (cu_buckets.weight), one transfer at the end. */
+static int cu_blend_weights(sp_backend *base, const sp_camera *cams, int count, float *weight) {
+    cu_backend *b = (cu_backend *)base;
+    int n = b->n;
+    if (n == 0) return 0;
+    for (int c = 0; c < count; c++)
+        if (cams[c].width <= 0 || cams[c].height <= 0)
+            return sp_error("cuda: blend weights: empty camera %dx%d", cams[c].width, cams[c].height);
+    size_t bytes = (size_t)n * sizeof(unsigned long long);
+    unsigned long long *h = (unsigned long long *)sp_try_alloc((size_t)n, sizeof(unsigned long long), "blend weights", NULL);
+    if (!h) return -1;
+    int rc = cu_reserve(&b->mem, &b->weights, bytes, "blend weights");
+    if (rc == 0) rc = cu_check(cudaMemsetAsync(b->weights.p, 0, bytes, b->st), "blend weights");
+    for (int c = 0; c < count && rc == 0; c++)
+        rc = forward(b, &cams[c], 0, make_float3(0.0f, 0.0f, 0.0f), 0, (unsigned long long *)b->weights.p);
+    if (rc == 0) rc = cu_check(cudaMemcpyAsync(h, b->weights.p, bytes, cudaMemcpyDeviceToHost, b->st), "blend weights");
+    if (rc == 0) rc = cu_check(cudaStreamSynchronize(b->st), "blend weights");
+    if (rc == 0)
+        for (int i = 0; i < n; i++) weight[i] = (float)((double)h[i] / (double)CU_WEIGHT_ONE);
+    free(h);
+    return rc;
 }
 
 __global__ void k_finite(const float *p, int64_t count, uint32_t *bad) {
@@ -673,6 +698,7 @@ static const sp_backend_ops k_cuda_ops = {
     "cuda",          cu_destroy,      cu_upload_views, cu_set_gaussians, cu_get_gaussians, cu_num_gaussians,
     cu_train_step,   cu_take_loss,    cu_refine,       cu_render,        cu_params_finite, cu_get_profile,
     &cuda_stage_ops, cu_stage_view,   NULL /* render_many */, cu_mcmc_read, cu_mcmc_apply,
+    cu_blend_weights,
 };
 
 extern "C" int sp_cuda_device_count(void) {

@@ -107,7 +107,11 @@ typedef struct {
     float4 *state;
     int32_t *tile_max_nc;
     float4 *chunk; /* per-pixel backward: the state at every CU_CHUNK-th position (cu_chunk_first) */
+    /* blend weights: each Gaussian's alpha T summed over the pixels, in units of 1 / CU_WEIGHT_ONE
+     * (integer sums: the same in any order, so deterministic runs prune alike) */
+    unsigned long long *weight;
 } cu_buckets;
+#define CU_WEIGHT_ONE 16777216.0f
 
 /* Per-pixel backward in chunks: a heavy tile's list is walked by several blocks, each over CU_CHUNK
  * positions, so the densest tiles no longer run alone at the end of the pass. A block starts from
@@ -247,6 +251,7 @@ typedef struct {
     const uint32_t *order;  /* the tiles, most pairs first (inside tile_order) */
     cu_buf bucket_state, tile_max_nc; /* per-splat backward (cu_buckets) */
     cu_buf chunk_state, chunk_work;   /* per-pixel backward in chunks (cu_buckets.chunk, cu_chunk_work) */
+    cu_buf weights;                   /* blend weights (cu_buckets.weight), allocated when asked for */
     int tiles_x, tiles_y;
     /* images */
     cu_buf rgb, final_T, n_contrib, dl_drgb, target, loss_work, partials;

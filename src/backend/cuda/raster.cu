@@ -200,6 +200,8 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
     __shared__ float2 s_mean[CU_RASTER_THREADS];
     __shared__ float4 s_conic_op[CU_RASTER_THREADS];
     __shared__ float3 s_color[CU_RASTER_THREADS];
+    __shared__ unsigned long long s_wsum[STATE == 3 ? CU_RASTER_THREADS : 1];
+    __shared__ uint32_t s_wid[STATE == 3 ? CU_RASTER_THREADS : 1];
     int slot = (int)(blockIdx.x / CU_RASTER_PARTS);
     int tile = bins.order ? (int)bins.order[slot] : slot;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
@@ -219,18 +221,23 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
     float2 *w_mean = s_mean + wl * 32;
     float4 *w_conic_op = s_conic_op + wl * 32;
     float3 *w_color = s_color + wl * 32;
+    unsigned long long *w_wsum = s_wsum + (STATE == 3 ? wl * 32 : 0);
+    uint32_t *w_wid = s_wid + (STATE == 3 ? wl * 32 : 0);
     float T = 1.0f, C0 = 0.0f, C1 = 0.0f, C2 = 0.0f;
     int n_contrib = 0;
     int done = !inside;
     /* this lane's Gaussian of the next batch, loaded ahead */
     cu_splat sp = {};
     if (start + lane < end) sp = cu_load_splat(proj, bins.ids[start + lane]);
+    uint32_t gid = STATE == 3 && start + lane < end ? bins.ids[start + lane] : 0u;
     for (int base = start; base < end; base += 32) {
         if (__all_sync(0xffffffffu, done)) break;
         int hit = base + lane < end && cu_stash_hit(sp, lane, w_mean, w_conic_op, w_color, rx, ry);
+        if (STATE == 3) w_wsum[lane] = 0ull, w_wid[lane] = gid;
         uint32_t bits = __ballot_sync(0xffffffffu, hit);
         __syncwarp();
         if (base + 32 + lane < end) sp = cu_load_splat(proj, bins.ids[base + 32 + lane]);
+        if (STATE == 3 && base + 32 + lane < end) gid = bins.ids[base + 32 + lane];
         if (STATE == 1 && !done) state[(size_t)((base - start) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
         if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
             chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
@@ -265,11 +272,13 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
                 float3 c = w_color[kk[u]];
                 float wgt = a[u] * T;
                 C0 += c.x * wgt, C1 += c.y * wgt, C2 += c.z * wgt;
+                if (STATE == 3) atomicAdd(&w_wsum[kk[u]], (unsigned long long)__float2ull_rn(wgt * CU_WEIGHT_ONE));
                 T = Tn;
                 n_contrib = base - start + kk[u] + 1;
             }
         }
         __syncwarp();
+        if (STATE == 3 && w_wsum[lane]) atomicAdd(&bk.weight[w_wid[lane]], w_wsum[lane]);
     }
     if (inside) {
         size_t pix = (size_t)py * w + px;
@@ -291,7 +300,8 @@ void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, floa
     if (tiles <= 0) return;
     if (bk && bk->tile_max_nc) cudaMemsetAsync(bk->tile_max_nc, 0, (size_t)tiles * sizeof(int32_t), s);
     unsigned grid = (unsigned)tiles * CU_RASTER_PARTS;
-    if (bk && bk->state) k_rasterize<1><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
+    if (bk && bk->weight) k_rasterize<3><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
+    else if (bk && bk->state) k_rasterize<1><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
     else if (bk && bk->chunk) k_rasterize<2><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
     else k_rasterize<0><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, bk ? *bk : cu_buckets{});
 }

@@ -17,8 +17,8 @@
 /* Per-Gaussian decision record. */
 enum { RF_CLONE = 1, RF_SPLIT = 2, RF_PRUNE = 4, RF_PRUNE_CHILD = 8, RF_ACCEPT = 16, RF_PRUNE_CLONE = 32 };
 
-__global__ void k_refine_classify(cu_params P, const float *stats, int n, sp_refine_args a, uint32_t *flags,
-                                  float *new_logit, float *key, uint32_t *cost) {
+__global__ void k_refine_classify(cu_params P, const float *stats, int n, sp_refine_args a, const uint8_t *drop,
+                                  uint32_t *flags, float *new_logit, float *key, uint32_t *cost) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float gsum = stats[i], gcnt = stats[n + i], maxr = stats[2 * (size_t)n + i];
@@ -42,6 +42,7 @@ __global__ void k_refine_classify(cu_params P, const float *stats, int n, sp_ref
     int low = sigma < a.prune_opacity;
     if (low || (a.prune_world_scale > 0.0f && maxs > a.prune_world_scale)) f |= RF_PRUNE_CLONE;
     if ((f & RF_PRUNE_CLONE) || (a.prune_screen_px > 0.0f && maxr > a.prune_screen_px)) f |= RF_PRUNE;
+    if (drop && drop[i]) f |= RF_PRUNE; /* densify is off with drop (backend.h) */
     float shrink = cr_logf(a.split_shrink);
     float cmax = fmaxf(cr_expf(ls[0] - shrink), fmaxf(cr_expf(ls[1] - shrink), cr_expf(ls[2] - shrink)));
     if (low || (a.prune_world_scale > 0.0f && cmax > a.prune_world_scale)) f |= RF_PRUNE_CHILD;
@@ -176,6 +177,7 @@ __global__ void k_refine_gather(cu_params P, cu_params M1, cu_params M2, int n, 
 int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *res) {
     int n = b->n, K = b->K;
     sp_refine_result r = {0, 0, 0, n, n};
+    if (a->densify && a->drop) return sp_error("cuda: refine: drop flags come without densification");
     if (a->densify && (a->split_count < 1 || !(a->split_shrink > 0.0f)))
         return sp_error("cuda: refine: split_count %d and split_shrink %g must be positive", a->split_count,
                         (double)a->split_shrink);
@@ -185,7 +187,7 @@ int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *res) {
     }
     cudaStream_t st = b->st;
     size_t N = (size_t)n;
-    cu_buf tmp = {NULL, 0}, sort_tmp = {NULL, 0};
+    cu_buf tmp = {NULL, 0}, sort_tmp = {NULL, 0}, dropbuf = {NULL, 0};
     cu_buf nparams = {NULL, 0}, ngrads = {NULL, 0}, nm1 = {NULL, 0}, nm2 = {NULL, 0}, nstats = {NULL, 0};
     int rc = -1;
     /* tmp: flags, cost, order_in, order, cost_sorted, prefix (u32 each), counts 5, incl 5, new_logit, key, key_sorted */
@@ -196,7 +198,16 @@ int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *res) {
     cu_params P = cu_params_at((float *)b->params.p, n, K);
     cu_params M1 = cu_params_at((float *)b->m1.p, n, K), M2 = cu_params_at((float *)b->m2.p, n, K);
     unsigned grid = CU_GRID(n, 256);
-    k_refine_classify<<<grid, 256, 0, st>>>(P, (const float *)b->stats.p, n, *a, flags, new_logit, key, cost);
+    uint8_t *drop = NULL;
+    if (a->drop) {
+        if (cu_alloc(&b->mem, &dropbuf, N, "refine drop flags")) {
+            cu_free(&b->mem, &tmp);
+            return -1;
+        }
+        drop = (uint8_t *)dropbuf.p;
+        cudaMemcpyAsync(drop, a->drop, N, cudaMemcpyHostToDevice, st);
+    }
+    k_refine_classify<<<grid, 256, 0, st>>>(P, (const float *)b->stats.p, n, *a, drop, flags, new_logit, key, cost);
 
     /* total cost of all candidates */
     size_t tb = 0, tb2 = 0;
@@ -279,6 +290,7 @@ done:
     cu_free(&b->mem, &nstats);
     cu_free(&b->mem, &sort_tmp);
     cu_free(&b->mem, &tmp);
+    cu_free(&b->mem, &dropbuf);
     if (rc == 0 && res) *res = r;
     return rc;
 }
