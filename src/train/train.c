@@ -732,7 +732,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                            res.split, res.pruned, res.n_before, res.n_after);
         }
         int prune_at = 0;
-        for (int s = prev + 1; s <= step && rf->prune_weight > 0; s++)
+        for (int s = prev + 1; s <= step && rf->prune_weight > 0 && !mcmc; s++)
             if (sp_schedule_prune_weight_due(&sched, s)) prune_at = s;
         if (prune_at) {
             int nc = r->data.train.n;
