@@ -69,7 +69,8 @@ ifeq ($(VULKAN),1)
 CFLAGS  += -DSPLAT_HAVE_VULKAN=1 $(VULKAN_CFLAGS)
 LDLIBS  += $(VULKAN_LIBS)
 VK_SPV  := $(patsubst $(VK_DIR)/%.comp,$(BUILD)/shaders/%.spv.h,$(wildcard $(VK_DIR)/*.comp)) \
-           $(BUILD)/shaders/backward_raster_cas.spv.h $(BUILD)/shaders/backward_raster_det.spv.h
+           $(BUILD)/shaders/backward_raster_cas.spv.h $(BUILD)/shaders/backward_raster_det.spv.h \
+           $(BUILD)/shaders/rasterize_w.spv.h
 GLSLFLAGS ?= --target-env=vulkan1.1 -O
 $(BUILD)/shaders/%.spv.h: $(VK_DIR)/%.comp $(wildcard $(VK_DIR)/*.glsl)
 	@mkdir -p $(@D)
@@ -80,6 +81,9 @@ $(BUILD)/shaders/backward_raster_cas.spv.h: $(VK_DIR)/backward_raster.comp $(wil
 $(BUILD)/shaders/backward_raster_det.spv.h: $(VK_DIR)/backward_raster.comp $(wildcard $(VK_DIR)/*.glsl)
 	@mkdir -p $(@D)
 	$(GLSLC) $(GLSLFLAGS) -DDETERMINISTIC -mfmt=c -o $@ $<
+$(BUILD)/shaders/rasterize_w.spv.h: $(VK_DIR)/rasterize.comp $(wildcard $(VK_DIR)/*.glsl)
+	@mkdir -p $(@D)
+	$(GLSLC) $(GLSLFLAGS) -DWEIGHTS -mfmt=c -o $@ $<
 $(BUILD)/obj/src/backend/vulkan/shaders.o: $(VK_SPV)
 $(BUILD)/obj/src/backend/vulkan/shaders.o: CFLAGS += -I$(BUILD)/shaders
 else

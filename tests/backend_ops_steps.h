@@ -457,6 +457,11 @@ static int step_blend_weights_drop(const tcase *c, sp_backend *b) {
     assert_int_equal(b->ops->set_gaussians(b, &g, &m, &v), 0);
     float *ref = sp_malloc((size_t)n * 4), *got = sp_malloc((size_t)n * 4), *again = sp_malloc((size_t)n * 4);
     assert_int_equal(sp_blend_weights_host(&g, c->cfg.antialias, cams, 2, ref), 0);
+    float wmax = 0.0f;
+    for (int i = 0; i < n; i++) wmax = fmaxf(wmax, ref[i]);
+    /* GPU sums are 64-bit integers in units of 2^-24: a weight above 256 carries past 32 bits */
+    ok &= pt_report(wmax > 256.0f, c->label, stage, "largest weight (> 256: 32-bit carries exercised)", "weight",
+                    wmax, 256.0);
     if (b->ops->blend_weights) {
         assert_int_equal(b->ops->blend_weights(b, cams, 2, got), 0);
         assert_int_equal(b->ops->blend_weights(b, cams, 2, again), 0);

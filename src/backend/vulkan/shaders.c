@@ -30,6 +30,9 @@ static const uint32_t spv_tile_ranges[] =
 static const uint32_t spv_rasterize[] =
 #include "rasterize.spv.h"
     ;
+static const uint32_t spv_rasterize_w[] =
+#include "rasterize_w.spv.h"
+    ;
 static const uint32_t spv_backward_raster[] =
 #include "backward_raster.spv.h"
     ;
@@ -79,5 +82,5 @@ const vk_spirv vk_shaders[VP_COUNT] = {
     S(sort_hist),    S(sort_scatter),    S(tile_ranges), S(rasterize),   S(backward_raster),
     S(backward_raster_cas), S(backward_raster_det), S(grad_gather), S(project_back), S(adam),    S(loss_target),
     S(loss_ssim),    S(loss_grad),       S(reduce),
-    S(refine_gather), S(finite), S(pair_args), S(chunk_items),
+    S(refine_gather), S(finite), S(pair_args), S(chunk_items), S(rasterize_w),
 };

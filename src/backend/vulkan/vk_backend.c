@@ -249,14 +249,16 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
     return 0;
 }
 
-int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int train) {
+int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int mode) {
     uint32_t w[32];
     vk_cam_words(w, cam);
     for (int i = 0; i < 3; i++) w[20 + i] = vk_f2u(bg[i]);
-    w[23] = (uint32_t)(train != 0);
-    vk_buf *bufs[] = {&b->range, &b->sorted_gid, &b->mean2d, &b->conic,     &b->opac,      &b->color,
-                      &b->rgb,   &b->final_T,    &b->n_contrib, &b->chunk_st, &b->chunk_work};
-    if (vk_dispatch(&b->c, k, VP_RASTERIZE, bufs, 11, w, w[18] * w[19])) return -1;
+    w[23] = (uint32_t)(mode == 1);
+    vk_buf *bufs[] = {&b->range, &b->sorted_gid, &b->mean2d,   &b->conic,    &b->opac,       &b->color,
+                      &b->rgb,   &b->final_T,    &b->n_contrib, &b->chunk_st, &b->chunk_work, &b->wsum};
+    int weights = mode == 2;
+    if (vk_dispatch(&b->c, k, weights ? VP_RASTERIZE_W : VP_RASTERIZE, bufs, weights ? 12 : 11, w, w[18] * w[19]))
+        return -1;
     vk_stamp(&b->c, k, VS_RASTERIZE);
     return 0;
 }
@@ -367,7 +369,7 @@ static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
 
 /* project + count (command buffer ka, waited for), then emit/sort/ranges/rasterize recorded into
  * kb, left open for the caller. */
-static int forward(vk_backend *b, const sp_camera *cam, int degree, const float bg[3], int profile) {
+static int forward(vk_backend *b, const sp_camera *cam, int degree, const float bg[3], int profile, int mode) {
     double *ms = profile ? b->ms : NULL;
     int tiles = ((cam->width + SP_TILE - 1) / SP_TILE) * ((cam->height + SP_TILE - 1) / SP_TILE);
     if (vk_ensure_image(b, cam->width, cam->height)) return -1;
@@ -378,7 +380,7 @@ static int forward(vk_backend *b, const sp_camera *cam, int degree, const float 
     b->np = *(const uint32_t *)b->rb.map;
     if (vk_ensure_pairs(b, b->np, tiles)) return -1;
     if (vk_cmd_begin(&b->c, &b->kb, ms, profile) || vk_rec_bins(b, &b->kb, cam, b->n) ||
-        vk_rec_rasterize(b, &b->kb, cam, bg, 0))
+        vk_rec_rasterize(b, &b->kb, cam, bg, mode))
         return -1;
     return 0;
 }
@@ -419,7 +421,7 @@ static void vk_destroy(sp_backend *base) {
                          &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
                          &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->red, &b->range, &b->chunk_st, &b->chunk_work, &b->pix,
-                         &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs};
+                         &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs, &b->wsum};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
         vk_cmd_free(c, &b->ka);
         vk_cmd_free(c, &b->kb);
@@ -673,9 +675,30 @@ static int vk_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result
 
 static int vk_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
     vk_backend *b = (vk_backend *)base;
-    if (vk_wait_all(b) || forward(b, cam, sh_degree, bg, 0) || vk_cmd_submit(&b->c, &b->kb) || vk_wait_all(b))
+    if (vk_wait_all(b) || forward(b, cam, sh_degree, bg, 0, 0) || vk_cmd_submit(&b->c, &b->kb) || vk_wait_all(b))
         return -1;
     return vk_download(&b->c, &b->rgb, 0, rgb, (size_t)cam->width * cam->height * 3 * 4);
+}
+
+/* One forward pass per camera with rasterize_w adding into b->wsum, one download at the end. */
+static int vk_blend_weights(sp_backend *base, const sp_camera *cams, int count, float *weight) {
+    vk_backend *b = (vk_backend *)base;
+    int n = b->n;
+    if (n == 0) return 0;
+    VkDeviceSize bytes = (VkDeviceSize)n * 8;
+    const float bg[3] = {0.0f, 0.0f, 0.0f};
+    if (vk_wait_all(b) || vk_buf_ensure(&b->c, &b->wsum, bytes, 0) || vk_cmd_begin(&b->c, &b->ka, NULL, 0)) return -1;
+    vk_fill(&b->ka, &b->wsum, 0, bytes, 0);
+    if (vk_cmd_submit(&b->c, &b->ka) || vk_cmd_wait(&b->c, &b->ka, NULL)) return -1;
+    for (int c = 0; c < count; c++)
+        if (forward(b, &cams[c], 0, bg, 0, 2) || vk_cmd_submit(&b->c, &b->kb) || vk_wait_all(b)) return -1;
+    uint64_t *h = sp_try_alloc((size_t)n, sizeof(uint64_t), "blend weights", NULL);
+    if (!h) return -1;
+    int rc = vk_download(&b->c, &b->wsum, 0, h, (size_t)bytes);
+    if (rc == 0)
+        for (int i = 0; i < n; i++) weight[i] = (float)((double)h[i] / 16777216.0);
+    free(h);
+    return rc;
 }
 
 /* Whether every parameter is finite: decided on the device (finite.comp), one word read back
@@ -736,6 +759,7 @@ static const sp_backend_ops vk_ops = {
     .render = vk_render,
     .params_finite = vk_params_finite,
     .get_profile = vk_get_profile,
+    .blend_weights = vk_blend_weights,
     .stages = &vk_stage_ops,
 };
 

@@ -36,6 +36,7 @@ typedef struct {
     /* the chunked backward_raster (shaders/chunks.glsl): per-pixel state at every chunk's start,
      * sized for pair_cap and tiles_cap (vk_chunk_slots), and the work list */
     vk_buf chunk_st, chunk_work;
+    vk_buf wsum; /* blend weights (refine.prune_weight): 64-bit sums per Gaussian, made when asked for */
     /* training views: RGBA8 words, all views back to back */
     const sp_view *views;
     int num_views;
@@ -95,8 +96,9 @@ int vk_rec_count(vk_backend *b, vk_cmd *k, int n); /* emit_count + scan, pair to
  * vk_rec_count left (indirect dispatches), so it may be recorded before the count is known; the
  * pair buffers must hold the count when it runs (b->pair_cap). */
 int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n);
-/* train: also the state and chunk counts the chunked backward reads (shaders/chunks.glsl). */
-int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int train);
+/* mode 1 (training): also the state and chunk counts the chunked backward reads
+ * (shaders/chunks.glsl); mode 2: also adds each splat's blend weights to b->wsum (rasterize_w). */
+int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int mode);
 int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint32_t ring_slot);
 /* The work list from the chunk counts of a training rasterize (vk_rec_rasterize with train),
  * then backward_raster over it, dispatched indirectly. */

@@ -12,6 +12,10 @@
 // contributor count and its chunk count (the work list's scan input; tile 0 also zeroes the
 // entry past the last tile, which the scan turns into the item total).
 // Args: bg r, g, b, store the backward's state (0 or 1).
+// Built with WEIGHTS (pipeline rasterize_w, for refine.prune_weight): each splat's blending weights
+// alpha T are summed, in units of 2^-24, over the workgroup's pixels in shared memory per batch,
+// then added to its 64-bit total in `wsum` (low word, carry into the high word: integer sums, the
+// same in any order).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_vote : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -30,6 +34,9 @@ layout(std430, binding = 7) writeonly buffer B7 { float final_T[]; };
 layout(std430, binding = 8) writeonly buffer B8 { int n_contrib[]; };
 layout(std430, binding = 9) writeonly buffer B9 { vec4 state[]; };
 layout(std430, binding = 10) writeonly buffer B10 { uint work[]; }; // chunks.glsl's layout
+#ifdef WEIGHTS
+layout(std430, binding = 11) buffer B11 { uint wsum[]; }; // [splat][low, high]
+#endif
 
 #define ILP 4u // splats whose alphas are computed together
 
@@ -39,6 +46,21 @@ shared vec3 s_col[WG];
 shared vec2 s_box[WG]; // splat_half_box
 shared uint s_done;
 shared int s_maxc;
+#ifdef WEIGHTS
+shared uint s_w[WG];   // the batch's sums, per slot
+shared uint s_wid[WG]; // the batch's splat ids
+
+// Adds slot t's sum to its splat's total and clears the slot.
+void flush_weight(uint t) {
+    uint q = s_w[t];
+    if (q != 0u) {
+        uint id = s_wid[t];
+        uint old = atomicAdd(wsum[2u * id], q);
+        if (old + q < old) atomicAdd(wsum[2u * id + 1u], 1u);
+        s_w[t] = 0u;
+    }
+}
+#endif
 
 void main() {
     uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
@@ -57,10 +79,16 @@ void main() {
         s_done = 0;
         s_maxc = 0;
     }
+#ifdef WEIGHTS
+    s_w[t] = 0u;
+#endif
     barrier();
     if (done) atomicAdd(s_done, 1u);
     for (uint b0 = start; b0 < end; b0 += WG) {
         barrier();
+#ifdef WEIGHTS
+        flush_weight(t); // the previous batch: every invocation is past it
+#endif
         if (s_done == WG) break;
         if (store && !done && (b0 - start) % CHUNK == 0u) state[(slot0 + (b0 - start) / CHUNK) * WG + t] = vec4(T, C);
         uint k = b0 + t;
@@ -72,6 +100,9 @@ void main() {
             s_cop[t] = vec4(conic[3 * id + 2], op, pmin, 0.0);
             s_box[t] = splat_half_box(conic[3 * id], conic[3 * id + 1], conic[3 * id + 2], pmin);
             s_col[t] = vec3(color[3 * id], color[3 * id + 1], color[3 * id + 2]);
+#ifdef WEIGHTS
+            s_wid[t] = id;
+#endif
         }
         barrier();
         uint cnt = min(uint(WG), end - b0);
@@ -103,11 +134,18 @@ void main() {
                     break;
                 }
                 C += s_col[j + u] * (a[u] * T);
+#ifdef WEIGHTS
+                atomicAdd(s_w[j + u], uint(a[u] * T * 16777216.0 + 0.5));
+#endif
                 T = Tn;
                 last = int(b0 - start + j + u) + 1;
             }
         }
     }
+#ifdef WEIGHTS
+    barrier();
+    flush_weight(t); // the last batch
+#endif
     if (store) {
         int sgmax = subgroupMax(last);
         if (subgroupElect()) atomicMax(s_maxc, sgmax);
