@@ -161,6 +161,7 @@ typedef struct sp_backend_ops {
      * views it makes (refine.prune_weight). The same sums for any schedule. NULL: the trainer
      * computes them on the host (train/prune.h). */
     int (*blend_weights)(sp_backend *b, const sp_camera *cams, int count, float *weight);
+#define SP_BLEND_WEIGHT_UNIT 16777216.0 /* GPU backends sum blend weights as integers of 1/2^24 */
 } sp_backend_ops;
 
 struct sp_backend {

@@ -9,16 +9,10 @@
 
 int sp_blend_weights_host(const sp_gaussians *g, int antialias, const sp_camera *cams, int count, float *weight) {
     sp_params p = {g->n, g->K, g->means, g->log_scales, g->quats, g->opacity_logits, g->sh};
-    memset(weight, 0, (size_t)g->n * sizeof(float));
     sp_proj proj;
     if (sp_proj_alloc(&proj, g->n > 0 ? g->n : 1)) return -1;
     sp_bins bins = {0};
-    int rc = 0;
-    for (int c = 0; c < count && rc == 0; c++) {
-        cpu_project_aa(&p, &cams[c], 0, antialias, &proj);
-        rc = cpu_bin(&proj, g->n, &cams[c], &bins);
-        if (rc == 0) rc = cpu_blend_weights(&proj, &bins, &cams[c], weight);
-    }
+    int rc = cpu_blend_weights_views(&p, antialias, cams, count, &proj, &bins, weight);
     sp_bins_free(&bins);
     sp_proj_free(&proj);
     return rc;

@@ -321,13 +321,8 @@ static int cpu_blend_weights_op(sp_backend *base, const sp_camera *cams, int cou
     cpu_backend *b = (cpu_backend *)base;
     int old = sp_omp_threads_set(b->threads.cur);
     sp_params p = params_of(&b->g);
-    memset(weight, 0, (size_t)p.n * sizeof(float));
     int rc = ensure_proj(b, p.n);
-    for (int c = 0; c < count && rc == 0; c++) {
-        cpu_project_aa(&p, &cams[c], 0, b->base.cfg.antialias, &b->proj);
-        rc = cpu_bin(&b->proj, p.n, &cams[c], &b->bins);
-        if (rc == 0) rc = cpu_blend_weights(&b->proj, &b->bins, &cams[c], weight);
-    }
+    if (rc == 0) rc = cpu_blend_weights_views(&p, b->base.cfg.antialias, cams, count, &b->proj, &b->bins, weight);
     sp_omp_threads_set(old);
     return rc;
 }

@@ -314,6 +314,18 @@ int cpu_blend_weights(const sp_proj *proj, const sp_bins *bins, const sp_camera 
     return 0;
 }
 
+int cpu_blend_weights_views(const sp_params *p, int antialias, const sp_camera *cams, int count, sp_proj *proj,
+                            sp_bins *bins, float *weight) {
+    memset(weight, 0, (size_t)p->n * sizeof(float));
+    int rc = 0;
+    for (int c = 0; c < count && rc == 0; c++) {
+        cpu_project_aa(p, &cams[c], 0, antialias, proj); /* SH degree 0: colours do not matter */
+        rc = cpu_bin(proj, p->n, &cams[c], bins);
+        if (rc == 0) rc = cpu_blend_weights(proj, bins, &cams[c], weight);
+    }
+    return rc;
+}
+
 /* ---- backward_raster ---- */
 
 void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],

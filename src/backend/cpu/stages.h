@@ -99,6 +99,11 @@ void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *ca
  * camera's pixels into weight[id]: how much of the image it makes. The same sums for any thread
  * count. 0, or -1 with an out-of-memory error. */
 int cpu_blend_weights(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, float *weight);
+/* The blend weights of p's Gaussians summed over cams[0..count) into weight[p->n] (overwritten):
+ * project, bin and cpu_blend_weights per camera, in the caller's scratch (proj allocated for p->n;
+ * bins as cpu_bin takes them). */
+int cpu_blend_weights_views(const sp_params *p, int antialias, const sp_camera *cams, int count, sp_proj *proj,
+                            sp_bins *bins, float *weight);
 /* backward_raster: gradients w.r.t. projected quantities, ADDED into g (the caller zeroes it).
  * Each tile sums its pixels in row-major order into one slot per (Gaussian, tile) pair; each
  * Gaussian's slots are then summed in row-major tile order: a fixed order, the same for any thread

@@ -655,7 +655,7 @@ static int cu_blend_weights(sp_backend *base, const sp_camera *cams, int count, 
     if (rc == 0) rc = cu_check(cudaMemcpyAsync(h, b->weights.p, bytes, cudaMemcpyDeviceToHost, b->st), "blend weights");
     if (rc == 0) rc = cu_check(cudaStreamSynchronize(b->st), "blend weights");
     if (rc == 0)
-        for (int i = 0; i < n; i++) weight[i] = (float)((double)h[i] / (double)CU_WEIGHT_ONE);
+        for (int i = 0; i < n; i++) weight[i] = (float)((double)h[i] / SP_BLEND_WEIGHT_UNIT);
     free(h);
     return rc;
 }

@@ -107,11 +107,10 @@ typedef struct {
     float4 *state;
     int32_t *tile_max_nc;
     float4 *chunk; /* per-pixel backward: the state at every CU_CHUNK-th position (cu_chunk_first) */
-    /* blend weights: each Gaussian's alpha T summed over the pixels, in units of 1 / CU_WEIGHT_ONE
+    /* blend weights: each Gaussian's alpha T summed over the pixels, in units of 1 / SP_BLEND_WEIGHT_UNIT
      * (integer sums: the same in any order, so deterministic runs prune alike) */
     unsigned long long *weight;
 } cu_buckets;
-#define CU_WEIGHT_ONE 16777216.0f
 
 /* Per-pixel backward in chunks: a heavy tile's list is walked by several blocks, each over CU_CHUNK
  * positions, so the densest tiles no longer run alone at the end of the pass. A block starts from

@@ -272,7 +272,7 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
                 float3 c = w_color[kk[u]];
                 float wgt = a[u] * T;
                 C0 += c.x * wgt, C1 += c.y * wgt, C2 += c.z * wgt;
-                if (STATE == 3) atomicAdd(&w_wsum[kk[u]], (unsigned long long)__float2ull_rn(wgt * CU_WEIGHT_ONE));
+                if (STATE == 3) atomicAdd(&w_wsum[kk[u]], (unsigned long long)__float2ull_rn(wgt * (float)SP_BLEND_WEIGHT_UNIT));
                 T = Tn;
                 n_contrib = base - start + kk[u] + 1;
             }

@@ -696,7 +696,7 @@ static int vk_blend_weights(sp_backend *base, const sp_camera *cams, int count, 
     if (!h) return -1;
     int rc = vk_download(&b->c, &b->wsum, 0, h, (size_t)bytes);
     if (rc == 0)
-        for (int i = 0; i < n; i++) weight[i] = (float)((double)h[i] / 16777216.0);
+        for (int i = 0; i < n; i++) weight[i] = (float)((double)h[i] / SP_BLEND_WEIGHT_UNIT);
     free(h);
     return rc;
 }

@@ -135,7 +135,7 @@ void main() {
                 }
                 C += s_col[j + u] * (a[u] * T);
 #ifdef WEIGHTS
-                atomicAdd(s_w[j + u], uint(a[u] * T * 16777216.0 + 0.5));
+                atomicAdd(s_w[j + u], uint(a[u] * T * 16777216.0 + 0.5)); // SP_BLEND_WEIGHT_UNIT
 #endif
                 T = Tn;
                 last = int(b0 - start + j + u) + 1;
