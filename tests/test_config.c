@@ -73,7 +73,6 @@ static void test_defaults(void **state) {
     assert_true(c.refine.split_shrink == 1.6);
     assert_string_equal(c.refine.opacity_mode, "decay");
     assert_true(c.refine.opacity_decay == 0.05);
-    assert_true(c.refine.opacity_decay_final == -1.0);
     assert_int_equal(c.refine.capacity, 3000000);
     assert_true(c.adam.means_lr == 0.00016);
     assert_true(c.adam.means_lr_final == 0.0000016);

@@ -188,15 +188,6 @@ static void test_scaled_schedules(void **state) {
     assert_int_equal(prunes, 1);
     c.refine.prune_weight_every = 2500;
     sp_schedule_make(&c, &s);
-    /* the opacity decay: constant by default, else linear from refine_start to refine_stop */
-    assert_true(sp_schedule_opacity_decay(&s, &c, 300) == (float)c.refine.opacity_decay);
-    assert_true(sp_schedule_opacity_decay(&s, &c, 7400) == (float)c.refine.opacity_decay);
-    c.refine.opacity_decay = 0.1, c.refine.opacity_decay_final = 0.02;
-    assert_true(fabsf(sp_schedule_opacity_decay(&s, &c, 250) - 0.1f) < 1e-7f);
-    assert_true(fabsf(sp_schedule_opacity_decay(&s, &c, 3875) - 0.06f) < 1e-7f); /* half way */
-    assert_true(fabsf(sp_schedule_opacity_decay(&s, &c, 7500) - 0.02f) < 1e-7f);
-    assert_true(fabsf(sp_schedule_opacity_decay(&s, &c, 100) - 0.1f) < 1e-7f); /* clamped */
-    c.refine.opacity_decay = 0.05, c.refine.opacity_decay_final = -1;
     /* opacity resets follow the scaled spacing and keep clear of the end */
     snprintf(c.refine.opacity_mode, sizeof c.refine.opacity_mode, "reset");
     assert_true(sp_train_opacity_reset_due(&c, 1500));

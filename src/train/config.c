@@ -125,9 +125,6 @@ const sp_config_field sp_config_schema[] = {
         "How unneeded Gaussians fade: decay = every opacity shrinks a little at each refine step, reset = "
         "opacities are lowered to opacity_reset_value periodically, none = neither."),
     FLT(refine, opacity_decay, IN(0, 1), 0.05, "decay mode: fraction every opacity shrinks at each refine step."),
-    FLT(refine, opacity_decay_final, IN(-1, 1), -1.0,
-        "decay mode: the decay of the last refine step before refine.stop; the decay moves linearly from "
-        "opacity_decay at refine.start to this. Negative = opacity_decay throughout."),
     INT(refine, opacity_reset_every, GE(1), 3000,
         "reset mode: reset opacities every N steps, none in the last N steps of a run."),
     FLT(refine, opacity_reset_value, IN_OO(0, 1), 0.01, "reset mode: opacities above this are lowered to it."),

@@ -59,7 +59,6 @@ typedef struct {
         double split_shrink, prune_opacity, prune_world_scale, prune_screen_px;
         char opacity_mode[SP_CONFIG_WORD_MAX]; /* decay | reset | none */
         double opacity_decay;
-        double opacity_decay_final; /* < 0: opacity_decay throughout */
         int opacity_reset_every;
         double opacity_reset_value;
         int capacity;

@@ -51,14 +51,6 @@ int sp_schedule_prune_weight_due(const sp_schedule *s, int step) {
            step % s->prune_weight_every == 0;
 }
 
-float sp_schedule_opacity_decay(const sp_schedule *s, const sp_config *c, int step) {
-    double d0 = c->refine.opacity_decay, d1 = c->refine.opacity_decay_final;
-    if (d1 < 0 || s->refine_stop <= s->refine_start) return (float)d0;
-    double t = (double)(step - s->refine_start) / (double)(s->refine_stop - s->refine_start);
-    t = t < 0 ? 0 : t > 1 ? 1 : t;
-    return (float)(d0 + (d1 - d0) * t);
-}
-
 float sp_schedule_prune_screen_px(const sp_config *c, int level) {
     return (float)(c->refine.prune_screen_px / (double)(1 << level));
 }

@@ -34,9 +34,6 @@ int sp_schedule_prune_weight_due(const sp_schedule *s, int step);
  * step trains on. The threshold of a refine at a step of level j is prune_screen_px / 2^j (a
  * Gaussian spans 1/2^j of the pixels across at level j). Levels never get coarser during a run, so
  * j is the finest level of the steps whose radii the refine sees. */
-/* Opacity decay of a refine at `step` (decay mode): refine.opacity_decay at refine_start, moving
- * linearly to refine.opacity_decay_final at refine_stop (when that is >= 0). */
-float sp_schedule_opacity_decay(const sp_schedule *s, const sp_config *c, int step);
 float sp_schedule_prune_screen_px(const sp_config *c, int level);
 
 #endif

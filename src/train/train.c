@@ -723,7 +723,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             int late = refine_at > sched.opacity_reset_every;
             ra.prune_world_scale = late && rf->prune_world_scale > 0 ? (float)(rf->prune_world_scale * extent) : 0;
             ra.prune_screen_px = late ? sp_schedule_prune_screen_px(cfg, level) : 0;
-            if (!strcmp(rf->opacity_mode, "decay")) ra.opacity_decay = sp_schedule_opacity_decay(&sched, cfg, refine_at);
+            if (!strcmp(rf->opacity_mode, "decay")) ra.opacity_decay = (float)rf->opacity_decay;
             ra.capacity = rf->capacity;
             ra.seed = sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)refine_at);
             sp_refine_result res;
