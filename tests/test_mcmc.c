@@ -313,18 +313,13 @@ static const char *adc_problems(const char *set) {
 static double mean_opacity_after(const char *data, const char *run, double reg, int *count) {
     sp_config c;
     sp_config_defaults(&c);
-    sp_problems p = {0};
     char *sets[] = {sp_strfmt("data.path=%s", data), sp_strfmt("output.run_dir=%s", run),
                     sp_strfmt("loss.opacity_reg=%g", reg), sp_strdup("trainer.max_steps=60"),
                     sp_strdup("backend.kind=cpu"), sp_strdup("backend.deterministic=true"),
                     sp_strdup("backend.threads=1"), sp_strdup("init.count=300"), sp_strdup("refine.start=1000"),
                     sp_strdup("refine.prune_weight=0"), sp_strdup("output.save_renders=false"),
                     sp_strdup("data.eval_split=test")};
-    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
-        if (sp_config_set(&c, sets[i], &p)) fail_msg("%s: %s", sets[i], p.n ? p.items[0] : "?");
-        free(sets[i]);
-    }
-    sp_problems_free(&p);
+    tu_config_sets(&c, sets, sizeof sets / sizeof *sets);
     sp_train_opts opts = {0};
     assert_int_equal(sp_train(&c, &opts), SP_TRAIN_OK);
     char *ply = sp_path_join(run, "point_cloud.ply");

@@ -249,18 +249,13 @@ static void test_config(void **state) {
 static sp_config train_config(const char *data, const char *run, int cache_mb) {
     sp_config c;
     sp_config_defaults(&c);
-    sp_problems p = {0};
     char *sets[] = {sp_strfmt("data.path=%s", data), sp_strfmt("output.run_dir=%s", run),
                     sp_strfmt("data.cache_mb=%d", cache_mb), sp_strdup("trainer.max_steps=40"),
                     sp_strdup("backend.kind=cpu"), sp_strdup("backend.deterministic=true"),
                     sp_strdup("backend.threads=1"), sp_strdup("init.count=300"), sp_strdup("refine.start=10"),
                     sp_strdup("refine.every=10"), sp_strdup("trainer.checkpoint_every=10"),
                     sp_strdup("output.save_renders=false"), sp_strdup("trainer.eval_every=20")};
-    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
-        if (sp_config_set(&c, sets[i], &p)) fail_msg("%s: %s", sets[i], p.n ? p.items[0] : "?");
-        free(sets[i]);
-    }
-    sp_problems_free(&p);
+    tu_config_sets(&c, sets, sizeof sets / sizeof *sets);
     return c;
 }
 

@@ -17,6 +17,7 @@
 
 #include "core/core.h"
 #include "scene/camera.h"
+#include "train/config.h"
 
 /* Directory of the shared test scenes: $SPLAT_DATA, else ../shared/data, else ../../shared/data. */
 static inline const char *tu_data_dir(void) {
@@ -59,6 +60,16 @@ static inline char *tu_joined(const sp_problems *p) {
 }
 
 /* Removes a temporary directory tree and frees its path. */
+/* Applies "key=value" settings to c (failing the test on a rejected one) and frees each string. */
+static inline void tu_config_sets(sp_config *c, char **sets, size_t n) {
+    sp_problems p = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (sp_config_set(c, sets[i], &p)) fail_msg("%s: %s", sets[i], p.n ? p.items[0] : "?");
+        free(sets[i]);
+    }
+    sp_problems_free(&p);
+}
+
 static inline void tu_rm_rf(char *dir) {
     char *cmd = sp_strfmt("rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
