@@ -265,17 +265,22 @@ static void test_noise(void **state) {
     sp_gaussians_free(&g), sp_gaussians_free(&h);
 }
 
-static const char *problems_of(const char *set1, const char *set2) {
+/* The first problem of a training config with `base` and then set1, set2 applied ("" if none). */
+static const char *problems_with(const char *base, const char *set1, const char *set2) {
     static char out[2048];
     sp_config c;
     sp_config_defaults(&c);
     sp_problems p = {0};
     out[0] = 0;
-    if (sp_config_set(&c, "data.path=/x", &p) || sp_config_set(&c, "refine.strategy=mcmc", &p) ||
+    if (sp_config_set(&c, "data.path=/x", &p) || sp_config_set(&c, base, &p) ||
         (set1 && sp_config_set(&c, set1, &p)) || (set2 && sp_config_set(&c, set2, &p)) || sp_config_validate_for_training(&c, &p))
         snprintf(out, sizeof out, "%s", p.n ? p.items[0] : "?");
     sp_problems_free(&p);
     return out;
+}
+
+static const char *problems_of(const char *set1, const char *set2) {
+    return problems_with("refine.strategy=mcmc", set1, set2);
 }
 
 static void test_config(void **state) {
@@ -295,18 +300,7 @@ static void test_config(void **state) {
 }
 
 /* Problems of an adc config with loss.opacity_reg = 0.01 and `set`. */
-static const char *adc_problems(const char *set) {
-    static char out[2048];
-    sp_config c;
-    sp_config_defaults(&c);
-    sp_problems p = {0};
-    out[0] = 0;
-    if (sp_config_set(&c, "data.path=/x", &p) || sp_config_set(&c, "loss.opacity_reg=0.01", &p) ||
-        sp_config_set(&c, set, &p) || sp_config_validate_for_training(&c, &p))
-        snprintf(out, sizeof out, "%s", p.n ? p.items[0] : "?");
-    sp_problems_free(&p);
-    return out;
-}
+static const char *adc_problems(const char *set) { return problems_with("loss.opacity_reg=0.01", set, NULL); }
 
 /* Mean opacity of a short deterministic cpu run on a synthetic scene (no refine in it, so both
  * runs keep the same Gaussians) with loss.opacity_reg = reg. */

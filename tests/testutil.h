@@ -59,7 +59,6 @@ static inline char *tu_joined(const sp_problems *p) {
     return s;
 }
 
-/* Removes a temporary directory tree and frees its path. */
 /* Applies "key=value" settings to c (failing the test on a rejected one) and frees each string. */
 static inline void tu_config_sets(sp_config *c, char **sets, size_t n) {
     sp_problems p = {0};
@@ -70,6 +69,7 @@ static inline void tu_config_sets(sp_config *c, char **sets, size_t n) {
     sp_problems_free(&p);
 }
 
+/* Removes a temporary directory tree and frees its path. */
 static inline void tu_rm_rf(char *dir) {
     char *cmd = sp_strfmt("rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
