@@ -3,19 +3,14 @@
  * proportion to opacity, never a zero weight, the same for the same seed; relocation moves exactly
  * the dead; growth never passes the budget; plans applied to host stores copy and reset what they
  * should and refuse bad entries; the regularizer gradients match finite differences; the position
- * noise is shaped by the covariance and gated to transparent Gaussians; config validation; and the
- * same opacity regularizer under adc (loss.opacity_reg): a run with it ends more transparent. */
+ * noise is shaped by the covariance and gated to transparent Gaussians; config validation. */
 #include "testutil.h"
 
 #include <math.h>
 
 #include "backend/cpu/mcmc.h"
-#include "io/ply.h"
-#include "scene/gaussians.h"
-#include "scene/synth.h"
 #include "train/config.h"
 #include "train/mcmc.h"
-#include "train/train.h"
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -299,59 +294,6 @@ static void test_config(void **state) {
     assert_non_null(strstr(problems_of("refine.mcmc_noise_lr=-1", NULL), "refine.mcmc_noise_lr"));
 }
 
-/* Problems of an adc config with loss.opacity_reg = 0.01 and `set`. */
-static const char *adc_problems(const char *set) { return problems_with("loss.opacity_reg=0.01", set, NULL); }
-
-/* Mean opacity of a short deterministic cpu run on a synthetic scene (no refine in it, so both
- * runs keep the same Gaussians) with loss.opacity_reg = reg. */
-static double mean_opacity_after(const char *data, const char *run, double reg, int *count) {
-    sp_config c;
-    sp_config_defaults(&c);
-    char *sets[] = {sp_strfmt("data.path=%s", data), sp_strfmt("output.run_dir=%s", run),
-                    sp_strfmt("loss.opacity_reg=%g", reg), sp_strdup("trainer.max_steps=60"),
-                    sp_strdup("backend.kind=cpu"), sp_strdup("backend.deterministic=true"),
-                    sp_strdup("backend.threads=1"), sp_strdup("init.count=300"), sp_strdup("refine.start=1000"),
-                    sp_strdup("refine.prune_weight=0"), sp_strdup("output.save_renders=false"),
-                    sp_strdup("data.eval_split=test")};
-    tu_config_sets(&c, sets, sizeof sets / sizeof *sets);
-    sp_train_opts opts = {0};
-    assert_int_equal(sp_train(&c, &opts), SP_TRAIN_OK);
-    char *ply = sp_path_join(run, "point_cloud.ply");
-    sp_gaussians g;
-    assert_int_equal(sp_ply_read(ply, &g), 0);
-    double sum = 0;
-    for (int i = 0; i < g.n; i++) sum += sigmoid(g.opacity_logits[i]);
-    *count = g.n;
-    double mean = sum / (g.n > 0 ? g.n : 1);
-    sp_gaussians_free(&g);
-    free(ply);
-    return mean;
-}
-
-static void test_adc_opacity_reg(void **state) {
-    (void)state;
-    char *data = tu_tmpdir(), *runs = tu_tmpdir();
-    sp_synth_opts o;
-    sp_synth_defaults(&o);
-    o.width = o.height = 48;
-    o.num_train = 8, o.num_val = 0, o.num_test = 1, o.samples = 1;
-    assert_int_equal(sp_synth_write(data, &o), 0);
-    char *ra = sp_path_join(runs, "plain"), *rb = sp_path_join(runs, "reg");
-    int na, nb;
-    double plain = mean_opacity_after(data, ra, 0.0, &na), reg = mean_opacity_after(data, rb, 50.0, &nb);
-    print_message("mean opacity after 60 steps: %.4f without, %.4f with loss.opacity_reg = 50\n", plain, reg);
-    assert_int_equal(na, nb);
-    assert_true(reg < 0.9 * plain);
-    free(ra), free(rb);
-    tu_rm_rf(data), tu_rm_rf(runs);
-
-    /* validation: backends and layouts without the regularizer are refused up front */
-    assert_string_equal(adc_problems("backend.kind=cuda"), "");
-    assert_non_null(strstr(adc_problems("backend.kind=vulkan"), "loss.opacity_reg = 0.01: the vulkan"));
-    assert_non_null(strstr(adc_problems("backend.devices=0,1"), "runs on one device"));
-    assert_non_null(strstr(problems_of("loss.opacity_reg=-1", NULL), "loss.opacity_reg"));
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opacity_keeps_peak),
@@ -362,7 +304,6 @@ int main(void) {
         cmocka_unit_test(test_reg_gradient_fd),
         cmocka_unit_test(test_noise),
         cmocka_unit_test(test_config),
-        cmocka_unit_test(test_adc_opacity_reg),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,10 +104,6 @@ const sp_config_field sp_config_schema[] = {
         "Progressive resolution: fraction of max_steps trained below full resolution (with coarse_scale > 1)."),
 
     FLT(loss, ssim_weight, IN(0, 1), 0.2, "Loss = (1 - w) * L1 + w * (1 - SSIM)."),
-    FLT(loss, opacity_reg, GE(0), 0.0,
-        "refine.strategy = \"adc\": weight of an L1 regularizer on opacities (mean over Gaussians) added to the loss: "
-        "Gaussians the images do not hold up fade and are pruned (mcmc has its own, refine.mcmc_opacity_reg). "
-        "0 = off. cpu and cuda backends on one device."),
 
     INT(refine, start, GE(0), 500, "First step of densification."),
     INT(refine, stop, GE(0), 12500,
@@ -585,16 +581,6 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
         if (sp_parse_devices(c->backend.devices, 0, ids) > 1)
             sp_problems_add(problems, "refine.strategy = \"mcmc\" with backend.devices = \"%s\": MCMC densification "
                                       "runs on one device; use one device or refine.strategy = \"adc\"",
-                            c->backend.devices);
-    }
-    if (c->loss.opacity_reg > 0 && !strcmp(c->refine.strategy, "adc")) {
-        int ids[SP_MAX_DEVICES];
-        if (!strcmp(c->backend.kind, "vulkan"))
-            sp_problems_add(problems, "loss.opacity_reg = %g: the vulkan backend has no opacity regularizer; use 0, or "
-                                      "backend.kind = \"cuda\" or \"cpu\"", c->loss.opacity_reg);
-        if (sp_parse_devices(c->backend.devices, 0, ids) > 1)
-            sp_problems_add(problems, "loss.opacity_reg = %g with backend.devices = \"%s\": the regularizer runs on one "
-                                      "device; use one device or loss.opacity_reg = 0", c->loss.opacity_reg,
                             c->backend.devices);
     }
     if (!strcmp(c->refine.strategy, "mcmc") && c->init.count > c->refine.max_gaussians &&

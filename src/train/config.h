@@ -51,7 +51,6 @@ typedef struct {
     } trainer;
     struct {
         double ssim_weight;
-        double opacity_reg; /* adc: L1 on opacities (mean over Gaussians); 0 = off */
     } loss;
     struct {
         int start, stop, every;

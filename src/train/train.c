@@ -594,15 +594,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;
         SP_INFO("backend: %s", r->b->ops->name);
-        /* the regularizers of sp_step_args come with MCMC support (cpu, cuda on one device) */
-        int regularizers = r->b->ops->mcmc_read && r->b->ops->mcmc_apply;
-        if (cfg->loss.opacity_reg > 0 && strcmp(cfg->refine.strategy, "mcmc") && !regularizers) {
-            sp_error("loss.opacity_reg = %g: the %s backend%s has no opacity regularizer; use 0, or one device of the "
-                     "cpu or cuda backend", cfg->loss.opacity_reg, r->b->ops->name,
-                     r->b->cfg.num_devices > 1 || r->dist.world > 1 ? " on several devices" : "");
-            goto fail;
-        }
-        if (!strcmp(cfg->refine.strategy, "mcmc") && !regularizers) {
+        if (!strcmp(cfg->refine.strategy, "mcmc") && (!r->b->ops->mcmc_read || !r->b->ops->mcmc_apply)) {
             sp_error("refine.strategy = \"mcmc\": the %s backend%s has no MCMC densification; use refine.strategy = "
                      "\"adc\", or one device of the cpu or cuda backend", r->b->ops->name,
                      r->b->cfg.num_devices > 1 || r->dist.world > 1 ? " on several devices" : "");
@@ -683,8 +675,6 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             a.scale_reg = (float)rf->mcmc_scale_reg;
             a.noise_scale = (float)(rf->mcmc_noise_lr * a.lr.means);
             a.noise_seed = sp_hash64((uint64_t)cfg->experiment.seed ^ 0x6d636d63ull, (uint64_t)step);
-        } else {
-            a.opacity_reg = (float)cfg->loss.opacity_reg; /* adc's optional regularizer, the same term */
         }
         /* this process's calls: every slot when replicated, else the slots up to max_steps */
         int calls = replicated ? plan.local : step - prev;

@@ -233,7 +233,7 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
     sp_params_grad pg = {n, b->grad.K, b->grad.means, b->grad.log_scales, b->grad.quats, b->grad.opacity_logits,
                          b->grad.sh};
     cpu_project_back_aa(&p, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &pg);
-    cpu_mcmc_reg(&b->g, &b->grad, a->opacity_reg, a->scale_reg); /* MCMC, adc's loss.opacity_reg; 0 = nothing */
+    cpu_mcmc_reg(&b->g, &b->grad, a->opacity_reg, a->scale_reg); /* MCMC only: 0 weights do nothing */
     if (a->collect_stats) {
         float hw = 0.5f * (float)w, hh = 0.5f * (float)h;
         sp_refine_stats *st = &b->stats;

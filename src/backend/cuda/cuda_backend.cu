@@ -546,8 +546,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
                       a->collect_stats ? stats : NULL, stats + n, stats + 2 * (size_t)n, b->st);
     if (add && gcount) k_add<<<CU_GRID(gcount, 256), 256, 0, b->st>>>((float *)b->grads.p, (const float *)b->grads_view.p,
                                                                    (int64_t)gcount);
-    /* MCMC's regularizers, adc's loss.opacity_reg: added to the sum, one term per view */
-    if (a->opacity_reg != 0.0f || a->scale_reg != 0.0f) {
+    if (a->opacity_reg != 0.0f || a->scale_reg != 0.0f) { /* MCMC: added to the sum, one term per view */
         cu_params G = params_of(b, &b->grads);
         cuda_mcmc_reg(&P, &G, n, a->opacity_reg, a->scale_reg, b->st);
     }
