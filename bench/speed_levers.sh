@@ -41,8 +41,8 @@
 #   set:KEY=VALUE,KEY=VALUE,...  any switches, named in the table by themselves
 # Compare aa with base (the filter alone), prog2aa / prog4aa with aa (what progressive resolution
 # costs once the model no longer depends on the resolution).
-# A lego run takes about 40 s on an H200: split VARIANTS over several commands where one command
-# may run at most 10 minutes, or sweep quality with JOBS=N (below).
+# A lego run takes about 80 s on an H200: split VARIANTS over several commands where one command
+# may run at most 10 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 STAGE=${STAGE:-/tmp/stage}
@@ -102,69 +102,36 @@ field() { awk -v k="$1" '$1 == k && $2 == "=" { print $3; exit }' "$2" 2>/dev/nu
 
 # REPEATS=N runs every variant N times with experiment.seed = 0 .. N-1 (float atomics make even one
 # seed vary: mic moved 0.26 dB between two identical runs) and adds a mean row per variant.
-# JOBS=N trains up to N runs at once on the one GPU (for quality sweeps: PSNR and Gaussians mean
-# what they mean alone, but the times do not; the table says so). Rows print in order at the end.
 REPEATS=${REPEATS:-1}
-JOBS=${JOBS:-1}
-ROWS=$(mktemp -d)
-trap 'rm -rf "$ROWS"' EXIT
-
-# one run: writes its table row to $ROWS/<n>.row and its PSNR to $ROWS/<n>.psnr
-run_one() {
-  local n=$1 scene=$2 v=$3 seed=$4 sw tag run start end wall rc r
-  sw=$(switches "$v") || exit 2
-  tag=$(echo "$v" | tr -c "A-Za-z0-9\n" "_")$([ "$REPEATS" -gt 1 ] && echo "-s$seed")
-  run=/tmp/runs/levers-$scene-$tag-$KIND
-  rm -rf "$run"
-  start=$(date +%s.%N)
-  # shellcheck disable=SC2086
-  "$BIN" train --config configs/lego.toml --set experiment.name=levers-$scene-$tag \
-    --set data.path="$STAGE/$scene" --set backend.kind="$KIND" --set output.run_dir="$run" \
-    --set output.save_renders=false --set experiment.seed=$seed $sw ${EXTRA:-} \
-    >"$RESULTS/levers-$scene-$tag.log" 2>&1
-  rc=$?
-  end=$(date +%s.%N)
-  wall=$(python3 -c "print(f'{$end - $start:.1f}')")
-  [ "$JOBS" -gt 1 ] && wall="$wall ($JOBS at once)"
-  r="$run/result.toml"
-  cp "$r" "$RESULTS/levers-$scene-$tag-result.toml" 2>/dev/null
-  if [ $rc -ne 0 ]; then
-    printf '| %s | %s | %d | exit %d (see %s) | | | | %s |\n' "$scene" "$v" "$seed" $rc \
-      "$RESULTS/levers-$scene-$tag.log" "$wall" >"$ROWS/$n.row"
-    return
-  fi
-  field test_psnr "$r" >"$ROWS/$n.psnr"
-  printf '| %s | %s | %d | %s | %s | %s | %s | %s |\n' "$scene" "$v" "$seed" "$(field test_psnr "$r")" \
-    "$(field num_gaussians "$r")" "$(field steps "$r")" "$(field train_seconds "$r")" "$wall" >"$ROWS/$n.row"
-}
-
-n=0
-for scene in ${SCENES:-lego}; do
-  for v in ${VARIANTS:-base prog2 prog4 s20k s15k prog2s20k}; do
-    switches "$v" >/dev/null || exit 2
-    for seed in $(seq 0 $((REPEATS - 1))); do
-      n=$((n + 1))
-      if [ "$JOBS" -gt 1 ]; then
-        while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-        run_one $n "$scene" "$v" "$seed" &
-      else
-        run_one $n "$scene" "$v" "$seed"
-      fi
-    done
-  done
-done
-wait
-
 printf '| scene | variant | seed | test PSNR | Gaussians | steps | train s | whole command s |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
-n=0
 for scene in ${SCENES:-lego}; do
   for v in ${VARIANTS:-base prog2 prog4 s20k s15k prog2s20k}; do
+    sw=$(switches "$v") || exit 2
     psnrs=""
     for seed in $(seq 0 $((REPEATS - 1))); do
-      n=$((n + 1))
-      cat "$ROWS/$n.row"
-      [ -f "$ROWS/$n.psnr" ] && psnrs="$psnrs $(cat "$ROWS/$n.psnr")"
+      tag=$(echo "$v" | tr -c "A-Za-z0-9\n" "_")$([ "$REPEATS" -gt 1 ] && echo "-s$seed")
+      run=/tmp/runs/levers-$scene-$tag-$KIND
+      rm -rf "$run"
+      start=$(date +%s.%N)
+      # shellcheck disable=SC2086
+      "$BIN" train --config configs/lego.toml --set experiment.name=levers-$scene-$tag \
+        --set data.path="$STAGE/$scene" --set backend.kind="$KIND" --set output.run_dir="$run" \
+        --set output.save_renders=false --set experiment.seed=$seed $sw ${EXTRA:-} \
+        >"$RESULTS/levers-$scene-$tag.log" 2>&1
+      rc=$?
+      end=$(date +%s.%N)
+      wall=$(python3 -c "print(f'{$end - $start:.1f}')")
+      r="$run/result.toml"
+      cp "$r" "$RESULTS/levers-$scene-$tag-result.toml" 2>/dev/null
+      if [ $rc -ne 0 ]; then
+        printf '| %s | %s | %d | exit %d (see %s) | | | | %s |\n' "$scene" "$v" "$seed" $rc \
+          "$RESULTS/levers-$scene-$tag.log" "$wall"
+        continue
+      fi
+      psnrs="$psnrs $(field test_psnr "$r")"
+      printf '| %s | %s | %d | %s | %s | %s | %s | %s |\n' "$scene" "$v" "$seed" "$(field test_psnr "$r")" \
+        "$(field num_gaussians "$r")" "$(field steps "$r")" "$(field train_seconds "$r")" "$wall"
     done
     if [ "$REPEATS" -gt 1 ] && [ -n "$psnrs" ]; then
       python3 -c "import sys; x = [float(a) for a in sys.argv[3:]]; m = sum(x) / len(x); \
