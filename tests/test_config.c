@@ -67,12 +67,12 @@ static void test_defaults(void **state) {
     assert_int_equal(c.refine.stop, 12500);
     assert_int_equal(c.refine.every, 100);
     assert_true(c.refine.grad_threshold == 0.00012);
-    assert_true(c.refine.prune_weight == 0.25);
+    assert_true(c.refine.prune_weight == 0.2);
     assert_int_equal(c.refine.prune_weight_every, 2500);
     assert_int_equal(c.refine.split_count, 2);
     assert_true(c.refine.split_shrink == 1.6);
     assert_string_equal(c.refine.opacity_mode, "decay");
-    assert_true(c.refine.opacity_decay == 0.05);
+    assert_true(c.refine.opacity_decay == 0.08);
     assert_int_equal(c.refine.capacity, 3000000);
     assert_true(c.adam.means_lr == 0.00016);
     assert_true(c.adam.means_lr_final == 0.0000016);

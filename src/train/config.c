@@ -124,7 +124,9 @@ const sp_config_field sp_config_schema[] = {
     STR(refine, opacity_mode, "decay|reset|none", "decay",
         "How unneeded Gaussians fade: decay = every opacity shrinks a little at each refine step, reset = "
         "opacities are lowered to opacity_reset_value periodically, none = neither."),
-    FLT(refine, opacity_decay, IN(0, 1), 0.05, "decay mode: fraction every opacity shrinks at each refine step."),
+    FLT(refine, opacity_decay, IN(0, 1), 0.08,
+        "decay mode: fraction every opacity shrinks at each refine step (0.08 rather than 0.05: with prune_weight "
+        "0.2 it clears the floaters of captured scenes; bench/RESULTS.md)."),
     INT(refine, opacity_reset_every, GE(1), 3000,
         "reset mode: reset opacities every N steps, none in the last N steps of a run."),
     FLT(refine, opacity_reset_value, IN_OO(0, 1), 0.01, "reset mode: opacities above this are lowered to it."),
@@ -145,7 +147,7 @@ const sp_config_field sp_config_schema[] = {
         "gated to nearly transparent ones; 0 = off."),
     FLT(refine, mcmc_opacity_reg, GE(0), 0.01, "mcmc: weight of the L1 regularizer on opacities (mean over Gaussians)."),
     FLT(refine, mcmc_scale_reg, GE(0), 0.01, "mcmc: weight of the L1 regularizer on scales (mean over Gaussians and axes)."),
-    FLT(refine, prune_weight, IN_CO(0, 1), 0.25,
+    FLT(refine, prune_weight, IN_CO(0, 1), 0.2,
         "Fraction of the Gaussians removed at each prune by blend weight: those whose blending weights (alpha T) "
         "summed over the pixels of every training view are smallest (docs/math.md). 0 = off."),
     INT(refine, prune_weight_every, GE(0), 2500,
