@@ -4,8 +4,8 @@
 # per seed, a table row per run and a mean row per scene. EXTRA adds --set arguments to every run.
 #   STAGE=/tmp/stage BIN=build-gpu/splat SCENES="beer fox" SEEDS="0 1" [EXTRA="--set ..."] [KIND=cuda] \
 #     bench/captured.sh
-# Expects $STAGE/<scene>/ (images/ plus sparse/ or transforms.json). Writes each run's log and
-# result.toml into $RESULTS (default $OUT or /tmp/bench-out). Held-out views are few (9 for beer
+# Expects $STAGE/<scene>/ (images/ plus sparse/ or transforms.json). Writes each run's log,
+# result.toml and per-view scores (`splat eval --run`) into $RESULTS (default $OUT or /tmp/bench-out). Held-out views are few (9 for beer
 # and fox): compare means over seeds, not single runs.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -34,6 +34,8 @@ for scene in ${SCENES:-beer fox}; do
       printf '| %s | %s | exit %d (see %s) | | | %s |\n' "$scene" "$seed" $rc "$RESULTS/captured-$scene-$seed.log" "$wall"
       continue
     fi
+    # per-view scores: a captured scene's mean over 9 views can hang on one view with a floater
+    "$BIN" eval --run "$run" --backend "$KIND" >"$RESULTS/captured-$scene-$seed-views.txt" 2>&1
     psnrs="$psnrs $(field test_psnr "$r")"
     printf '| %s | %s | %s | %s | %s | %s |\n' "$scene" "$seed" "$(field test_psnr "$r")" \
       "$(field num_gaussians "$r")" "$(field train_seconds "$r")" "$wall"

@@ -6,7 +6,8 @@
 #     bench/speed_levers.sh
 # Expects $STAGE/<scene>/transforms_{train,val,test}.json and the images beside them. Writes each
 # run's log and result.toml into $RESULTS (default $OUT or /tmp/bench-out); EXTRA adds --set
-# arguments to every run; REPEATS=N runs each variant N times (seeds 0 .. N-1) with a mean row. Variants (name: switches):
+# arguments to every run; REPEATS=N runs each variant N times (seeds 0 .. N-1) with a mean row, SEEDS="1 2"
+# runs the seeds named instead. Variants (name: switches):
 #   base      defaults (30k steps, full resolution throughout)
 #   prog4     trainer.coarse_scale=4 (steps 1-4500 at 1/4, 4501-9000 at 1/2: coarse_until 0.3)
 #   prog4l    trainer.coarse_scale=4, trainer.coarse_until=0.5
@@ -103,14 +104,16 @@ field() { awk -v k="$1" '$1 == k && $2 == "=" { print $3; exit }' "$2" 2>/dev/nu
 # REPEATS=N runs every variant N times with experiment.seed = 0 .. N-1 (float atomics make even one
 # seed vary: mic moved 0.26 dB between two identical runs) and adds a mean row per variant.
 REPEATS=${REPEATS:-1}
+SEEDS=${SEEDS:-$(seq 0 $((REPEATS - 1)))}
+nseeds=$(echo $SEEDS | wc -w)
 printf '| scene | variant | seed | test PSNR | Gaussians | steps | train s | whole command s |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
 for scene in ${SCENES:-lego}; do
   for v in ${VARIANTS:-base prog2 prog4 s20k s15k prog2s20k}; do
     sw=$(switches "$v") || exit 2
     psnrs=""
-    for seed in $(seq 0 $((REPEATS - 1))); do
-      tag=$(echo "$v" | tr -c "A-Za-z0-9\n" "_")$([ "$REPEATS" -gt 1 ] && echo "-s$seed")
+    for seed in $SEEDS; do
+      tag=$(echo "$v" | tr -c "A-Za-z0-9\n" "_")$([ "$SEEDS" != 0 ] && echo "-s$seed")
       run=/tmp/runs/levers-$scene-$tag-$KIND
       rm -rf "$run"
       start=$(date +%s.%N)
@@ -133,7 +136,7 @@ for scene in ${SCENES:-lego}; do
       printf '| %s | %s | %d | %s | %s | %s | %s | %s |\n' "$scene" "$v" "$seed" "$(field test_psnr "$r")" \
         "$(field num_gaussians "$r")" "$(field steps "$r")" "$(field train_seconds "$r")" "$wall"
     done
-    if [ "$REPEATS" -gt 1 ] && [ -n "$psnrs" ]; then
+    if [ "$nseeds" -gt 1 ] && [ -n "$psnrs" ]; then
       python3 -c "import sys; x = [float(a) for a in sys.argv[3:]]; m = sum(x) / len(x); \
 print(f'| {sys.argv[1]} | {sys.argv[2]} | mean of {len(x)} | {m:.3f} (spread {max(x) - min(x):.3f}) | | | | |')" \
         "$scene" "$v" $psnrs
