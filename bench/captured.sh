@@ -5,8 +5,9 @@
 #   STAGE=/tmp/stage BIN=build-gpu/splat SCENES="beer fox" SEEDS="0 1" [EXTRA="--set ..."] [KIND=cuda] \
 #     bench/captured.sh
 # Expects $STAGE/<scene>/ (images/ plus sparse/ or transforms.json). Writes each run's log,
-# result.toml and per-view scores (`splat eval --run`) into $RESULTS (default $OUT or /tmp/bench-out). Held-out views are few (9 for beer
-# and fox): compare means over seeds, not single runs.
+# result.toml and per-view scores (`splat eval --run`) into $RESULTS (default $OUT or
+# /tmp/bench-out). Held-out views are few (9 for beer and fox): compare means over seeds, not
+# single runs.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 STAGE=${STAGE:-/tmp/stage}
