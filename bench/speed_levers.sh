@@ -8,7 +8,8 @@
 # run's log and result.toml into $RESULTS (default $OUT or /tmp/bench-out); EXTRA adds --set
 # arguments to every run; REPEATS=N runs each variant N times (seeds 0 .. N-1) with a mean row, SEEDS="1 2"
 # runs the seeds named instead. Variants (name: switches):
-#   base      defaults (30k steps, full resolution throughout)
+#   base      defaults (30k steps, full resolution throughout; mcmc with its 280k budget on cuda)
+#   adc       refine.strategy=adc (the densification by gradient that was the default before session 12)
 #   prog4     trainer.coarse_scale=4 (steps 1-4500 at 1/4, 4501-9000 at 1/2: coarse_until 0.3)
 #   prog4l    trainer.coarse_scale=4, trainer.coarse_until=0.5
 #   prog2     trainer.coarse_scale=2, trainer.coarse_until=0.3
@@ -21,7 +22,9 @@
 #   mcmc150k  refine.strategy=mcmc, refine.max_gaussians=150000 (budget; docs/math.md "MCMC")
 #   mcmc300k  refine.strategy=mcmc, refine.max_gaussians=300000
 #   mcmc500k  refine.strategy=mcmc, refine.max_gaussians=500000
-#   mcmc300k25 mcmc300k with refine.stop=25000 (the 3DGS-MCMC paper's schedule)
+#   mcmc300k25 mcmc300k with refine.mcmc_stop=25000 (the 3DGS-MCMC paper's schedule, now the default)
+#   (the mcmc variants before session 12 ran with the then defaults: refine.stop=12500 bounded them,
+#   adam.opacity_lr=0.025, refine.mcmc_opacity_reg=0.01, init.opacity=0.1)
 #   mcmc150kreg0 mcmc150k without the scale regularizer (refine.mcmc_scale_reg=0): what it buys
 #   aa        render.antialias=true (opacity-compensated filter: a model means the same at any resolution)
 #   prog2aa   prog2 + aa
@@ -29,6 +32,7 @@
 #   prog4s20kaa prog4s20k + aa
 #   aa25      aa + trainer.max_steps=25000, trainer.schedule_steps=30000
 #   mcmc300kaa25 mcmc300k + aa25;  mcmc500kaa25: mcmc500k + aa25
+#   adc's levers (each adds refine.strategy=adc; the switches mean nothing to mcmc):
 #   quality levers (one switch each, for a shorter default run to keep): bgrand data.background=random
 #   (evaluated on white), grad12 refine.grad_threshold=0.00012, stop20k refine.stop=20000, decay03
 #   refine.opacity_decay=0.03, ssim3 loss.ssim_weight=0.3, shrest2 adam.sh_rest_lr=0.00025, s25k
@@ -55,6 +59,7 @@ mkdir -p "$RESULTS"
 switches() {
   case "$1" in
     base) echo "" ;;
+    adc) echo "--set refine.strategy=adc" ;;
     prog4) echo "--set trainer.coarse_scale=4" ;;
     prog4l) echo "--set trainer.coarse_scale=4 --set trainer.coarse_until=0.5" ;;
     prog2) echo "--set trainer.coarse_scale=2" ;;
@@ -67,7 +72,7 @@ switches() {
     mcmc150k) echo "--set refine.strategy=mcmc --set refine.max_gaussians=150000" ;;
     mcmc300k) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000" ;;
     mcmc500k) echo "--set refine.strategy=mcmc --set refine.max_gaussians=500000" ;;
-    mcmc300k25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000 --set refine.stop=25000" ;;
+    mcmc300k25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000 --set refine.mcmc_stop=25000" ;;
     mcmc150kreg0) echo "--set refine.strategy=mcmc --set refine.max_gaussians=150000 --set refine.mcmc_scale_reg=0" ;;
     aa) echo "--set render.antialias=true" ;;
     prog2aa) echo "--set render.antialias=true --set trainer.coarse_scale=2" ;;
@@ -77,22 +82,22 @@ switches() {
     mcmc300kaa25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000 $(switches aa25)" ;;
     mcmc500kaa25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=500000 $(switches aa25)" ;;
     bgrand) echo "--set data.background=random" ;;
-    grad12) echo "--set refine.grad_threshold=0.00012" ;;
-    stop20k) echo "--set refine.stop=20000" ;;
-    decay03) echo "--set refine.opacity_decay=0.03" ;;
+    grad12) echo "--set refine.strategy=adc --set refine.grad_threshold=0.00012" ;;
+    stop20k) echo "--set refine.strategy=adc --set refine.stop=20000" ;;
+    decay03) echo "--set refine.strategy=adc --set refine.opacity_decay=0.03" ;;
     ssim3) echo "--set loss.ssim_weight=0.3" ;;
     shrest2) echo "--set adam.sh_rest_lr=0.00025" ;;
     s25k) echo "--set trainer.max_steps=25000 --set trainer.schedule_steps=30000" ;;
-    pw30) echo "--set refine.prune_weight=0.3" ;;
-    pw50) echo "--set refine.prune_weight=0.5" ;;
-    pw70) echo "--set refine.prune_weight=0.7" ;;
-    pw30e5k) echo "--set refine.prune_weight=0.3 --set refine.prune_weight_every=5000" ;;
-    pw20e3k) echo "--set refine.prune_weight=0.2 --set refine.prune_weight_every=3000" ;;
-    pw50g12) echo "--set refine.prune_weight=0.5 $(switches grad12)" ;;
-    pw30e5kg12) echo "$(switches pw30e5k) $(switches grad12)" ;;
-    pw40e5kg12) echo "--set refine.prune_weight=0.4 --set refine.prune_weight_every=5000 $(switches grad12)" ;;
-    pw20e3kg12) echo "$(switches pw20e3k) $(switches grad12)" ;;
-    pw50e5kg10) echo "--set refine.prune_weight=0.5 --set refine.prune_weight_every=5000 --set refine.grad_threshold=0.0001" ;;
+    pw30) echo "--set refine.strategy=adc --set refine.prune_weight=0.3" ;;
+    pw50) echo "--set refine.strategy=adc --set refine.prune_weight=0.5" ;;
+    pw70) echo "--set refine.strategy=adc --set refine.prune_weight=0.7" ;;
+    pw30e5k) echo "--set refine.strategy=adc --set refine.prune_weight=0.3 --set refine.prune_weight_every=5000" ;;
+    pw20e3k) echo "--set refine.strategy=adc --set refine.prune_weight=0.2 --set refine.prune_weight_every=3000" ;;
+    pw50g12) echo "--set refine.strategy=adc --set refine.prune_weight=0.5 $(switches grad12)" ;;
+    pw30e5kg12) echo "--set refine.strategy=adc $(switches pw30e5k) $(switches grad12)" ;;
+    pw40e5kg12) echo "--set refine.strategy=adc --set refine.prune_weight=0.4 --set refine.prune_weight_every=5000 $(switches grad12)" ;;
+    pw20e3kg12) echo "--set refine.strategy=adc $(switches pw20e3k) $(switches grad12)" ;;
+    pw50e5kg10) echo "--set refine.strategy=adc --set refine.prune_weight=0.5 --set refine.prune_weight_every=5000 --set refine.grad_threshold=0.0001" ;;
     set:*) echo "$1" | cut -c5- | tr ',' '\n' | sed 's/^/--set /' | tr '\n' ' ' ;;
     *) echo "unknown variant $1" >&2; return 1 ;;
   esac

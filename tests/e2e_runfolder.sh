@@ -22,6 +22,7 @@ max_steps = 100
 sh_interval = 50
 checkpoint_every = 50
 [refine]
+strategy = "adc"
 start = 30
 stop = 90
 every = 30

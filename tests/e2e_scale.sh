@@ -16,6 +16,7 @@ max_steps = 61
 batch = 2
 log_every = 20
 [refine]
+strategy = "adc"
 start = 10
 stop = 50
 every = 10

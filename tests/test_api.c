@@ -33,7 +33,8 @@ static int teardown(void **state) {
     return 0;
 }
 
-/* A context configured for a short CPU run on the scene into g_tmp/<run>. */
+/* A context configured for a short CPU run on the scene into g_tmp/<run> (adc: the refine schedule is
+ * written for it). */
 static splat_context *tiny_context(const char *run, int seed, int steps) {
     splat_context *ctx;
     assert_int_equal(splat_open(&ctx), SPLAT_OK);
@@ -46,7 +47,7 @@ static splat_context *tiny_context(const char *run, int seed, int steps) {
     free(set);
     free(dir);
     char *toml = sp_strfmt("[experiment]\nseed = %d\n[init]\ncount = 400\n[trainer]\nmax_steps = %d\n"
-                           "sh_interval = 40\n[refine]\nstart = 20\nstop = 100\nevery = 20\n"
+                           "sh_interval = 40\n[refine]\nstrategy = \"adc\"\nstart = 20\nstop = 100\nevery = 20\n"
                            "[output]\nsave_renders = false\n[backend]\nkind = \"cpu\"\n",
                            seed, steps);
     assert_int_equal(splat_config_load_string(ctx, toml, "tiny"), SPLAT_OK);

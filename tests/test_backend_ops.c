@@ -761,8 +761,9 @@ static void run_case(void **state) {
 }
 
 /* The kind table itself: unique names, cpu last and always there, each kind with a device creates
- * a backend of its name with a stage table, auto picks the first kind that wants it, and an
- * unknown kind is an error that names it. */
+ * a backend of its name with a stage table (and MCMC ops exactly when its row says so: refine.strategy
+ * = auto reads the row), auto picks the first kind that wants it, and an unknown kind is an error
+ * that names it. */
 static void test_kind_table(void **state) {
     (void)state;
     int nk;
@@ -783,8 +784,11 @@ static void test_kind_table(void **state) {
         if (!b) fail_msg("%s: %s", kinds[i].name, sp_last_error());
         assert_string_equal(b->ops->name, kinds[i].name);
         assert_non_null(b->ops->stages);
+        assert_int_equal(kinds[i].mcmc, b->ops->mcmc_read != NULL && b->ops->mcmc_apply != NULL);
         b->ops->destroy(b);
     }
+    assert_ptr_equal(sp_backend_resolve_kind(auto_kind), sp_backend_find_kind(auto_kind));
+    assert_string_equal(sp_backend_resolve_kind("auto")->name, auto_kind);
     sp_backend *b = sp_backend_create("auto", &cfg);
     assert_non_null(b);
     printf("PASS kinds: %d compiled in, auto picks %s\n", nk, b->ops->name);

@@ -56,7 +56,7 @@ static void test_defaults(void **state) {
     assert_int_equal(c.data.holdout_every, 8);
     assert_string_equal(c.init.method, "auto");
     assert_int_equal(c.init.count, 100000);
-    assert_true(c.init.opacity == 0.1);
+    assert_true(c.init.opacity == 0.0); /* by refine.strategy (test_mcmc.c) */
     assert_true(c.output.save_renders && c.output.save_ply);
     assert_int_equal(c.trainer.max_steps, 30000);
     assert_int_equal(c.trainer.log_every, 100);
@@ -74,6 +74,8 @@ static void test_defaults(void **state) {
     assert_string_equal(c.refine.opacity_mode, "decay");
     assert_true(c.refine.opacity_decay == 0.08);
     assert_int_equal(c.refine.capacity, 3000000);
+    assert_string_equal(c.refine.strategy, "auto");
+    assert_true(c.adam.opacity_lr == 0.05);
     assert_true(c.adam.means_lr == 0.00016);
     assert_true(c.adam.means_lr_final == 0.0000016);
     assert_true(c.adam.sh_rest_lr == 0.000125);
@@ -188,8 +190,8 @@ static void test_load_errors(void **state) {
         {"[data]\nformat = \"jpg\"\n", ":2: data.format must be one of auto, blender, colmap, transforms; got \"jpg\""},
         {"[data]\nbackground = \"White\"\n", ":2: data.background must be one of white, black, random; got \"White\""},
         {"[data]\npath = 3\n", ":2: data.path must be a string, got an integer"},
-        {"[init]\nopacity = 1\n", ":2: init.opacity must be in (0, 1), got 1"},
-        {"[init]\nopacity = 0.0\n", ":2: init.opacity must be in (0, 1), got 0.0"},
+        {"[init]\nopacity = 1\n", ":2: init.opacity must be in [0, 1), got 1"},
+        {"[init]\nopacity = -0.5\n", ":2: init.opacity must be in [0, 1), got -0.5"},
         {"[init]\nradius = -0.5\n", ":2: init.radius must be >= 0, got -0.5"},
         {"[init]\nscale = nan\n", ":2: init.scale must be a finite number, got nan"},
         {"[init]\nscale = inf\n", ":2: init.scale must be a finite number, got inf"},

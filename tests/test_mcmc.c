@@ -10,6 +10,7 @@
 
 #include "backend/cpu/mcmc.h"
 #include "train/config.h"
+#include "train/schedule.h"
 #include "train/mcmc.h"
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -281,11 +282,13 @@ static const char *problems_of(const char *set1, const char *set2) {
 static void test_config(void **state) {
     sp_config c;
     sp_config_defaults(&c);
-    assert_string_equal(c.refine.strategy, "adc");
-    assert_int_equal(c.refine.max_gaussians, 300000);
-    assert_true(c.refine.mcmc_noise_lr == 5e5 && c.refine.mcmc_opacity_reg == 0.01 && c.refine.mcmc_scale_reg == 0.01);
+    assert_string_equal(c.refine.strategy, "auto");
+    assert_int_equal(c.refine.max_gaussians, 280000);
+    assert_int_equal(c.refine.mcmc_stop, 25000);
+    assert_true(c.refine.mcmc_noise_lr == 5e5 && c.refine.mcmc_opacity_reg == 0.001 && c.refine.mcmc_scale_reg == 0.01);
+    assert_true(c.init.opacity == 0.0 && c.adam.opacity_lr == 0.05);
     assert_string_equal(problems_of(NULL, NULL), "");
-    assert_non_null(strstr(problems_of("backend.kind=vulkan", NULL), "refine.strategy = \"mcmc\": the vulkan backend"));
+    assert_string_equal(problems_of("backend.kind=vulkan", NULL), ""); /* vulkan has it too */
     assert_non_null(strstr(problems_of("backend.devices=0,1", NULL), "runs on one device"));
     assert_non_null(strstr(problems_of("refine.max_gaussians=5000", "init.count=6000"), "init.count (6000)"));
     assert_string_equal(problems_of("refine.max_gaussians=5000", "init.method=points"), "");
@@ -294,8 +297,47 @@ static void test_config(void **state) {
     assert_non_null(strstr(problems_of("refine.mcmc_noise_lr=-1", NULL), "refine.mcmc_noise_lr"));
 }
 
+/* refine.strategy = auto follows the backend; init.opacity = 0 follows the strategy; refine.stop
+ * bounds adc's refine steps, mcmc_stop mcmc's (the schedule reads the resolved strategy). */
+static void test_resolve_strategy(void **state) {
+    (void)state;
+    sp_config c;
+    sp_config_defaults(&c);
+    assert_int_equal(sp_config_resolve_strategy(&c, 1), 0);
+    assert_string_equal(c.refine.strategy, "mcmc");
+    assert_true(c.init.opacity == 0.5);
+    sp_schedule s;
+    sp_schedule_make(&c, &s);
+    assert_int_equal(s.refine_stop, 25000);
+    assert_true(sp_schedule_refine_due(&s, 24900) && !sp_schedule_refine_due(&s, 25000));
+
+    sp_config_defaults(&c);
+    assert_int_equal(sp_config_resolve_strategy(&c, 0), 0); /* vulkan, several devices */
+    assert_string_equal(c.refine.strategy, "adc");
+    assert_true(c.init.opacity == 0.1);
+    sp_schedule_make(&c, &s);
+    assert_int_equal(s.refine_stop, 12500);
+
+    sp_config_defaults(&c); /* what is written stays */
+    snprintf(c.refine.strategy, sizeof c.refine.strategy, "adc");
+    c.init.opacity = 0.3;
+    assert_int_equal(sp_config_resolve_strategy(&c, 1), 0);
+    assert_string_equal(c.refine.strategy, "adc");
+    assert_true(c.init.opacity == 0.3);
+
+    sp_config_defaults(&c); /* a random initialization larger than the budget it resolved to */
+    c.init.count = c.refine.max_gaussians + 1;
+    assert_int_equal(sp_config_resolve_strategy(&c, 1), -1);
+    assert_non_null(strstr(sp_last_error(), "init.count"));
+    sp_config_defaults(&c);
+    c.init.count = c.refine.max_gaussians + 1;
+    assert_int_equal(sp_config_resolve_strategy(&c, 0), 0);
+    assert_string_equal(c.refine.strategy, "adc");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resolve_strategy),
         cmocka_unit_test(test_opacity_keeps_peak),
         cmocka_unit_test(test_scale_keeps_profile_integral),
         cmocka_unit_test(test_sampling),

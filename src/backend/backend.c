@@ -26,14 +26,14 @@ int sp_backend_cuda_available(void) {
  * the parity harness and tests/e2e_backends.sh. */
 static const sp_backend_kind k_kinds[] = {
 #ifdef SPLAT_HAVE_CUDA
-    {"cuda", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_BACKWARD_SPLAT, sp_backend_cuda_available, NULL,
+    {"cuda", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_BACKWARD_SPLAT, 1, sp_backend_cuda_available, NULL,
      sp_cuda_backend_create},
 #endif
 #ifdef SPLAT_HAVE_VULKAN
-    {"vulkan", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_CAS_ATOMICS, sp_vulkan_available, sp_vulkan_hardware_available,
+    {"vulkan", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_CAS_ATOMICS, 1, sp_vulkan_available, sp_vulkan_hardware_available,
      sp_vulkan_backend_create},
 #endif
-    {"cpu", 0, 0, always, NULL, sp_cpu_backend_create},
+    {"cpu", 0, 0, 1, always, NULL, sp_cpu_backend_create},
 };
 
 const sp_backend_kind *sp_backend_kinds(int *count) {
@@ -45,6 +45,13 @@ const sp_backend_kind *sp_backend_find_kind(const char *name) {
     for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds; i++)
         if (!strcmp(k_kinds[i].name, name)) return &k_kinds[i];
     return NULL;
+}
+
+const sp_backend_kind *sp_backend_resolve_kind(const char *kind) {
+    if (strcmp(kind, "auto")) return sp_backend_find_kind(kind);
+    for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds; i++)
+        if (k_kinds[i].auto_pick ? k_kinds[i].auto_pick() : k_kinds[i].available()) return &k_kinds[i];
+    return sp_backend_find_kind("cpu");
 }
 
 /* Several devices or processes: the cuda backend replicated over NCCL. */
@@ -85,13 +92,7 @@ sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
         return sp_replicated_create(cfg);
 #endif
     }
-    if (!strcmp(kind, "auto")) {
-        for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds; i++)
-            if (k_kinds[i].auto_pick ? k_kinds[i].auto_pick() : k_kinds[i].available())
-                return k_kinds[i].create(cfg);
-        kind = "cpu";
-    }
-    const sp_backend_kind *k = sp_backend_find_kind(kind);
+    const sp_backend_kind *k = sp_backend_resolve_kind(kind);
     if (!k) {
         if (!strcmp(kind, "cuda"))
             sp_error("backend.kind = \"cuda\" but this build has no CUDA backend (nvcc was not found at build time)");
@@ -117,12 +118,7 @@ int sp_backend_describe(const char *kind, const sp_backend_config *cfg, char *ou
         return sp_replicated_describe(cfg, out, n);
 #endif
     }
-    if (!strcmp(kind, "auto")) {
-        for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds && !k; i++)
-            if (k_kinds[i].auto_pick ? k_kinds[i].auto_pick() : k_kinds[i].available()) k = &k_kinds[i];
-    } else {
-        k = sp_backend_find_kind(kind);
-    }
+    k = sp_backend_resolve_kind(kind);
     if (!k) {
         snprintf(out, n, "%s: not in this build", kind);
         return -1;

@@ -180,6 +180,7 @@ typedef struct {
     const char *name;       /* backend.kind value */
     int gpu;                /* tested against the cpu reference */
     unsigned variants;      /* SP_VARIANT_* switches this kind honours */
+    int mcmc;               /* has MCMC densification on one device (ops->mcmc_read, mcmc_apply) */
     int (*available)(void); /* 1 if a usable device is present (a software device counts: it is tested) */
     int (*auto_pick)(void); /* 1 if `auto` should choose this kind here (NULL: when available) */
     sp_backend *(*create)(const sp_backend_config *cfg);
@@ -189,6 +190,10 @@ typedef struct {
 const sp_backend_kind *sp_backend_kinds(int *count);
 /* The kind named name, or NULL if this build has none of that name. */
 const sp_backend_kind *sp_backend_find_kind(const char *name);
+
+/* The kind `kind` names, or for "auto" the one sp_backend_create picks; NULL if this build has no
+ * kind of that name. */
+const sp_backend_kind *sp_backend_resolve_kind(const char *kind);
 
 /* render_many where the backend has it, else render for each camera in turn. */
 int sp_backend_render_many(sp_backend *b, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],

@@ -209,11 +209,15 @@ int cmd_check(int argc, char **argv) {
     char dev[512]; /* the device backend.kind resolves to, and its limits */
     {
         sp_backend_config bc = {.threads = cfg->backend.threads, .cas_atomics = cfg->backend.cas_atomics};
-        sp_dist dist; /* several GPUs or processes: NCCL and the devices are checked too */
+        sp_dist dist = {0}; /* several GPUs or processes: NCCL and the devices are checked too */
         if (sp_dist_from_env(&dist) || sp_dist_backend_config(&bc, cfg->backend.devices, 0, &dist))
             snprintf(dev, sizeof dev, "%s", sp_last_error()), sp_problems_add(&probs, "%s", dev);
         else if (sp_backend_describe(cfg->backend.kind, &bc, dev, sizeof dev))
             sp_problems_add(&probs, "backend.kind = \"%s\": %s", cfg->backend.kind, dev);
+        /* refine.strategy = auto as training would resolve it (train.c, from the backend's ops) */
+        const sp_backend_kind *k = sp_backend_resolve_kind(cfg->backend.kind);
+        int several = bc.num_devices > 1 || dist.world > 1;
+        if (sp_config_resolve_strategy(cfg, k && k->mcmc && !several)) sp_problems_add(&probs, "%s", sp_last_error());
     }
     /* The verdict first, then the details. */
     if (probs.n) {
@@ -240,8 +244,8 @@ int cmd_check(int argc, char **argv) {
         sp_config_print(cfg, stdout);
     } else if (!probs.n) {
         char *dir = sp_train_run_dir(cfg);
-        printf("  training would write %s (%d steps, backend %s); --print-config shows every setting\n", dir,
-               cfg->trainer.max_steps, cfg->backend.kind);
+        printf("  training would write %s (%d steps, backend %s, refine.strategy %s); --print-config shows every "
+               "setting\n", dir, cfg->trainer.max_steps, cfg->backend.kind, cfg->refine.strategy);
         free(dir);
     }
     int rc = probs.n ? 1 : 0;

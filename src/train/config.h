@@ -62,8 +62,9 @@ typedef struct {
         int opacity_reset_every;
         double opacity_reset_value;
         int capacity;
-        char strategy[SP_CONFIG_WORD_MAX]; /* adc | mcmc */
+        char strategy[SP_CONFIG_WORD_MAX]; /* auto | adc | mcmc (auto: sp_config_resolve_strategy) */
         int max_gaussians;                 /* mcmc: the budget */
+        int mcmc_stop;                     /* mcmc: last refine step bound (refine.stop is adc's) */
         double mcmc_grow, mcmc_noise_lr, mcmc_opacity_reg, mcmc_scale_reg;
         double prune_weight;    /* fraction removed at each prune by blend weight (train/prune.h) */
         int prune_weight_every; /* 0: once, at stop */
@@ -123,6 +124,11 @@ int sp_config_apply_text(const char *text, const char *name, sp_config *c, sp_pr
 int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems);
 /* Checks that need the whole config: data.path is set, init.count fits refine.capacity. */
 int sp_config_validate_for_training(const sp_config *c, sp_problems *problems);
+/* Settings that follow the backend, once it is known: refine.strategy = auto becomes mcmc when
+ * mcmc_runs (the backend has MCMC densification: one device of cpu, cuda or vulkan), else adc; init.opacity
+ * = 0 becomes the strategy's (0.5 mcmc, 0.1 adc). Returns -1 (with the error set) when the chosen
+ * mcmc cannot start: a random initialization larger than refine.max_gaussians. */
+int sp_config_resolve_strategy(sp_config *c, int mcmc_runs);
 
 /* Fully resolved TOML (every key, defaults included, each with its one-line doc as comment).
  * Loading it back gives an equal config. */

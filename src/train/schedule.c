@@ -3,6 +3,7 @@
 #include "train/schedule.h"
 
 #include <math.h>
+#include <string.h>
 
 /* A step count written for a run of schedule_steps, scaled to max_steps (at least `lo`). */
 static int scaled(const sp_config *c, int steps, int lo) {
@@ -16,7 +17,8 @@ static int scaled(const sp_config *c, int steps, int lo) {
 
 void sp_schedule_make(const sp_config *c, sp_schedule *s) {
     s->refine_start = scaled(c, c->refine.start, 0);
-    s->refine_stop = scaled(c, c->refine.stop, 0);
+    /* refine.strategy resolved first (sp_config_resolve_strategy); auto counts as adc */
+    s->refine_stop = scaled(c, strcmp(c->refine.strategy, "mcmc") ? c->refine.stop : c->refine.mcmc_stop, 0);
     s->refine_every = c->refine.every;
     s->opacity_reset_every = scaled(c, c->refine.opacity_reset_every, 1);
     s->sh_interval = scaled(c, c->trainer.sh_interval, 1);

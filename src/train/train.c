@@ -565,23 +565,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                 r->data.train.views[0].cam.height, sp_now() - t0, r->data.extent);
     }
 
-    /* progressive resolution: the coarse levels become extra training views */
     sp_schedule sched;
-    sp_schedule_make(cfg, &sched);
-    if (sp_pyramid_build(&r->pyr, &r->data.train, 1 + sched.coarse_levels, cfg->backend.threads)) goto fail;
-    if (sched.coarse_levels)
-        SP_INFO("progressive resolution: steps 1-%d at 1/%d%s of %dx%d (equal parts), then full resolution",
-                sched.coarse_steps, 1 << sched.coarse_levels, sched.coarse_levels > 1 ? " to 1/2" : "",
-                r->data.train.views[0].cam.width, r->data.train.views[0].cam.height);
-    if (cfg->trainer.schedule_steps)
-        SP_INFO("schedules scaled to %d steps: densify %d-%d, SH degree +1 every %d, opacity reset every %d",
-                cfg->trainer.max_steps, sched.refine_start, sched.refine_stop, sched.sh_interval,
-                sched.opacity_reset_every);
-    else if (sched.refine_stop > cfg->trainer.max_steps && sched.refine_start < cfg->trainer.max_steps)
-        sp_log_to_file("densification runs to the last step of this %d-step run (refine.stop = %d); "
-                       "trainer.schedule_steps = 30000 would scale the 30k-step schedules to it",
-                       cfg->trainer.max_steps, sched.refine_stop);
-
     /* backend */
     {
         sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
@@ -594,15 +578,41 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;
         SP_INFO("backend: %s", r->b->ops->name);
-        if (!strcmp(cfg->refine.strategy, "mcmc") && (!r->b->ops->mcmc_read || !r->b->ops->mcmc_apply)) {
+        int several = r->b->cfg.num_devices > 1 || r->dist.world > 1;
+        int mcmc_runs = r->b->ops->mcmc_read && r->b->ops->mcmc_apply && !several;
+        if (!strcmp(cfg->refine.strategy, "mcmc") && !mcmc_runs) {
             sp_error("refine.strategy = \"mcmc\": the %s backend%s has no MCMC densification; use refine.strategy = "
-                     "\"adc\", or one device of the cpu or cuda backend", r->b->ops->name,
-                     r->b->cfg.num_devices > 1 || r->dist.world > 1 ? " on several devices" : "");
+                     "\"adc\" (or auto), or one device", r->b->ops->name,
+                     several ? " on several devices" : "");
             goto fail;
         }
-        if (!cfg->data.cache_mb && r->b->ops->upload_views(r->b, r->pyr.views, r->pyr.levels * r->pyr.n, r->alpha))
-            goto fail;
+        char asked[SP_CONFIG_WORD_MAX];
+        snprintf(asked, sizeof asked, "%s", cfg->refine.strategy);
+        if (sp_config_resolve_strategy(cfg, mcmc_runs)) goto fail;
+        if (!strcmp(asked, "auto"))
+            SP_INFO("refine.strategy auto: %s%s", cfg->refine.strategy,
+                    mcmc_runs ? "" : " (this backend has no MCMC densification)");
     }
+
+    /* progressive resolution: the coarse levels become extra training views */
+    sp_schedule_make(cfg, &sched);
+    if (sp_pyramid_build(&r->pyr, &r->data.train, 1 + sched.coarse_levels, cfg->backend.threads)) goto fail;
+    if (sched.coarse_levels)
+        SP_INFO("progressive resolution: steps 1-%d at 1/%d%s of %dx%d (equal parts), then full resolution",
+                sched.coarse_steps, 1 << sched.coarse_levels, sched.coarse_levels > 1 ? " to 1/2" : "",
+                r->data.train.views[0].cam.width, r->data.train.views[0].cam.height);
+    if (cfg->trainer.schedule_steps)
+        SP_INFO("schedules scaled to %d steps: densify %d-%d, SH degree +1 every %d, opacity reset every %d",
+                cfg->trainer.max_steps, sched.refine_start, sched.refine_stop, sched.sh_interval,
+                sched.opacity_reset_every);
+    else if (sched.refine_stop > cfg->trainer.max_steps && sched.refine_start < cfg->trainer.max_steps)
+        sp_log_to_file("densification runs to the last step of this %d-step run (refine.%s = %d); "
+                       "trainer.schedule_steps = 30000 would scale the 30k-step schedules to it",
+                       cfg->trainer.max_steps, strcmp(cfg->refine.strategy, "mcmc") ? "stop" : "mcmc_stop",
+                       sched.refine_stop);
+
+    if (!cfg->data.cache_mb && r->b->ops->upload_views(r->b, r->pyr.views, r->pyr.levels * r->pyr.n, r->alpha))
+        goto fail;
     if (o->resume_dir ? resume_from(r, &ck) : init_gaussians(r)) goto fail;
     if (cfg->data.cache_mb > 0) {
         r->stream = sp_train_stream_create(&r->data.train, r->b, r->alpha, cfg->data.cache_mb,

@@ -53,8 +53,10 @@ void cpu_mcmc_reg(const sp_gaussians *g, sp_gaussians *grad, float opacity_reg, 
     float wo = opacity_reg / (float)n, ws = scale_reg / (float)(3 * n);
 #pragma omp parallel for schedule(static) if (n >= 4096) num_threads(sp_omp_threads())
     for (int64_t i = 0; i < n; i++) {
-        float o = 1.0f / (1.0f + expf(-g->opacity_logits[i]));
-        grad->opacity_logits[i] += wo * (o * (1.0f - o));
+        /* sigma (1 - sigma) = e / (1 + e)^2 with e = exp(-|logit|): 1 - sigma would cancel for opaque
+         * Gaussians, turning an ulp of sigma into 1e-5 of the term */
+        float e = expf(-fabsf(g->opacity_logits[i])), d = 1.0f + e;
+        grad->opacity_logits[i] += wo * (e / (d * d));
         for (int k = 0; k < 3; k++) grad->log_scales[3 * i + k] += ws * expf(g->log_scales[3 * i + k]);
     }
 }

@@ -19,8 +19,9 @@ extern "C" {
 __global__ void k_mcmc_reg(cu_params P, cu_params G, int n, float wo, float ws) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float o = 1.0f / (1.0f + cr_expf(-P.opacity_logits[i]));
-    G.opacity_logits[i] = __fadd_rn(G.opacity_logits[i], __fmul_rn(wo, __fmul_rn(o, 1.0f - o)));
+    /* sigma (1 - sigma) as e / (1 + e)^2, e = exp(-|logit|): no cancellation in 1 - sigma (cpu/mcmc.c) */
+    float e = cr_expf(-fabsf(P.opacity_logits[i])), d = __fadd_rn(1.0f, e);
+    G.opacity_logits[i] = __fadd_rn(G.opacity_logits[i], __fmul_rn(wo, __fdiv_rn(e, __fmul_rn(d, d))));
     for (int k = 0; k < 3; k++)
         G.log_scales[3 * (size_t)i + k] =
             __fadd_rn(G.log_scales[3 * (size_t)i + k], __fmul_rn(ws, cr_expf(P.log_scales[3 * (size_t)i + k])));

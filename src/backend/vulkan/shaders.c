@@ -75,6 +75,9 @@ static const uint32_t spv_pair_args[] =
 static const uint32_t spv_chunk_items[] =
 #include "chunk_items.spv.h"
     ;
+static const uint32_t spv_mcmc[] =
+#include "mcmc.spv.h"
+    ;
 
 #define S(name) {#name, spv_##name, sizeof spv_##name}
 const vk_spirv vk_shaders[VP_COUNT] = {
@@ -82,5 +85,5 @@ const vk_spirv vk_shaders[VP_COUNT] = {
     S(sort_hist),    S(sort_scatter),    S(tile_ranges), S(rasterize),   S(backward_raster),
     S(backward_raster_cas), S(backward_raster_det), S(grad_gather), S(project_back), S(adam),    S(loss_target),
     S(loss_ssim),    S(loss_grad),       S(reduce),
-    S(refine_gather), S(finite), S(pair_args), S(chunk_items), S(rasterize_w),
+    S(refine_gather), S(finite), S(pair_args), S(chunk_items), S(rasterize_w), S(mcmc),
 };

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend/cpu/loss.h"
+#include "backend/cpu/mcmc.h"
 #include "backend/stage_ops.h"
 #include "backend/vulkan/vk_backend.h"
 #include "core/core.h"
@@ -367,6 +368,30 @@ static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
     return 0;
 }
 
+/* shaders/mcmc.comp over the n Gaussians: words 20-25 (mode, n, region offsets) and the mode's. */
+static int rec_mcmc(vk_backend *b, vk_cmd *k, uint32_t mode, const uint32_t args[5]) {
+    vk_layout l = vk_layout_of(b);
+    uint32_t w[32] = {0};
+    w[20] = mode, w[21] = (uint32_t)b->n, w[22] = l.means, w[23] = l.ls, w[24] = l.quats, w[25] = l.op;
+    memcpy(w + 26, args, 5 * sizeof *args);
+    vk_buf *bufs[] = {&b->P, &b->Gr};
+    return b->n > 0 ? vk_dispatch(&b->c, k, VP_MCMC, bufs, 2, w, vk_groups(b->n, VK_WG)) : 0;
+}
+
+int vk_rec_mcmc_reg(vk_backend *b, vk_cmd *k, float opacity_reg, float scale_reg) {
+    if (b->n <= 0 || (opacity_reg == 0.0f && scale_reg == 0.0f)) return 0;
+    /* the host's weights (cpu_mcmc_reg): means over the Gaussians, and over their three axes */
+    uint32_t a[5] = {vk_f2u(opacity_reg / (float)b->n), vk_f2u(scale_reg / (float)(3 * b->n)), 0, 0, 0};
+    return rec_mcmc(b, k, 0, a);
+}
+
+int vk_rec_mcmc_noise(vk_backend *b, vk_cmd *k, float noise_scale, uint64_t seed) {
+    if (b->n <= 0 || noise_scale == 0.0f) return 0;
+    uint32_t a[5] = {vk_f2u(noise_scale), (uint32_t)seed, (uint32_t)(seed >> 32), vk_f2u(SP_MCMC_GATE_K),
+                     vk_f2u(SP_MCMC_GATE_X0)};
+    return rec_mcmc(b, k, 1, a);
+}
+
 /* project + count (command buffer ka, waited for), then emit/sort/ranges/rasterize recorded into
  * kb, left open for the caller. */
 static int forward(vk_backend *b, const sp_camera *cam, int degree, const float bg[3], int profile, int mode) {
@@ -501,7 +526,7 @@ static void regions(const vk_backend *b, const sp_gaussians *g, float *host[5], 
     for (int i = 0; i < 5; i++) host[i] = h[i], off[i] = o[i], cnt[i] = c[i];
 }
 
-static int put_store(vk_backend *b, vk_buf *dst, const sp_gaussians *g) {
+int vk_put_store(vk_backend *b, vk_buf *dst, const sp_gaussians *g) {
     float *h[5];
     uint32_t o[5];
     size_t cnt[5];
@@ -511,7 +536,7 @@ static int put_store(vk_backend *b, vk_buf *dst, const sp_gaussians *g) {
     return 0;
 }
 
-static int get_store(vk_backend *b, vk_buf *src, sp_gaussians *g) {
+int vk_get_store(vk_backend *b, vk_buf *src, sp_gaussians *g) {
     if (g->cap == 0 || g->sh_degree != b->sh_degree) {
         sp_gaussians_free(g);
         sp_gaussians_init(g, b->n > 0 ? b->n : 1, b->sh_degree);
@@ -538,18 +563,18 @@ static int vk_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_ga
     vk_backend *b = (vk_backend *)base;
     if (vk_wait_all(b) || vk_ensure_gaussians(b, g->n, g->sh_degree)) return -1;
     b->n = g->n;
-    if (put_store(b, &b->P, g)) return -1;
-    if (m ? put_store(b, &b->M1, m) : zero_buf(b, &b->M1)) return -1;
-    if (v ? put_store(b, &b->M2, v) : zero_buf(b, &b->M2)) return -1;
+    if (vk_put_store(b, &b->P, g)) return -1;
+    if (m ? vk_put_store(b, &b->M1, m) : zero_buf(b, &b->M1)) return -1;
+    if (v ? vk_put_store(b, &b->M2, v) : zero_buf(b, &b->M2)) return -1;
     if (zero_buf(b, &b->st_accum) || zero_buf(b, &b->st_count) || zero_buf(b, &b->st_maxr)) return -1;
     return 0;
 }
 
 static int vk_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v) {
     vk_backend *b = (vk_backend *)base;
-    if (vk_wait_all(b) || get_store(b, &b->P, g)) return -1;
-    if (m && get_store(b, &b->M1, m)) return -1;
-    if (v && get_store(b, &b->M2, v)) return -1;
+    if (vk_wait_all(b) || vk_get_store(b, &b->P, g)) return -1;
+    if (m && vk_get_store(b, &b->M1, m)) return -1;
+    if (v && vk_get_store(b, &b->M2, v)) return -1;
     return 0;
 }
 
@@ -594,9 +619,17 @@ static int rec_rest(vk_backend *b, vk_cmd *k, const sp_step_args *a, int prof) {
     vk_buf *tb[] = {&b->pix, &b->target};
     if (vk_dispatch(&b->c, k, VP_LOSS_TARGET, tb, 2, tw, vk_groups((int64_t)cam->width * cam->height, VK_WG)) ||
         vk_rec_loss(b, k, cam->width, cam->height, a->ssim_weight, (uint32_t)b->ring_n) ||
-        vk_rec_backward(b, k, cam, a->bg, b->n) || vk_rec_project_back(b, k, cam, a->sh_degree, a->collect_stats) ||
-        rec_adam(b, k, a))
+        vk_rec_backward(b, k, cam, a->bg, b->n) || vk_rec_project_back(b, k, cam, a->sh_degree, a->collect_stats))
         return -1;
+    if (a->opacity_reg != 0.0f || a->scale_reg != 0.0f) { /* MCMC: into the gradients, before Adam */
+        if (vk_rec_mcmc_reg(b, k, a->opacity_reg, a->scale_reg)) return -1;
+        vk_stamp(&b->c, k, VS_PROJECT_BACK);
+    }
+    if (rec_adam(b, k, a)) return -1;
+    if (a->noise_scale != 0.0f) { /* MCMC: after the update, as the reference; profiled under adam */
+        if (vk_rec_mcmc_noise(b, k, a->noise_scale, a->noise_seed)) return -1;
+        vk_stamp(&b->c, k, VS_ADAM);
+    }
     return 0;
 }
 
@@ -669,6 +702,28 @@ static int vk_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result
     if (vk_wait_all(b)) return -1; /* the steps in flight are their own rows */
     double t0 = sp_now();
     int rc = vk_refine_run(b, a, r);
+    b->ms[VS_REFINE] += 1e3 * (sp_now() - t0);
+    return rc;
+}
+
+static int vk_mcmc_read(sp_backend *base, float *opacity_logits, float *log_scales) {
+    vk_backend *b = (vk_backend *)base;
+    vk_layout l = vk_layout_of(b);
+    size_t n = (size_t)b->n;
+    if (vk_wait_all(b)) return -1;
+    if (n == 0) return 0;
+    return vk_download(&b->c, &b->P, (VkDeviceSize)l.op * 4, opacity_logits, n * 4) ||
+                   vk_download(&b->c, &b->P, (VkDeviceSize)l.ls * 4, log_scales, 3 * n * 4)
+               ? -1
+               : 0;
+}
+
+/* Its host time is the `refine` row, as refine's. */
+static int vk_mcmc_apply(sp_backend *base, const sp_mcmc_plan *p) {
+    vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b)) return -1;
+    double t0 = sp_now();
+    int rc = vk_mcmc_apply_run(b, p);
     b->ms[VS_REFINE] += 1e3 * (sp_now() - t0);
     return rc;
 }
@@ -760,6 +815,8 @@ static const sp_backend_ops vk_ops = {
     .params_finite = vk_params_finite,
     .get_profile = vk_get_profile,
     .blend_weights = vk_blend_weights,
+    .mcmc_read = vk_mcmc_read,
+    .mcmc_apply = vk_mcmc_apply,
     .stages = &vk_stage_ops,
 };
 

@@ -107,6 +107,15 @@ int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degr
 /* Refine (vk_refine.c): decisions on the host from the small per-Gaussian fields, SH rows
  * gathered on the device. */
 int vk_refine_run(vk_backend *b, const sp_refine_args *a, sp_refine_result *r);
+/* MCMC (refine.strategy = "mcmc"): a relocation / growth plan applied the way refine is (vk_refine.c:
+ * the copies decided on the small fields, SH rows and moments gathered on the device); the
+ * regularizer gradients added to Gr and the position noise on P's means (shaders/mcmc.comp). */
+int vk_mcmc_apply_run(vk_backend *b, const sp_mcmc_plan *p);
+int vk_rec_mcmc_reg(vk_backend *b, vk_cmd *k, float opacity_reg, float scale_reg);
+int vk_rec_mcmc_noise(vk_backend *b, vk_cmd *k, float noise_scale, uint64_t seed);
+/* A store (parameters, gradients or moments: the layout of P) up to or down from a buffer. */
+int vk_put_store(vk_backend *b, vk_buf *dst, const sp_gaussians *g);
+int vk_get_store(vk_backend *b, vk_buf *src, sp_gaussians *g);
 /* Radix passes of the pair sort for a tile count. */
 int vk_sort_passes(int tiles);
 /* Waits for everything submitted. */

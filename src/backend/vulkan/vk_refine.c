@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/mcmc.h"
 #include "backend/cpu/refine.h"
 #include "backend/vulkan/vk_backend.h"
 #include "core/core.h"
@@ -143,6 +144,37 @@ int vk_refine_run(vk_backend *b, const sp_refine_args *a, sp_refine_result *r) {
         goto out;
     }
     rc = upload_and_apply(b, &s[0], &s[1], a->opacity_reset > 0);
+out:
+    for (int j = 0; j < 3; j++) sp_gaussians_free(&s[j]);
+    sp_refine_stats_free(&st);
+    return rc;
+}
+
+/* The plan on the small fields the way refine's decisions are made: cpu_mcmc_apply moves the
+ * source tags with the copies it makes (and zeroes a copy's moment tag), so the gather brings each
+ * copy its source's SH rows and zero moments, the rest their own. */
+int vk_mcmc_apply_run(vk_backend *b, const sp_mcmc_plan *p) {
+    int n = b->n, rc = -1;
+    if (sp_mcmc_plan_check(p, n) || vk_wait_all(b)) return -1;
+    sp_gaussians s[3]; /* as in vk_refine_run */
+    memset(s, 0, sizeof s);
+    sp_refine_stats st = {0};
+    for (int j = 0; j < 3; j++) {
+        if (sp_gaussians_try_init(&s[j], n > 0 ? n : 1, 0)) goto out;
+        s[j].n = n;
+    }
+    if (sp_refine_stats_reserve(&st, n > 0 ? n : 1) || download(b, &s[0], &st)) goto out;
+    for (int i = 0; i < n; i++) {
+        put_tag(&s[0].sh[3 * (size_t)i], (uint32_t)i + 1);
+        put_tag(&s[1].means[3 * (size_t)i], (uint32_t)i + 1);
+    }
+    if (cpu_mcmc_apply(&s[0], &s[1], &s[2], p)) goto out;
+    for (int i = n; i < p->n_after; i++)
+        if (get_tag(&s[0].sh[3 * (size_t)i]) == 0) {
+            sp_error("mcmc: the plan adds Gaussian %d but copies nothing into it", i);
+            goto out;
+        }
+    rc = p->n_after > 0 ? upload_and_apply(b, &s[0], &s[1], 0) : 0;
 out:
     for (int j = 0; j < 3; j++) sp_gaussians_free(&s[j]);
     sp_refine_stats_free(&st);

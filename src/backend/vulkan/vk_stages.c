@@ -234,6 +234,20 @@ static int st_refine(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaus
     return ops->get_gaussians(base, g, m, v);
 }
 
+static int st_mcmc_step(sp_backend *base, sp_gaussians *g, sp_gaussians *grad, float opacity_reg, float scale_reg,
+                        float noise_scale, uint64_t seed) {
+    vk_backend *b = (vk_backend *)base;
+    if (base->ops->set_gaussians(base, g, NULL, NULL) || vk_put_store(b, &b->Gr, grad)) return -1;
+    RUN(b, vk_rec_mcmc_reg(b, &b->kb, opacity_reg, scale_reg) || vk_rec_mcmc_noise(b, &b->kb, noise_scale, seed));
+    return vk_get_store(b, &b->P, g) || vk_get_store(b, &b->Gr, grad) ? -1 : 0;
+}
+
+static int st_mcmc_apply(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_mcmc_plan *p) {
+    const sp_backend_ops *ops = base->ops;
+    if (ops->set_gaussians(base, g, m, v) || ops->mcmc_apply(base, p)) return -1;
+    return ops->get_gaussians(base, g, m, v);
+}
+
 const sp_stage_ops vk_stage_ops = {
     .project = st_project,
     .bin = st_bin,
@@ -243,4 +257,6 @@ const sp_stage_ops vk_stage_ops = {
     .loss = st_loss,
     .adam = st_adam,
     .refine = st_refine,
+    .mcmc_step = st_mcmc_step,
+    .mcmc_apply = st_mcmc_apply,
 };
