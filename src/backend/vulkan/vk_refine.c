@@ -122,22 +122,36 @@ static int upload_and_apply(vk_backend *b, const sp_gaussians *g, const sp_gauss
     return vk_cmd_wait(c, &b->ka, NULL);
 }
 
-int vk_refine_run(vk_backend *b, const sp_refine_args *a, sp_refine_result *r) {
-    int n = b->n, rc = -1;
-    sp_gaussians s[3]; /* parameters: small fields, source tag in sh; moments: tag only; unused */
-    memset(s, 0, sizeof s);
-    sp_refine_stats st = {0};
+/* The host side of a refine or an MCMC plan: s[0] the parameters' small fields with each
+ * Gaussian's index + 1 as a tag in the DC slot, s[1] moments carrying only that tag (in the first
+ * mean), s[2] unused; st the statistics. Freed by free_tagged, also after a failure. */
+static int tagged_download(vk_backend *b, sp_gaussians s[3], sp_refine_stats *st) {
+    int n = b->n;
+    memset(s, 0, 3 * sizeof *s);
+    memset(st, 0, sizeof *st);
     if (vk_wait_all(b)) return -1;
     for (int j = 0; j < 3; j++) {
-        if (sp_gaussians_try_init(&s[j], n > 0 ? n : 1, 0)) goto out;
+        if (sp_gaussians_try_init(&s[j], n > 0 ? n : 1, 0)) return -1;
         s[j].n = n;
     }
-    if (sp_refine_stats_reserve(&st, n > 0 ? n : 1) || download(b, &s[0], &st)) goto out;
+    if (sp_refine_stats_reserve(st, n > 0 ? n : 1) || download(b, &s[0], st)) return -1;
     for (int i = 0; i < n; i++) {
         put_tag(&s[0].sh[3 * (size_t)i], (uint32_t)i + 1);
         put_tag(&s[1].means[3 * (size_t)i], (uint32_t)i + 1);
     }
-    if (cpu_refine(&s[0], &s[1], &s[2], &st, a, r)) goto out;
+    return 0;
+}
+
+static void free_tagged(sp_gaussians s[3], sp_refine_stats *st) {
+    for (int j = 0; j < 3; j++) sp_gaussians_free(&s[j]);
+    sp_refine_stats_free(st);
+}
+
+int vk_refine_run(vk_backend *b, const sp_refine_args *a, sp_refine_result *r) {
+    int rc = -1;
+    sp_gaussians s[3];
+    sp_refine_stats st;
+    if (tagged_download(b, s, &st) || cpu_refine(&s[0], &s[1], &s[2], &st, a, r)) goto out;
     if (s[0].n == 0) { /* nothing survives */
         b->n = 0;
         rc = 0;
@@ -145,8 +159,7 @@ int vk_refine_run(vk_backend *b, const sp_refine_args *a, sp_refine_result *r) {
     }
     rc = upload_and_apply(b, &s[0], &s[1], a->opacity_reset > 0);
 out:
-    for (int j = 0; j < 3; j++) sp_gaussians_free(&s[j]);
-    sp_refine_stats_free(&st);
+    free_tagged(s, &st);
     return rc;
 }
 
@@ -155,20 +168,10 @@ out:
  * copy its source's SH rows and zero moments, the rest their own. */
 int vk_mcmc_apply_run(vk_backend *b, const sp_mcmc_plan *p) {
     int n = b->n, rc = -1;
-    if (sp_mcmc_plan_check(p, n) || vk_wait_all(b)) return -1;
-    sp_gaussians s[3]; /* as in vk_refine_run */
-    memset(s, 0, sizeof s);
-    sp_refine_stats st = {0};
-    for (int j = 0; j < 3; j++) {
-        if (sp_gaussians_try_init(&s[j], n > 0 ? n : 1, 0)) goto out;
-        s[j].n = n;
-    }
-    if (sp_refine_stats_reserve(&st, n > 0 ? n : 1) || download(b, &s[0], &st)) goto out;
-    for (int i = 0; i < n; i++) {
-        put_tag(&s[0].sh[3 * (size_t)i], (uint32_t)i + 1);
-        put_tag(&s[1].means[3 * (size_t)i], (uint32_t)i + 1);
-    }
-    if (cpu_mcmc_apply(&s[0], &s[1], &s[2], p)) goto out;
+    if (sp_mcmc_plan_check(p, n)) return -1;
+    sp_gaussians s[3];
+    sp_refine_stats st;
+    if (tagged_download(b, s, &st) || cpu_mcmc_apply(&s[0], &s[1], &s[2], p)) goto out;
     for (int i = n; i < p->n_after; i++)
         if (get_tag(&s[0].sh[3 * (size_t)i]) == 0) {
             sp_error("mcmc: the plan adds Gaussian %d but copies nothing into it", i);
@@ -176,7 +179,6 @@ int vk_mcmc_apply_run(vk_backend *b, const sp_mcmc_plan *p) {
         }
     rc = p->n_after > 0 ? upload_and_apply(b, &s[0], &s[1], 0) : 0;
 out:
-    for (int j = 0; j < 3; j++) sp_gaussians_free(&s[j]);
-    sp_refine_stats_free(&st);
+    free_tagged(s, &st);
     return rc;
 }
