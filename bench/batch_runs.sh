@@ -8,8 +8,9 @@
 # lego and mic train with configs/lego.toml scoring the test split; any other scene (fox, beer)
 # trains with the defaults on $STAGE/<scene> and also prints `splat eval --run`'s per-view scores.
 # Every run adds backend.kind=cuda, output.save_renders=false, experiment.seed and a run folder
-# under /tmp/runs. Rows: | scene | label | seed | rc | test PSNR | Gaussians | training s | whole s |
-# sets |, appended to $OUT/rows.txt too. bench/stage.sh gets the scenes and the binary there.
+# under /tmp/runs (a later `--set data.eval_split=both` in a line also scores val). Rows: | scene |
+# label | seed | rc | test PSNR | val PSNR | Gaussians | training s | whole s | sets |, appended to
+# $OUT/rows.txt too; a run with trainer.target_psnr adds its target_step and target_seconds. bench/stage.sh gets the scenes and the binary there.
 STAGE=${STAGE:-/tmp/stage}
 BIN=${BIN:-/tmp/bin/splat}
 OUT=${OUT:-/tmp/bench-out}
@@ -30,8 +31,10 @@ while read -r scene seed label rest; do
   rc=$?
   wall=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))")
   r=$run/result.toml
-  echo "| $scene | $label | $seed | rc=$rc | $(field test_psnr "$r") | $(field num_gaussians "$r") | $(field train_seconds "$r") | $wall | $rest" |
+  echo "| $scene | $label | $seed | rc=$rc | $(field test_psnr "$r") | $(field val_psnr "$r") | $(field num_gaussians "$r") | $(field train_seconds "$r") | $wall | $rest" |
     tee -a "$OUT/rows.txt"
+  [ "$(field target_psnr "$r")" != - ] &&
+    echo "   target $(field target_psnr "$r") dB: step $(field target_step "$r"), $(field target_seconds "$r") s" | tee -a "$OUT/rows.txt"
   case $scene in
     lego | mic) ;;
     *) echo "   views: $("$BIN" eval --run "$run" 2>/dev/null | tr -s ' \n' ' ' | tail -c 400)" | tee -a "$OUT/rows.txt" ;;

@@ -11,6 +11,7 @@
 #include "backend/dist.h"
 #include "io/toml.h"
 
+#define SP_MCMC_SCALE_FACTOR 0.1 /* init.scale_factor under mcmc: 3DGS-MCMC's */
 #define FIELD(sec, k) #sec, #k
 #define OFF(sec, k) offsetof(sp_config, sec.k), sizeof(((sp_config *)0)->sec.k)
 #define ANY SP_CFG_NOLIMIT, 0, SP_CFG_NOLIMIT, 0
@@ -71,6 +72,9 @@ const sp_config_field sp_config_schema[] = {
     FLT(init, opacity, IN_CO(0, 1), 0.0,
         "Initial opacity of every Gaussian; 0 = by refine.strategy: 0.5 with mcmc (3DGS-MCMC), 0.1 with adc (3DGS)."),
     FLT(init, scale, GE(0), 0.0, "Initial scale in world units; 0 = from nearest-neighbour distances."),
+    FLT(init, scale_factor, IN(0, 100), 0.0,
+        "Factor on the initial scales from nearest-neighbour distances (init.scale = 0); 0 = by refine.strategy: "
+        "0.1 with mcmc (3DGS-MCMC), 1 with adc (3DGS)."),
 
     STR(output, run_dir, NULL, "", "Output folder; \"\" = runs/<experiment.name>."),
     BOOL(output, save_renders, 1, "Save the evaluation renders as PNG files."),
@@ -604,6 +608,7 @@ int sp_config_resolve_strategy(sp_config *c, int mcmc_runs) {
     if (!strcmp(c->refine.strategy, "auto")) snprintf(c->refine.strategy, sizeof c->refine.strategy, "%s", mcmc_runs ? "mcmc" : "adc");
     int mcmc = !strcmp(c->refine.strategy, "mcmc");
     if (c->init.opacity == 0.0) c->init.opacity = mcmc ? 0.5 : 0.1;
+    if (c->init.scale_factor == 0.0) c->init.scale_factor = mcmc ? SP_MCMC_SCALE_FACTOR : 1.0;
     if (mcmc && c->init.count > c->refine.max_gaussians && strcmp(c->init.method, "points"))
         return sp_error("refine.strategy = mcmc: init.count (%d) is larger than refine.max_gaussians (%d), the budget; "
                         "raise refine.max_gaussians or set refine.strategy = \"adc\"", c->init.count,

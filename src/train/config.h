@@ -35,6 +35,7 @@ typedef struct {
         char method[SP_CONFIG_WORD_MAX]; /* auto | random | points */
         int count;
         double radius, opacity, scale;
+        double scale_factor; /* times the neighbour distances; 0 = by refine.strategy */
     } init;
     struct {
         char run_dir[SP_CONFIG_PATH_MAX]; /* "" = runs/<experiment.name> */

@@ -292,6 +292,10 @@ static int init_gaussians(run *r) {
                 hi[0], hi[1], hi[2], nc ? ", weighted by the views that see them" : "");
     }
     if (rc) return -1;
+    if (cfg->init.scale == 0.0 && cfg->init.scale_factor != 1.0) { /* resolved: > 0 */
+        float dl = logf((float)cfg->init.scale_factor);
+        for (size_t i = 0; i < (size_t)g.n * 3; i++) g.log_scales[i] += dl;
+    }
     rc = r->b->ops->set_gaussians(r->b, &g, NULL, NULL);
     sp_gaussians_free(&g);
     return rc;
