@@ -497,4 +497,64 @@ static int step_blend_weights_drop(const tcase *c, sp_backend *b) {
     return ok;
 }
 
+/* The evaluation's device scores (ops->score) against the host's metrics on the backend's own
+ * render: over several image sizes (tile edges, one smaller than the SSIM window) and ground
+ * truths (the render blurred and noised, a constant, the render itself), p8 equals the render
+ * quantized on the host, the sum of squared differences is exact, SSIM is sp_ssim_u8 within
+ * 1e-12, and a second call repeats bit for bit. A backend without the op (the evaluation scores on
+ * the host) skips. */
+static int step_score(const tcase *c, sp_backend *b) {
+    const char *stage = "score";
+    if (!b->ops->score) {
+        printf("INFO %s: no score op (the evaluation scores on the host)\n", c->label);
+        return 1;
+    }
+    static const int sizes[][2] = {{141, 105}, {64, 16}, {33, 9}, {7, 5}, {800, 600}};
+    sp_rng r = pt_rng(975);
+    int ok = 1;
+    for (int si = 0; si < (int)(sizeof sizes / sizeof *sizes); si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        size_t n = (size_t)w * h * 3;
+        pt_scene s;
+        pt_scene_make(&s, &r, 3000, w, h, 1);
+        sp_gaussians g;
+        pt_scene_store(&s, &g);
+        assert_int_equal(b->ops->set_gaussians(b, &g, NULL, NULL), 0);
+        float bg[3] = {sp_rng_uniform(&r), sp_rng_uniform(&r), sp_rng_uniform(&r)};
+        float *img = sp_malloc(n * sizeof(float));
+        uint8_t *q = sp_malloc(n), *gt = sp_malloc(n), *p8 = sp_malloc(n), *p8b = sp_malloc(n);
+        assert_int_equal(b->ops->render(b, &s.cam, 1, bg, img), 0);
+        sp_image_quantize(img, w, h, q);
+        for (int kind = 0; kind < 3; kind++) {
+            for (size_t i = 0; i < n; i++) {
+                int v = kind == 1 ? 77 : q[i];
+                if (kind == 0) v = (q[i] + (i >= 3 ? q[i - 3] : 0)) / 2 + (int)(sp_rng_uniform(&r) * 21.0f) - 10;
+                gt[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+            uint64_t sse_ref = 0, sse = 0, sse_b = 0;
+            for (size_t i = 0; i < n; i++) sse_ref += (uint64_t)((q[i] - gt[i]) * (q[i] - gt[i]));
+            double ssim_ref = sp_ssim_u8(q, gt, w, h), ssim = 0.0, ssim_b = 0.0;
+            assert_int_equal(b->ops->score(b, &s.cam, 1, bg, gt, p8, &sse, &ssim), 0);
+            assert_int_equal(b->ops->score(b, &s.cam, 1, bg, gt, kind == 2 ? NULL : p8b, &sse_b, &ssim_b), 0);
+            char what[96];
+            snprintf(what, sizeof what, "%dx%d, ground truth %s: 8-bit render", w, h,
+                     kind == 0 ? "blurred+noise" : kind == 1 ? "constant" : "= render");
+            int same = !memcmp(p8, q, n);
+            ok &= pt_report(same, c->label, stage, what, "identical (1=yes)", same, 1);
+            snprintf(what, sizeof what, "%dx%d, kind %d: sum of squared differences", w, h, kind);
+            ok &= pt_report(sse == sse_ref, c->label, stage, what, "abs", fabs((double)sse - (double)sse_ref), 0);
+            snprintf(what, sizeof what, "%dx%d, kind %d: SSIM %.6f vs host", w, h, kind, ssim_ref);
+            double e = fabs(ssim - ssim_ref);
+            ok &= pt_report(e <= 1e-12, c->label, stage, what, "abs", e, 1e-12);
+            int rep = sse_b == sse && !memcmp(&ssim_b, &ssim, sizeof ssim) && (kind == 2 || !memcmp(p8b, p8, n));
+            snprintf(what, sizeof what, "%dx%d, kind %d: repeat", w, h, kind);
+            ok &= pt_report(rep, c->label, stage, what, "bit-identical (1=yes)", rep, 1);
+        }
+        free(img), free(q), free(gt), free(p8), free(p8b);
+        sp_gaussians_free(&g);
+        pt_scene_free(&s);
+    }
+    return ok;
+}
+
 #endif

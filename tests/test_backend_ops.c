@@ -33,6 +33,8 @@
  *                  (backend_ops_mcmc.h; a backend without MCMC is skipped)
  *   whole step     render max abs 1e-4 (threshold flips 0.1 %); train_step loss 1e-5 relative and
  *                  gradients (read back through Adam's first moment) relative L2 < 1e-3
+ *   score          (the evaluation on the device) 8-bit render identical, squared-difference sum
+ *                  exact, SSIM within 1e-12 of the host's sp_ssim_u8, repeats bit for bit
  *
  * Usage: test_backend_ops [--backend KIND]          the parity tests (make test runs them)
  *        test_backend_ops --list                    one line per kind compiled in: name, device|no-device,
@@ -49,6 +51,8 @@
 #include "backend/cpu/stages.h"
 #include "backend/stage_ops.h"
 #include "backend/tile_cull.h"
+#include "eval/metrics.h"
+#include "io/image.h"
 #include "parity.h"
 #include "scene/gaussians.h"
 #include "train/prune.h"
@@ -718,6 +722,7 @@ static const struct {
     {"staged views train like uploaded views", NULL, step_staged_views},
     {"mcmc stages and plans", NULL, step_mcmc},
     {"prune by blend weight", NULL, step_blend_weights_drop},
+    {"evaluation scores on the device", NULL, step_score},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8

@@ -162,6 +162,13 @@ typedef struct sp_backend_ops {
      * computes them on the host (train/prune.h). */
     int (*blend_weights)(sp_backend *b, const sp_camera *cams, int count, float *weight);
 #define SP_BLEND_WEIGHT_UNIT 16777216.0 /* GPU backends sum blend weights as integers of 1/2^24 */
+    /* The evaluation's scores of one view without the render leaving the device: renders cam as
+     * render does, quantizes it as sp_image_quantize (into p8 [h][w][3] when not NULL) and scores
+     * it against g8 (the ground truth composited and quantized, [h][w][3]): *sse = Σ (p8 − g8)²
+     * over every value, exactly, and *ssim = sp_ssim_u8(p8, g8), to rounding (eval/metrics.h).
+     * NULL: the evaluation downloads each render and scores it on the host. */
+    int (*score)(sp_backend *b, const sp_camera *cam, int sh_degree, const float bg[3], const uint8_t *g8,
+                 uint8_t *p8, uint64_t *sse, double *ssim);
 } sp_backend_ops;
 
 struct sp_backend {

@@ -2,8 +2,9 @@
  * the devices where the backend has several), then quantize, score and save renders on the host
  * in parallel. On a GPU backend the two overlap: the calling thread renders batch k+1 while the
  * other threads score batch k. The cpu backend renders a batch, then scores it (its render is a
- * parallel loop of its own, which must not run inside the scoring's). Either way every score and
- * picture is the same. */
+ * parallel loop of its own, which must not run inside the scoring's). A backend that scores on
+ * its device (ops->score: cuda) keeps the render there and gets only the 8-bit ground truth.
+ * Every way, every score and picture is the same (the device's SSIM to rounding). */
 #include "eval/eval.h"
 
 #include <stdlib.h>
@@ -106,6 +107,21 @@ static int save_side_by_side(const sp_view *v, int index, const uint8_t *p8, con
     return rc;
 }
 
+/* View i's ground truth in 8 bits into g8 [h][w][3] (a streamed view is decoded for this only). */
+static int view_gt8(const eval_job *j, int i, uint8_t *g8) {
+    const sp_view *v = &j->split->views[i];
+    size_t px = (size_t)v->cam.width * v->cam.height;
+    if (v->pixels) {
+        gt_quantize(j->gt, v->pixels, v->channels, px, g8);
+        return 0;
+    }
+    uint8_t *pixels; /* streamed (data.cache_mb) */
+    if (sp_view_load_pixels(v, &pixels)) return -1;
+    gt_quantize(j->gt, pixels, v->channels, px, g8);
+    free(pixels);
+    return 0;
+}
+
 /* Scores view i, rendered in pred, and writes its picture when renders_dir is set. */
 static int score_view(const eval_job *j, int i, const float *pred) {
     const sp_view *v = &j->split->views[i];
@@ -114,39 +130,73 @@ static int score_view(const eval_job *j, int i, const float *pred) {
     const char *what = "an evaluation image", *hint = "raise data.downscale";
     /* not zeroed: every byte is written below */
     uint8_t *p8 = sp_try_realloc(NULL, px, 3, what, hint), *g8 = sp_try_realloc(NULL, px, 3, what, hint);
-    if (!p8 || !g8) {
-        free(p8);
-        free(g8);
-        return -1;
+    int rc = -1;
+    if (p8 && g8 && view_gt8(j, i, g8) == 0) {
+        sp_image_quantize(pred, w, h, p8);
+        j->out->psnr[i] = sp_psnr_u8(p8, g8, w, h);
+        j->out->ssim[i] = sp_ssim_u8(p8, g8, w, h);
+        rc = j->renders_dir ? save_side_by_side(v, i, p8, g8, j->renders_dir) : 0;
     }
-    if (v->pixels) {
-        gt_quantize(j->gt, v->pixels, v->channels, px, g8);
-    } else { /* streamed (data.cache_mb): decoded for this score only */
-        uint8_t *pixels;
-        if (sp_view_load_pixels(v, &pixels)) {
-            free(p8), free(g8);
-            return -1;
-        }
-        gt_quantize(j->gt, pixels, v->channels, px, g8);
-        free(pixels);
-    }
-    sp_image_quantize(pred, w, h, p8);
-    j->out->psnr[i] = sp_psnr_u8(p8, g8, w, h);
-    j->out->ssim[i] = sp_ssim_u8(p8, g8, w, h);
-    int rc = j->renders_dir ? save_side_by_side(v, i, p8, g8, j->renders_dir) : 0;
     free(p8);
     free(g8);
     return rc;
 }
 
-/* score_view from any thread: a failure is kept when its view comes first. */
-static void score_task(eval_job *j, int i, const float *pred) {
-    if (score_view(j, i, pred) == 0) return;
+/* A failure of view i (any thread): kept when its view comes first. */
+static void keep_failure(eval_job *j, int i) {
 #pragma omp critical(sp_eval_failure)
     if (j->failed_view < 0 || i < j->failed_view) {
         j->failed_view = i;
         snprintf(j->err, sizeof j->err, "%s", sp_last_error());
     }
+}
+
+/* score_view from any thread. */
+static void score_task(eval_job *j, int i, const float *pred) {
+    if (score_view(j, i, pred)) keep_failure(j, i);
+}
+
+/* A backend that scores on its device (ops->score): for each batch the team makes the ground
+ * truths, the calling thread scores view after view on the device, then the team writes the
+ * batch's pictures. The scores are the host's (backend.h). A failure (a ground truth, a score)
+ * stops after the views before it are scored and drawn. */
+static void run_on_device(sp_backend *b, eval_job *j, int batch, int sh_degree, const float bg[3], char *render_err,
+                          size_t err_size) {
+    int n = j->split->n;
+    uint8_t *g8[SP_EVAL_BATCH] = {0}, *p8[SP_EVAL_BATCH] = {0};
+    for (int first = 0; first < n && j->failed_view < 0 && !render_err[0]; first += batch) {
+        int count = n - first < batch ? n - first : batch, scored = 0;
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int k = 0; k < count; k++) {
+            const sp_camera *c = &j->split->views[first + k].cam;
+            size_t bytes = (size_t)c->width * c->height * 3;
+            const char *what = "an evaluation image", *hint = "raise data.downscale";
+            uint8_t *g = sp_try_realloc(g8[k], bytes, 1, what, hint), *p = NULL;
+            if (g) g8[k] = g;
+            if (g && j->renders_dir && (p = sp_try_realloc(p8[k], bytes, 1, what, hint))) p8[k] = p;
+            if (!g || (j->renders_dir && !p) || view_gt8(j, first + k, g)) keep_failure(j, first + k);
+        }
+        int limit = j->failed_view >= 0 ? j->failed_view - first : count; /* the views before a failure */
+        for (; scored < limit; scored++) {
+            int i = first + scored;
+            const sp_camera *c = &j->split->views[i].cam;
+            uint64_t sse;
+            double ssim;
+            if (b->ops->score(b, c, sh_degree, bg, g8[scored], p8[scored], &sse, &ssim)) {
+                snprintf(render_err, err_size, "%s", sp_last_error());
+                break;
+            }
+            j->out->psnr[i] = sp_psnr_sse(sse, (uint64_t)c->width * c->height * 3);
+            j->out->ssim[i] = ssim;
+        }
+        if (j->renders_dir) {
+#pragma omp parallel for schedule(dynamic, 1)
+            for (int k = 0; k < scored; k++)
+                if (save_side_by_side(&j->split->views[first + k], first + k, p8[k], g8[k], j->renders_dir))
+                    keep_failure(j, first + k);
+        }
+    }
+    for (int k = 0; k < SP_EVAL_BATCH; k++) free(g8[k]), free(p8[k]);
 }
 
 /* Renders views [first, first + count) into pred[0 .. count-1], resizing the buffers to fit. */
@@ -242,7 +292,9 @@ int sp_eval_views_sched(sp_backend *b, const sp_split *split, sp_alpha_mode alph
     eval_job j = {split, gt_table_make(alpha, bg), renders_dir, out, -1, ""};
     float *pred[2 * SP_EVAL_BATCH] = {0}; /* two sets when overlapping */
     char render_err[2048] = "";
-    if (overlap)
+    if (b->ops->score)
+        run_on_device(b, &j, batch, sh_degree, bg, render_err, sizeof render_err);
+    else if (overlap)
         run_overlapped(b, &j, batch, sh_degree, bg, pred, render_err, sizeof render_err);
     else
         run_serial(b, &j, batch, sh_degree, bg, pred, render_err, sizeof render_err);

@@ -17,7 +17,9 @@ typedef struct {
 /* renders_dir: when not NULL, writes renders_dir/<index>_<name>.png as [prediction | ground truth].
  * Views are rendered SP_EVAL_BATCH at a time on the calling thread (GPU backends keep per-thread
  * device state) and scored by OpenMP's default team; on a GPU backend the next batch renders while
- * the team scores the last one. Results do not depend on the schedule or the thread count. On
+ * the team scores the last one; a backend with ops->score scores each view on its device (the
+ * team prepares the ground truths and writes the pictures). Results do not depend on the schedule
+ * or the thread count (the device's SSIM equals the host's to rounding). On
  * failure (-1) the error is that of the first view that failed (its file named) and out is left
  * empty; sp_eval_result_free may still be called on it. */
 int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],

@@ -17,7 +17,11 @@ double sp_psnr_u8(const uint8_t *a, const uint8_t *b, int w, int h) {
         int d = (int)a[i] - (int)b[i];
         sse += (uint64_t)(d * d);
     }
-    if (sse == 0) return SP_PSNR_IDENTICAL;
+    return sp_psnr_sse(sse, n);
+}
+
+double sp_psnr_sse(uint64_t sse, uint64_t n) {
+    if (n == 0 || sse == 0) return SP_PSNR_IDENTICAL;
     double mse = (double)sse / (double)n;
     double psnr = 10.0 * log10(255.0 * 255.0 / mse);
     return psnr < SP_PSNR_IDENTICAL ? psnr : SP_PSNR_IDENTICAL;

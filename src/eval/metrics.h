@@ -12,6 +12,8 @@
 
 /* PSNR in dB of two 8-bit RGB [h][w][3] images: 10 log10(255² / MSE), MSE over all 3·w·h values. */
 double sp_psnr_u8(const uint8_t *a, const uint8_t *b, int w, int h);
+/* The same PSNR from the sum of squared differences of n 8-bit values (GPU scores). */
+double sp_psnr_sse(uint64_t sse, uint64_t n);
 /* Mean SSIM of two 8-bit RGB [h][w][3] images (sp_ssim on value / 255). */
 double sp_ssim_u8(const uint8_t *a, const uint8_t *b, int w, int h);
 /* Quantizes two float RGB [h][w][3] images in [0, 1] to 8 bits (sp_image_quantize) and scores

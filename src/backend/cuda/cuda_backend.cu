@@ -15,6 +15,10 @@
 
 #include "backend/cuda/cuda_internal.h"
 
+extern "C" {
+#include "backend/cpu/loss.h"
+}
+
 static const char *k_stage_names[CU_NUM_STAGES] = {"project", "emit_pairs",      "sort",         "tile_ranges",
                                                    "rasterize", "loss",         "backward_raster", "project_back",
                                                    "adam",      "refine"};
@@ -307,7 +311,7 @@ static void cu_destroy(sp_backend *base) {
                       &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
                       &b->partials, &b->acc,         &b->view_pix,   &b->bucket_state, &b->tile_max_nc,
-                      &b->chunk_state, &b->chunk_work, &b->weights};
+                      &b->chunk_state, &b->chunk_work, &b->weights, &b->score_u8, &b->score_part};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) cu_free(&b->mem, bufs[i]);
     for (int r = 0; r < CU_PROF_RING; r++)
         for (int i = 0; i < CU_PROF_SPANS; i++) {
@@ -637,6 +641,49 @@ static int cu_render(sp_backend *base, const sp_camera *cam, int sh_degree, cons
     return cu_check(cudaStreamSynchronize(b->st), "render");
 }
 
+/* The evaluation's scores on the device: the render stays there, only the 8-bit ground truth
+ * goes up and two numbers (and the 8-bit render when asked for) come back. */
+static int cu_score(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], const uint8_t *g8,
+                    uint8_t *p8, uint64_t *sse, double *ssim) {
+    cu_backend *b = (cu_backend *)base;
+    int w = cam->width, h = cam->height;
+    if (w <= 0 || h <= 0) return sp_error("cuda: score: empty camera %dx%d", w, h);
+    if (sh_degree < 0 || sh_degree > b->sh_degree)
+        return sp_error("cuda: score: SH degree %d exceeds the stored degree %d", sh_degree, b->sh_degree);
+    if (forward(b, cam, sh_degree, make_float3(bg[0], bg[1], bg[2]), 0, NULL)) return -1;
+    size_t bytes = (size_t)w * h * 3;
+    int np = cuda_score_partials(w, h);
+    if (cu_reserve(&b->mem, &b->score_u8, 2 * bytes, "evaluation images") ||
+        cu_reserve(&b->mem, &b->score_part, sizeof(unsigned long long) + (size_t)np * sizeof(double),
+                   "evaluation scores"))
+        return -1;
+    uint8_t *d_g8 = (uint8_t *)b->score_u8.p, *d_p8 = d_g8 + bytes;
+    unsigned long long *d_sse = (unsigned long long *)b->score_part.p;
+    double *d_part = (double *)(d_sse + 1);
+    double *h_part = (double *)sp_try_alloc((size_t)np + 1, sizeof(double), "evaluation scores", NULL);
+    if (!h_part) return -1;
+    double win[SP_SSIM_WINDOW];
+    sp_ssim_window(win);
+    int rc = cu_check(cudaMemcpyAsync(d_g8, g8, bytes, cudaMemcpyHostToDevice, b->st), "score");
+    if (rc == 0) {
+        cuda_score_image((const float *)b->rgb.p, d_g8, d_p8, w, h, win, d_part, d_sse, b->st);
+        rc = cu_check(cudaGetLastError(), "score");
+    }
+    if (rc == 0) rc = cu_check(cudaMemcpyAsync(h_part, d_sse, (size_t)(np + 1) * sizeof(double), cudaMemcpyDeviceToHost, b->st), "score");
+    if (rc == 0 && p8) rc = cu_check(cudaMemcpyAsync(p8, d_p8, bytes, cudaMemcpyDeviceToHost, b->st), "score");
+    if (rc == 0) rc = cu_check(cudaStreamSynchronize(b->st), "score");
+    if (rc == 0) {
+        unsigned long long s;
+        memcpy(&s, h_part, sizeof s);
+        *sse = (uint64_t)s;
+        double sum = 0.0;
+        for (int k = 1; k <= np; k++) sum += h_part[k];
+        *ssim = sum / (3.0 * (double)w * (double)h);
+    }
+    free(h_part);
+    return rc;
+}
+
 /* Integer sums on the device over every camera (cu_buckets.weight), one transfer at the end. */
 static int cu_blend_weights(sp_backend *base, const sp_camera *cams, int count, float *weight) {
     cu_backend *b = (cu_backend *)base;
@@ -698,7 +745,7 @@ static const sp_backend_ops k_cuda_ops = {
     "cuda",          cu_destroy,      cu_upload_views, cu_set_gaussians, cu_get_gaussians, cu_num_gaussians,
     cu_train_step,   cu_take_loss,    cu_refine,       cu_render,        cu_params_finite, cu_get_profile,
     &cuda_stage_ops, cu_stage_view,   NULL /* render_many */, cu_mcmc_read, cu_mcmc_apply,
-    cu_blend_weights,
+    cu_blend_weights, cu_score,
 };
 
 extern "C" int sp_cuda_device_count(void) {

@@ -194,6 +194,14 @@ int cuda_loss_partials(int w, int h);
  * receives this step's loss when not NULL. */
 void cuda_loss(const float *rgb, const float *target, int w, int h, float ssim_weight, float *dl_drgb, float *work,
                double *partials, double *acc, double *value, cudaStream_t s);
+/* score.cu: evaluation scores of a rendered image against the 8-bit ground truth g8 (device,
+ * [h][w][3]): p8 = the render quantized as sp_image_quantize, *sse = Σ (p8 − g8)² (device), and
+ * per-block SSIM sums (cuda_score_partials of them, channel-major then row-major blocks) whose
+ * sum in that order is the SSIM map's sum as sp_ssim_u8 computes it, to rounding. window: the
+ * host's sp_ssim_window. */
+int cuda_score_partials(int w, int h);
+void cuda_score_image(const float *rgb, const uint8_t *g8, uint8_t *p8, int w, int h, const double window[11],
+                      double *partial, unsigned long long *sse, cudaStream_t s);
 /* adam.cu: one kernel over all groups of n Gaussians (the packed layout). */
 typedef struct {
     float lr[6]; /* means, log_scales, quats, opacity, sh_dc, sh_rest */
@@ -251,6 +259,7 @@ typedef struct {
     cu_buf bucket_state, tile_max_nc; /* per-splat backward (cu_buckets) */
     cu_buf chunk_state, chunk_work;   /* per-pixel backward in chunks (cu_buckets.chunk, cu_chunk_work) */
     cu_buf weights;                   /* blend weights (cu_buckets.weight), allocated when asked for */
+    cu_buf score_u8, score_part;      /* evaluation scores (cu_score): 8-bit images, partial sums */
     int tiles_x, tiles_y;
     /* images */
     cu_buf rgb, final_T, n_contrib, dl_drgb, target, loss_work, partials;
