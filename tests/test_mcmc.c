@@ -297,7 +297,8 @@ static void test_config(void **state) {
     assert_non_null(strstr(problems_of("refine.mcmc_noise_lr=-1", NULL), "refine.mcmc_noise_lr"));
 }
 
-/* refine.strategy = auto follows the backend; init.opacity = 0 follows the strategy; refine.stop
+/* refine.strategy = auto follows the backend; init.opacity = 0 and init.scale_factor = 0 follow
+ * the strategy; refine.stop
  * bounds adc's refine steps, mcmc_stop mcmc's (the schedule reads the resolved strategy). */
 static void test_resolve_strategy(void **state) {
     (void)state;
@@ -306,6 +307,7 @@ static void test_resolve_strategy(void **state) {
     assert_int_equal(sp_config_resolve_strategy(&c, 1), 0);
     assert_string_equal(c.refine.strategy, "mcmc");
     assert_true(c.init.opacity == 0.5);
+    assert_true(c.init.scale_factor == 0.3);
     sp_schedule s;
     sp_schedule_make(&c, &s);
     assert_int_equal(s.refine_stop, 25000);
@@ -315,15 +317,18 @@ static void test_resolve_strategy(void **state) {
     assert_int_equal(sp_config_resolve_strategy(&c, 0), 0); /* vulkan, several devices */
     assert_string_equal(c.refine.strategy, "adc");
     assert_true(c.init.opacity == 0.1);
+    assert_true(c.init.scale_factor == 1.0);
     sp_schedule_make(&c, &s);
     assert_int_equal(s.refine_stop, 12500);
 
     sp_config_defaults(&c); /* what is written stays */
     snprintf(c.refine.strategy, sizeof c.refine.strategy, "adc");
     c.init.opacity = 0.3;
+    c.init.scale_factor = 0.5;
     assert_int_equal(sp_config_resolve_strategy(&c, 1), 0);
     assert_string_equal(c.refine.strategy, "adc");
     assert_true(c.init.opacity == 0.3);
+    assert_true(c.init.scale_factor == 0.5);
 
     sp_config_defaults(&c); /* a random initialization larger than the budget it resolved to */
     c.init.count = c.refine.max_gaussians + 1;

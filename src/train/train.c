@@ -292,7 +292,8 @@ static int init_gaussians(run *r) {
                 hi[0], hi[1], hi[2], nc ? ", weighted by the views that see them" : "");
     }
     if (rc) return -1;
-    if (cfg->init.scale == 0.0 && cfg->init.scale_factor != 1.0) { /* resolved: > 0 */
+    /* init.scale_factor is resolved (sp_config_resolve_strategy) before this: > 0 */
+    if (cfg->init.scale == 0.0 && cfg->init.scale_factor > 0.0 && cfg->init.scale_factor != 1.0) {
         float dl = logf((float)cfg->init.scale_factor);
         for (size_t i = 0; i < (size_t)g.n * 3; i++) g.log_scales[i] += dl;
     }
