@@ -118,8 +118,9 @@ SPLAT_TEST_ALLOC_LIMIT=600000 "$BIN" train --config run.toml --set output.run_di
   --set refine.start=30 --set refine.every=30 --set refine.stop=200 --set trainer.max_steps=200 >"$TMP/oom.log" 2>&1
 rc=$?
 [ $rc -eq 1 ] && grep -q "out of memory: .* for the Gaussian parameters (.* Gaussians, SH degree 3); lower refine.capacity" "$TMP/oom.log" &&
-  grep -q "the checkpoint of step [0-9]* in oom is kept" "$TMP/oom.log" && [ -s oom/checkpoint.bin ] &&
-  ok "out of memory while training: message, exit 1, checkpoint kept" || { bad "out of memory while training: rc=$rc"; tail -3 "$TMP/oom.log"; }
+  grep -q "the model and a checkpoint of step [0-9]* are saved in oom" "$TMP/oom.log" && [ -s oom/checkpoint.bin ] &&
+  grep -q 'status = "failed"' oom/result.toml &&
+  ok "out of memory while training: message, exit 1, the model and a checkpoint saved first" || { bad "out of memory while training: rc=$rc"; tail -3 "$TMP/oom.log"; }
 "$BIN" train --resume oom --set refine.capacity=3000 >"$TMP/oom2.log" 2>&1 && grep -q "^steps = 200$" oom/result.toml &&
   ok "the run resumes from the kept checkpoint" || { bad "resume after out of memory"; tail -3 "$TMP/oom2.log"; }
 

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "io/image.h"
 #include "io/toml.h"
@@ -505,6 +506,128 @@ static void test_two_contexts_two_threads(void **state) {
     free(b);
 }
 
+/* ---- calls from callbacks, messages per thread, one run folder for two runs ---- */
+
+typedef struct {
+    splat_context *ctx;
+    splat_status inner;
+    char msg[1024];
+    int calls;
+} reentry;
+
+static void progress_calls_back(void *user, const splat_progress *p) {
+    reentry *r = user;
+    if (r->calls++) return;
+    int n = 0;
+    r->inner = splat_model_info(r->ctx, &n, NULL); /* the same context, from its own callback */
+    snprintf(r->msg, sizeof r->msg, "%s", splat_errmsg(r->ctx));
+}
+
+/* A call on a context from inside its own callback fails at once (it used to wait for itself
+ * forever), and the outer call goes on to the end. */
+static void test_reentrant_call_fails(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("reentry", 3, 40);
+    reentry r = {.ctx = ctx, .inner = SPLAT_OK};
+    splat_train_opts o = {.force = 1, .progress = progress_calls_back, .user = &r};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_OK);
+    assert_true(r.calls > 0);
+    assert_int_equal(r.inner, SPLAT_INVALID);
+    tu_assert_contains(r.msg, "from inside one of its own callbacks");
+    assert_string_equal(splat_errmsg(ctx), ""); /* the outer call succeeded */
+    int n = 0;
+    assert_int_equal(splat_model_info(ctx, &n, NULL), SPLAT_OK);
+    assert_true(n > 0);
+    splat_close(ctx);
+}
+
+typedef struct {
+    splat_context *ctx;
+    int fail, rounds, wrong;
+} msg_job;
+
+static void *message_rounds(void *arg) {
+    msg_job *j = arg;
+    for (int i = 0; i < j->rounds; i++) {
+        if (j->fail) {
+            if (splat_config_set(j->ctx, "trainer.no_such_key=1") != SPLAT_INVALID ||
+                !strstr(splat_errmsg(j->ctx), "no_such_key"))
+                j->wrong++;
+        } else {
+            if (splat_config_set(j->ctx, "trainer.max_steps=100") != SPLAT_OK || splat_errmsg(j->ctx)[0]) j->wrong++;
+        }
+    }
+    return NULL;
+}
+
+/* Two threads share a context: each reads the message of its own last call, never the other's. */
+static void test_messages_per_thread(void **state) {
+    (void)state;
+    splat_context *ctx;
+    assert_int_equal(splat_open(&ctx), SPLAT_OK);
+    msg_job jobs[2] = {{.ctx = ctx, .fail = 1, .rounds = 3000}, {.ctx = ctx, .fail = 0, .rounds = 3000}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&t[i], NULL, message_rounds, &jobs[i]), 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    assert_int_equal(jobs[0].wrong, 0);
+    assert_int_equal(jobs[1].wrong, 0);
+    splat_close(ctx);
+}
+
+typedef struct {
+    splat_context *ctx;
+    splat_status st;
+    int started;
+} slow_job;
+
+static int slow_cancel(void *user) {
+    slow_job *j = user;
+    j->started = 1;
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL); /* a slow run, so that the second one starts while it trains */
+    return 0;
+}
+
+static void *slow_train(void *arg) {
+    slow_job *j = arg;
+    splat_train_opts o = {.force = 1, .cancel = slow_cancel, .user = j};
+    j->st = splat_train(j->ctx, &o);
+    return NULL;
+}
+
+/* Two contexts training into one run folder: the second is refused (the folder's lock), with
+ * --force too, and the first is not disturbed. */
+static void test_one_folder_two_runs(void **state) {
+    (void)state;
+    splat_context *a = tiny_context("shared", 5, 150), *b = tiny_context("shared", 6, 150);
+    slow_job j = {.ctx = a};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, slow_train, &j), 0);
+    char *log = sp_path_join(g_tmp, "shared/log.txt");
+    for (int i = 0; i < 2000 && !(j.started && sp_file_exists(log)); i++) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(j.started);
+    splat_train_opts o = {.force = 1};
+    assert_int_equal(splat_train(b, &o), SPLAT_ERROR);
+    tu_assert_contains(splat_errmsg(b), "another training is writing this run folder");
+    pthread_join(t, NULL);
+    assert_int_equal(j.st, SPLAT_OK);
+    char *res = sp_path_join(g_tmp, "shared/result.toml"), *cfg = sp_path_join(g_tmp, "shared/config.toml");
+    char *text = read_all(res, NULL);
+    tu_assert_contains(text, "status = \"complete\"");
+    free(text);
+    text = read_all(cfg, NULL); /* the first run's settings, not the refused one's */
+    tu_assert_contains(text, "seed = 5");
+    free(text);
+    free(res);
+    free(cfg);
+    free(log);
+    splat_close(a);
+    splat_close(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors_name_what_failed),
@@ -515,6 +638,9 @@ int main(void) {
         cmocka_unit_test(test_render_cameras),
         cmocka_unit_test(test_antialias_model),
         cmocka_unit_test(test_two_contexts_two_threads),
+        cmocka_unit_test(test_reentrant_call_fails),
+        cmocka_unit_test(test_messages_per_thread),
+        cmocka_unit_test(test_one_folder_two_runs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

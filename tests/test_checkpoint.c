@@ -9,6 +9,8 @@
 
 #include "train/checkpoint.h"
 
+#include <zlib.h>
+
 static char *g_dir;
 
 static int setup(void **state) {
@@ -76,8 +78,15 @@ static void test_round_trip(void **state) {
     free(path);
 }
 
-/* Header offsets: magic 0..8, version 8, step 12, count 16, degree 20, curves 24, seconds 28. */
+/* Header offsets: magic 0..8, version 8, step 12, count 16, degree 20, curves 24, seconds 28,
+ * dataset name length 36 (then the name, the stores, the curves and a closing CRC-32). */
 static void patch_u32(char *data, size_t off, uint32_t v) { memcpy(data + off, &v, 4); }
+
+/* A valid checksum again over the first n - 4 bytes, so that the reader's field checks are reached. */
+static void reseal(char *data, size_t n) {
+    uint32_t crc = (uint32_t)crc32_z(0, (const Bytef *)data, n - 4);
+    memcpy(data + n - 4, &crc, 4);
+}
 
 static void expect_error(const char *path, const char *data, size_t n, const char *msg) {
     assert_int_equal(sp_write_file_atomic(path, data, n), 0);
@@ -104,38 +113,52 @@ static void test_hostile_files(void **state) {
     char *d = sp_malloc(n + 16);
 #define FRESH() memcpy(d, good, n)
 
-    FRESH(), patch_u32(d, 12, 0xFFFFFFF0u); /* step -16 once cast to int */
+#define PATCHED(off, v) (FRESH(), patch_u32(d, off, v), reseal(d, n))
+    PATCHED(12, 0xFFFFFFF0u); /* step -16 once cast to int */
     expect_error(bad, d, n, "corrupt checkpoint: step 4294967280 is out of range (0 to 1000000000)");
-    FRESH(), patch_u32(d, 12, 0x80000000u);
+    PATCHED(12, 0x80000000u);
     expect_error(bad, d, n, "step 2147483648 is out of range");
-    FRESH(), patch_u32(d, 16, 100000000u); /* 1e8 Gaussians in a file of a few hundred bytes */
+    PATCHED(16, 100000000u); /* 1e8 Gaussians in a file of a few hundred bytes */
     expect_error(bad, d, n, "truncated or corrupt checkpoint: it claims 100000000 Gaussians");
-    FRESH(), patch_u32(d, 16, 0xFFFFFFFFu);
+    PATCHED(16, 0xFFFFFFFFu);
     expect_error(bad, d, n, "it claims 4294967295 Gaussians");
-    FRESH(), patch_u32(d, 16, 4); /* one more than stored */
+    PATCHED(16, 4); /* one more than stored */
     expect_error(bad, d, n, "it claims 4 Gaussians");
-    FRESH(), patch_u32(d, 20, 7);
+    PATCHED(20, 7);
     expect_error(bad, d, n, "corrupt checkpoint: SH degree 7 (0 to 3)");
-    FRESH(), patch_u32(d, 24, 1000);
+    PATCHED(24, 1000);
     expect_error(bad, d, n, "corrupt checkpoint: 1000 curves, expected 4");
-    FRESH(), patch_u32(d, 8, 2);
-    expect_error(bad, d, n, "checkpoint version 2, this splat reads version 1");
+    PATCHED(8, 3);
+    expect_error(bad, d, n, "checkpoint version 3, this splat reads versions 1 and 2");
+    PATCHED(36, 0xFFFFFFFFu);
+    expect_error(bad, d, n, "corrupt checkpoint: bad dataset name");
     FRESH(), memcpy(d, "NOTACKPT", 8);
     expect_error(bad, d, n, "not a splat checkpoint");
     double nan_seconds = NAN;
-    FRESH(), memcpy(d + 28, &nan_seconds, 8);
+    FRESH(), memcpy(d + 28, &nan_seconds, 8), reseal(d, n);
     expect_error(bad, d, n, "corrupt checkpoint: training time nan s");
     /* the first curve's count (right after the three stores) claims more than is left */
-    size_t curve0 = 36 + 3 * (size_t)3 * sp_gaussian_floats(sp_sh_coeffs(1)) * 4;
-    FRESH(), patch_u32(d, curve0, 0xFFFFFFFFu);
+    size_t curve0 = 40 + 3 * (size_t)3 * sp_gaussian_floats(sp_sh_coeffs(1)) * 4;
+    PATCHED(curve0, 0xFFFFFFFFu);
     expect_error(bad, d, n, "truncated checkpoint curves");
+    /* any changed byte, or a shorter file, breaks the checksum: the file is damaged */
+    FRESH(), d[curve0 - 7] ^= 0x10;
+    expect_error(bad, d, n, "the checkpoint is damaged (its checksum does not match");
     FRESH();
+    expect_error(bad, d, n - 1, "the checkpoint is damaged");
     expect_error(bad, d, 30, "truncated checkpoint header");
     expect_error(bad, d, 5, "not a splat checkpoint");
-    expect_error(bad, d, n - 1, "truncated checkpoint curves");
-    expect_error(bad, d, 100, "it claims 3 Gaussians");
     memcpy(d + n, "extra", 5);
+    reseal(d, n + 5);
     expect_error(bad, d, n + 5, "corrupt checkpoint: 5 unexpected bytes at the end");
+    /* a parameter or a moment that is not finite: refused, naming what and which Gaussian */
+    float inf = INFINITY, nanf_ = NAN;
+    FRESH(), memcpy(d + 40 + 4 * 4, &inf, 4), reseal(d, n); /* means[4]: Gaussian 1, y */
+    expect_error(bad, d, n, "the checkpoint's parameters are not finite (the position of Gaussian 1)");
+    size_t store = (size_t)3 * sp_gaussian_floats(sp_sh_coeffs(1)) * 4;
+    FRESH(), memcpy(d + 40 + 2 * store + 9 * 4, &nanf_, 4), reseal(d, n); /* v: log_scales[0], after 3 x 3 means */
+    expect_error(bad, d, n, "the checkpoint's second Adam moments are not finite (the scale of Gaussian 0)");
+#undef PATCHED
     /* every truncation of a valid file is an error that names it, never a crash */
     for (size_t len = 0; len < n; len++) {
         assert_int_equal(sp_write_file_atomic(bad, good, len), 0);
@@ -150,10 +173,46 @@ static void test_hostile_files(void **state) {
     free(bad);
 }
 
+/* The dataset a run trained on is recorded; version 1 files (no dataset, no checksum) still read. */
+static void test_dataset_and_version1(void **state) {
+    char *path = sp_path_join(g_dir, "ck2.bin");
+    sp_checkpoint c = {.step = 7, .train_seconds = 1.0, .dataset = "/data/scenes/lego"};
+    fill_store(&c.g, 2, 0, 1.0f);
+    fill_store(&c.m, 2, 0, 2.0f);
+    fill_store(&c.v, 2, 0, 3.0f);
+    assert_int_equal(sp_checkpoint_write(path, &c), 0);
+    c.dataset = NULL;
+    sp_checkpoint_free(&c);
+    assert_int_equal(sp_checkpoint_read(path, &c), 0);
+    assert_string_equal(c.dataset, "/data/scenes/lego");
+    assert_int_equal(c.g.n, 2);
+    sp_checkpoint_free(&c);
+
+    /* version 1: header, seconds, stores, curves; nothing after */
+    char *data;
+    size_t n;
+    assert_int_equal(sp_read_file(path, &data, &n), 0);
+    size_t dl = strlen("/data/scenes/lego"), v1n = n - 4 - 4 - dl;
+    char *v1 = sp_malloc(v1n);
+    memcpy(v1, data, 36);
+    memcpy(v1 + 36, data + 40 + dl, v1n - 36);
+    patch_u32(v1, 8, 1);
+    assert_int_equal(sp_write_file_atomic(path, v1, v1n), 0);
+    assert_int_equal(sp_checkpoint_read(path, &c), 0);
+    assert_null(c.dataset);
+    assert_int_equal(c.step, 7);
+    assert_true(c.v.means[0] == 3.0f); /* fill_store: base + i + 0.1 k, base 3 for v */
+    sp_checkpoint_free(&c);
+    free(v1);
+    free(data);
+    free(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_hostile_files),
+        cmocka_unit_test(test_dataset_and_version1),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

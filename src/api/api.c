@@ -22,8 +22,30 @@ static void sink_to_callback(sp_log_level level, const char *message, void *user
     if (ctx->log_fn && level >= (sp_log_level)ctx->sink.level) ctx->log_fn(ctx->log_user, (splat_log_level)level, message);
 }
 
-void api_enter(splat_context *ctx) {
+/* The contexts this thread is inside a call of (a callback runs inside one), innermost last. */
+#define INSIDE_MAX 16
+static _Thread_local splat_context *t_inside[INSIDE_MAX];
+static _Thread_local int t_depth;
+/* The message of this thread's last call, and the context it was on. */
+static _Thread_local const splat_context *t_err_ctx;
+static _Thread_local char t_err[SPLAT_ERRMSG_MAX];
+
+static void set_thread_message(const splat_context *ctx, const char *msg) {
+    t_err_ctx = ctx;
+    snprintf(t_err, sizeof t_err, "%s", msg);
+}
+
+int api_enter(splat_context *ctx) {
+    for (int i = 0; i < t_depth && i < INSIDE_MAX; i++)
+        if (t_inside[i] == ctx) { /* the lock is this thread's own: waiting for it would never end */
+            set_thread_message(ctx, "a call on a context from inside one of its own callbacks (log, progress or "
+                                    "cancel) is not allowed: the context is busy with the call that runs the "
+                                    "callback; use another context, or call after it returns");
+            return -1;
+        }
     pthread_mutex_lock(&ctx->lock);
+    if (t_depth < INSIDE_MAX) t_inside[t_depth] = ctx;
+    t_depth++;
     /* errors are always seen by the sink (to keep the last one); the callback filters by level */
     ctx->sink.fn = sink_to_callback;
     ctx->sink.user = ctx;
@@ -34,14 +56,17 @@ void api_enter(splat_context *ctx) {
     free(ctx->last_logged_error);
     ctx->last_logged_error = NULL;
     sp_clear_error();
+    return 0;
 }
 
 splat_status api_leave(splat_context *ctx, splat_status status) {
-    free(ctx->err);
-    if (status == SPLAT_OK) ctx->err = sp_strdup("");
-    else if (sp_has_error()) ctx->err = sp_strdup(sp_last_error());
-    else if (ctx->last_logged_error) ctx->err = sp_strdup(ctx->last_logged_error);
-    else ctx->err = sp_strdup(splat_status_name(status));
+    const char *msg = status == SPLAT_OK       ? ""
+                      : sp_has_error()         ? sp_last_error()
+                      : ctx->last_logged_error ? ctx->last_logged_error
+                                               : splat_status_name(status);
+    snprintf(ctx->err, sizeof ctx->err, "%s", msg);
+    set_thread_message(ctx, msg);
+    if (t_depth > 0) t_depth--;
     sp_log_use(ctx->saved_sink);
     ctx->saved_sink = NULL;
     sp_clear_error();
@@ -93,7 +118,6 @@ splat_status splat_open(splat_context **out) {
     sp_config_defaults(&ctx->cfg);
     ctx->sink.level = SP_LOG_INFO;
     atomic_init(&ctx->cancel, 0);
-    ctx->err = sp_strdup("");
     ctx->run_dir = sp_strdup("");
     *out = ctx;
     return SPLAT_OK;
@@ -115,14 +139,19 @@ void splat_close(splat_context *ctx) {
     api_drop_cameras(ctx);
     if (ctx->have_model) sp_gaussians_free(&ctx->g);
     free_eval(ctx);
-    free(ctx->err);
+    if (t_err_ctx == ctx) t_err_ctx = NULL;
     free(ctx->last_logged_error);
     free(ctx->run_dir);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
 
-const char *splat_errmsg(const splat_context *ctx) { return ctx ? ctx->err : "no context (NULL)"; }
+const char *splat_errmsg(const splat_context *ctx) {
+    if (!ctx) return "no context (NULL)";
+    /* this thread's own last call on ctx: its copy, which no other thread's call changes */
+    if (t_err_ctx == ctx) return t_err;
+    return ctx->err;
+}
 
 const char *splat_status_name(splat_status s) {
     switch (s) {
@@ -141,7 +170,7 @@ const char *splat_commit(void) { return sp_commit(); }
 
 splat_status splat_set_log(splat_context *ctx, splat_log_fn fn, void *user, splat_log_level min_level) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (min_level < SPLAT_LOG_DEBUG || min_level > SPLAT_LOG_ERROR)
         return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_set_log: level %d is not a splat_log_level", (int)min_level));
     ctx->log_fn = fn;
@@ -174,14 +203,14 @@ static splat_status config_changed(splat_context *ctx, splat_status st) {
 
 splat_status splat_config_reset(splat_context *ctx) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     sp_config_defaults(&ctx->cfg);
     return api_leave(ctx, config_changed(ctx, SPLAT_OK));
 }
 
 splat_status splat_config_load_file(splat_context *ctx, const char *path) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_config_load_file: no path (NULL)"));
     sp_problems p = {0};
     sp_config_apply_file(path, &ctx->cfg, &p);
@@ -190,7 +219,7 @@ splat_status splat_config_load_file(splat_context *ctx, const char *path) {
 
 splat_status splat_config_load_string(splat_context *ctx, const char *toml, const char *name) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!toml) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_config_load_string: no text (NULL)"));
     sp_problems p = {0};
     sp_config_apply_text(toml, name ? name : "<string>", &ctx->cfg, &p);
@@ -199,7 +228,7 @@ splat_status splat_config_load_string(splat_context *ctx, const char *toml, cons
 
 splat_status splat_config_set(splat_context *ctx, const char *assignment) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!assignment) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_config_set: no assignment (NULL)"));
     sp_problems p = {0};
     sp_config_set(&ctx->cfg, assignment, &p);
@@ -229,7 +258,7 @@ static char *field_toml(const sp_config *c, const sp_config_field *f) {
 
 splat_status splat_config_get(splat_context *ctx, const char *key, char *buf, size_t n) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!key || !buf || !n) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_config_get: no key or buffer"));
     const char *dot = strchr(key, '.');
     char section[64];
@@ -251,7 +280,7 @@ splat_status splat_config_get(splat_context *ctx, const char *key, char *buf, si
 
 splat_status splat_config_check(splat_context *ctx) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     sp_problems p = {0};
     sp_config_validate_for_training(&ctx->cfg, &p);
     return api_leave(ctx, problems_status(&p));
@@ -259,7 +288,7 @@ splat_status splat_config_check(splat_context *ctx) {
 
 splat_status splat_config_save(splat_context *ctx, const char *path) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_config_save: no path (NULL)"));
     return api_leave(ctx, sp_config_write(&ctx->cfg, path) ? SPLAT_ERROR : SPLAT_OK);
 }
@@ -283,7 +312,7 @@ static int read_checkpoint_model(const char *path, sp_gaussians *g) {
 
 splat_status splat_load_model(splat_context *ctx, const char *path) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_load_model: no path (NULL)"));
     sp_gaussians g;
     memset(&g, 0, sizeof g);
@@ -307,7 +336,7 @@ splat_status splat_load_model(splat_context *ctx, const char *path) {
 
 splat_status splat_model_info(splat_context *ctx, int *num_gaussians, int *sh_degree) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!ctx->have_model) return api_leave(ctx, api_fail(SPLAT_NO_MODEL, "no model: load or train one first"));
     if (num_gaussians) *num_gaussians = ctx->g.n;
     if (sh_degree) *sh_degree = ctx->g.sh_degree;
@@ -316,7 +345,7 @@ splat_status splat_model_info(splat_context *ctx, int *num_gaussians, int *sh_de
 
 splat_status splat_export(splat_context *ctx, const char *path, const char *format) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_export: no path (NULL)"));
     if (!ctx->have_model) return api_leave(ctx, api_fail(SPLAT_NO_MODEL, "no model to export: load or train one first"));
     sp_model_format f = format ? sp_model_format_from_name(format) : sp_model_format_from_path(path);
@@ -333,7 +362,7 @@ splat_status splat_export(splat_context *ctx, const char *path, const char *form
 splat_status splat_synth(splat_context *ctx, const char *dir, int size, int num_train, int num_val, int num_test,
                          uint64_t seed) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!dir) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_synth: no folder (NULL)"));
     if (size < 8 || size > 8192)
         return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_synth: size %d is outside 8..8192", size));

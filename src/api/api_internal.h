@@ -17,6 +17,8 @@
 #include "splat.h"
 #include "train/config.h"
 
+#define SPLAT_ERRMSG_MAX 8192
+
 struct splat_context {
     pthread_mutex_t lock;
     sp_config cfg;
@@ -24,7 +26,7 @@ struct splat_context {
     splat_log_fn log_fn;
     void *log_user;
     sp_log_sink *saved_sink; /* the caller thread's sink during a call */
-    char *err;               /* message of the last failed call ("" after a success) */
+    char err[SPLAT_ERRMSG_MAX]; /* message of the last call ("" after a success), of any thread */
     char *last_logged_error; /* the last error-level message of the current call */
     atomic_int cancel;       /* splat_cancel() */
     /* the model, and a backend holding it for rendering (created on first use) */
@@ -43,7 +45,9 @@ struct splat_context {
     double *eval_psnr, *eval_ssim;
 };
 
-void api_enter(splat_context *ctx);
+/* -1 (nothing taken; the thread's message says why) for a call on a context from inside one of
+ * its own callbacks on the same thread, which would otherwise wait for itself forever. */
+int api_enter(splat_context *ctx);
 /* Ends a call: status SPLAT_OK clears the context's message, any other keeps the thread's
  * sp_error message (or `fallback` if there is none). Returns status. */
 splat_status api_leave(splat_context *ctx, splat_status status);

@@ -59,7 +59,7 @@ static int read_run_model(const char *dir, sp_gaussians *g) {
 
 splat_status splat_train(splat_context *ctx, const splat_train_opts *opts) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     train_call tc = {.ctx = ctx};
     if (opts) tc.opts = *opts;
     sp_config cfg = ctx->cfg;
@@ -214,7 +214,7 @@ static const sp_view *dataset_view(splat_context *ctx, const char *split, int in
 
 splat_status splat_dataset_views(splat_context *ctx, const char *split, int *count) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!split_name_ok(split) || !count)
         return api_leave(ctx, api_fail(SPLAT_INVALID, "split must be train, val or test"));
     sp_dataset *d = NULL;
@@ -225,7 +225,7 @@ splat_status splat_dataset_views(splat_context *ctx, const char *split, int *cou
 
 splat_status splat_bake_antialias(splat_context *ctx, double *mean_factor) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!ctx->have_model) return api_leave(ctx, api_fail(SPLAT_NO_MODEL, "no model to bake: load or train one first"));
     sp_dataset *d = NULL;
     splat_status st = cameras(ctx, &d);
@@ -242,7 +242,7 @@ splat_status splat_bake_antialias(splat_context *ctx, double *mean_factor) {
 
 splat_status splat_dataset_camera(splat_context *ctx, const char *split, int index, splat_camera *cam) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!cam) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_dataset_camera: no camera (NULL)"));
     splat_status st;
     const sp_view *v = dataset_view(ctx, split, index, &st);
@@ -252,7 +252,7 @@ splat_status splat_dataset_camera(splat_context *ctx, const char *split, int ind
 
 splat_status splat_dataset_view_name(splat_context *ctx, const char *split, int index, char *buf, size_t n) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!buf || !n) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_dataset_view_name: no buffer"));
     splat_status st;
     const sp_view *v = dataset_view(ctx, split, index, &st);
@@ -266,7 +266,7 @@ splat_status splat_dataset_view_name(splat_context *ctx, const char *split, int 
 
 splat_status splat_camera_path(splat_context *ctx, const char *kind, int frames, splat_camera *cams) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     sp_path_kind k;
     if (!kind || sp_path_kind_parse(kind, &k)) return api_leave(ctx, SPLAT_INVALID);
     if (frames < 1 || frames > 1000000 || !cams)
@@ -336,7 +336,7 @@ static void store_pixel(void *row, int x, splat_pixel_format fmt, const float rg
 splat_status splat_render(splat_context *ctx, const splat_camera *cam, const float *background,
                           splat_pixel_format format, void *pixels, size_t stride) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     splat_status st = check_camera(cam);
     if (st == SPLAT_OK && format != SPLAT_RGBA8 && format != SPLAT_RGBA_F32)
         st = api_fail(SPLAT_INVALID, "splat_render: unknown pixel format %d", (int)format);
@@ -396,7 +396,7 @@ splat_status splat_render(splat_context *ctx, const splat_camera *cam, const flo
 
 splat_status splat_evaluate(splat_context *ctx, const char *split, splat_eval_result *out) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!split_name_ok(split) || !out)
         return api_leave(ctx, api_fail(SPLAT_INVALID, "split must be train, val or test"));
     memset(out, 0, sizeof *out);
@@ -442,7 +442,7 @@ splat_status splat_evaluate(splat_context *ctx, const char *split, splat_eval_re
 
 splat_status splat_eval_save(splat_context *ctx, const char *path) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_eval_save: no path (NULL)"));
     if (!ctx->eval_names) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_eval_save: nothing evaluated yet"));
     sp_eval_result r = {.n = ctx->eval_n, .names = ctx->eval_names, .psnr = ctx->eval_psnr, .ssim = ctx->eval_ssim,

@@ -2,6 +2,8 @@
 #include "core/core.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -266,18 +268,44 @@ int sp_afile_open(sp_afile *af, const char *path) {
     return 0;
 }
 
-int sp_afile_commit(sp_afile *af) {
+/* fsync of the folder holding path, so that a rename into it survives a power cut. */
+static void sync_parent(const char *path) {
+    char *dir = sp_path_dir(path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+int sp_afile_finish(sp_afile *af) {
     int rc = 0;
-    if (!af->f) return sp_error("internal: commit of a file that is not open");
+    if (!af->f) return sp_error("internal: finish of a file that is not open");
+    /* a full disk or a file-size limit shows here (or at fsync), never as a half file under PATH */
     if (fflush(af->f) != 0 || ferror(af->f)) rc = sp_error("%s: write failed: %s", af->path, strerror(errno));
+    if (rc == 0 && fsync(fileno(af->f)) != 0) rc = sp_error("%s: write failed (fsync): %s", af->path, strerror(errno));
     if (fclose(af->f) != 0 && rc == 0) rc = sp_error("%s: close failed: %s", af->path, strerror(errno));
     af->f = NULL;
-    if (rc == 0 && rename(af->tmp, af->path) != 0) rc = sp_error("%s: rename failed: %s", af->path, strerror(errno));
+    if (rc != 0) sp_afile_abort(af);
+    return rc;
+}
+
+int sp_afile_rename(sp_afile *af) {
+    int rc = 0;
+    if (!af->tmp || af->f) return sp_error("internal: rename of a file that is not finished");
+    if (rename(af->tmp, af->path) != 0) rc = sp_error("%s: rename failed: %s", af->path, strerror(errno));
+    else sync_parent(af->path);
     if (rc != 0) unlink(af->tmp);
     free(af->path);
     free(af->tmp);
-    af->path = af->tmp = NULL;
+    memset(af, 0, sizeof *af);
     return rc;
+}
+
+int sp_afile_commit(sp_afile *af) {
+    if (sp_afile_finish(af)) return -1;
+    return sp_afile_rename(af);
 }
 
 void sp_afile_abort(sp_afile *af) {
@@ -304,14 +332,31 @@ int sp_read_file(const char *path, char **data, size_t *n) {
     if (n) *n = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return sp_error("%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = sp_malloc(cap + 1);
-    for (;;) {
+    /* a FIFO would block, /dev/zero never ends, a folder reads as an error: regular files only */
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return sp_error("%s: not a regular file", path);
+    }
+    size_t cap = st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX / 2 ? (size_t)st.st_size + 1 : (size_t)1 << 16;
+    size_t len = 0;
+    char *buf = sp_try_alloc(cap + 1, 1, path, "the file is too large for this machine's memory");
+    while (buf) {
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
         if (len < cap) break;
+        char *nb = cap > SIZE_MAX / 4 ? NULL : sp_try_realloc(buf, 2 * cap + 1, 1, path, "the file is too large for this machine's memory");
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
         cap *= 2;
-        buf = sp_realloc(buf, cap + 1);
+    }
+    if (!buf) {
+        fclose(f);
+        return -1;
     }
     int bad = ferror(f);
     fclose(f);
@@ -395,14 +440,64 @@ int sp_remove_tree(const char *path) {
     return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
 }
 
+/* nftw has no user pointer: the first entry that could not be removed, per thread */
+static _Thread_local int t_unremovable;
+
+static int check_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)ftw;
+    char *dir = sp_path_dir(path);
+    int ok = access(dir, W_OK | X_OK) == 0;
+    if (!ok) sp_error("%s: cannot be removed (%s: %s)", path, dir, strerror(errno));
+    free(dir);
+    if (ok && (flag == FTW_DNR || (S_ISDIR(st->st_mode) && access(path, R_OK | W_OK | X_OK) != 0))) {
+        sp_error("%s: its files cannot be removed: %s", path, strerror(errno ? errno : EACCES));
+        ok = 0;
+    }
+    if (!ok) t_unremovable = 1;
+    return ok ? 0 : 1;
+}
+
+int sp_tree_removable(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : sp_error("%s: %s", path, strerror(errno));
+    t_unremovable = 0;
+    if (!S_ISDIR(st.st_mode)) return check_entry(path, &st, FTW_F, NULL) ? -1 : 0;
+    int rc = nftw(path, check_entry, 16, FTW_PHYS);
+    if (rc != 0 && !t_unremovable) sp_error("%s: cannot be read: %s", path, strerror(errno));
+    return rc == 0 ? 0 : -1;
+}
+
+int sp_dir_lock(const char *dir) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return sp_error("%s: cannot open: %s", dir, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return sp_error("%s: another training is writing this run folder (it holds the folder's lock); wait for "
+                            "it to end, or train into another output.run_dir", dir);
+        return sp_error("%s: cannot lock: %s", dir, strerror(e));
+    }
+    return fd;
+}
+
+void sp_dir_unlock(int fd) {
+    if (fd >= 0) close(fd); /* closing the last descriptor releases the lock */
+}
+
+bool sp_is_temporary_name(const char *name) {
+    const char *t = NULL;
+    for (const char *q = strstr(name, ".tmp."); q; q = strstr(q + 1, ".tmp.")) t = q;
+    return t && t != name && t[5] && strspn(t + 5, "0123456789") == strlen(t + 5);
+}
+
 int sp_remove_temporaries(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return 0;
     int rc = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        const char *t = strstr(e->d_name, ".tmp.");
-        if (!t || t == e->d_name || !t[5] || strspn(t + 5, "0123456789") != strlen(t + 5)) continue;
+        if (!sp_is_temporary_name(e->d_name)) continue;
         char *p = sp_path_join(dir, e->d_name);
         if (remove(p) != 0 && errno != ENOENT) rc = sp_error("%s: cannot remove: %s", p, strerror(errno));
         free(p);

@@ -123,10 +123,17 @@ typedef struct {
     char *path, *tmp;
 } sp_afile;
 int sp_afile_open(sp_afile *af, const char *path); /* binary write */
-int sp_afile_commit(sp_afile *af);                 /* flush, close, rename; -1 on any write error */
+int sp_afile_commit(sp_afile *af);                 /* finish + rename; -1 on any write error */
+/* The two halves of a commit, for outputs that must change together (a model and its
+ * checkpoint): finish flushes, fsyncs and closes the temporary (on error it is removed); rename
+ * moves it over PATH and fsyncs the folder. */
+int sp_afile_finish(sp_afile *af);
+int sp_afile_rename(sp_afile *af);
 void sp_afile_abort(sp_afile *af);                 /* close and remove the temporary */
 int sp_write_file_atomic(const char *path, const void *data, size_t n);
-/* Whole file into a NUL-terminated buffer (n excludes the NUL). Errors name the path. */
+/* Whole file into a NUL-terminated buffer (n excludes the NUL). Errors name the path; anything
+ * but a regular file (a FIFO, a device, a folder) is refused, and a file larger than memory is an
+ * "out of memory" error naming it. */
 int sp_read_file(const char *path, char **data, size_t *n);
 int sp_mkdir_p(const char *path);
 bool sp_file_exists(const char *path);
@@ -139,6 +146,18 @@ char *sp_path_absolute(const char *path);
 /* Removes a file, or a directory with everything under it (symlinks are removed, not followed).
  * A path that does not exist is not an error. */
 int sp_remove_tree(const char *path);
+/* 0 when path (a file, or a folder and everything under it) could be removed by this process,
+ * judged from the permissions of each folder that holds an entry; -1 naming the first entry
+ * that could not be, having removed nothing. A path that does not exist is removable. */
+int sp_tree_removable(const char *path);
+/* An exclusive lock on a folder, held until sp_dir_unlock (or the process ends): flock on the
+ * folder itself, so nothing is written and no stale lock survives a crash. Another holder, in
+ * this process or another, makes it fail at once ("another training is writing ..."). Returns the
+ * descriptor, or -1 with the error set. */
+int sp_dir_lock(const char *dir);
+void sp_dir_unlock(int fd);
+/* 1 for "NAME.tmp.PID" (the last ".tmp." followed by digits only): an atomic write's temporary. */
+bool sp_is_temporary_name(const char *name);
 /* Removes the temporaries ("NAME.tmp.PID") that interrupted atomic writes left in dir. */
 int sp_remove_temporaries(const char *dir);
 

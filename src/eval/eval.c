@@ -5,6 +5,7 @@
  * parallel loop of its own, which must not run inside the scoring's). A backend that scores on
  * its device (ops->score: cuda) keeps the render there and gets only the 8-bit ground truth.
  * Every way, every score and picture is the same (the device's SSIM to rounding). */
+#include "core/threads.h"
 #include "eval/eval.h"
 
 #include <stdlib.h>
@@ -166,7 +167,7 @@ static void run_on_device(sp_backend *b, eval_job *j, int batch, int sh_degree, 
     uint8_t *g8[SP_EVAL_BATCH] = {0}, *p8[SP_EVAL_BATCH] = {0};
     for (int first = 0; first < n && j->failed_view < 0 && !render_err[0]; first += batch) {
         int count = n - first < batch ? n - first : batch, scored = 0;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(sp_omp_threads())
         for (int k = 0; k < count; k++) {
             const sp_camera *c = &j->split->views[first + k].cam;
             size_t bytes = (size_t)c->width * c->height * 3;
@@ -190,7 +191,7 @@ static void run_on_device(sp_backend *b, eval_job *j, int batch, int sh_degree, 
             j->out->ssim[i] = ssim;
         }
         if (j->renders_dir) {
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(sp_omp_threads())
             for (int k = 0; k < scored; k++)
                 if (save_side_by_side(&j->split->views[first + k], first + k, p8[k], g8[k], j->renders_dir))
                     keep_failure(j, first + k);
@@ -225,7 +226,7 @@ static void run_serial(sp_backend *b, eval_job *j, int batch, int sh_degree, con
             snprintf(render_err, err_size, "%s", sp_last_error());
             return;
         }
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(sp_omp_threads())
         for (int k = 0; k < count; k++) score_task(j, first + k, pred[k]);
         if (j->failed_view >= 0) return;
     }
@@ -247,7 +248,7 @@ static int any_failed(eval_job *j) {
 static void run_overlapped(sp_backend *b, eval_job *j, int batch, int sh_degree, const float bg[3], float **pred,
                            char *render_err, size_t err_size) {
     int n = j->split->n;
-#pragma omp parallel
+#pragma omp parallel num_threads(sp_omp_threads())
 #pragma omp master
     {
         for (int first = 0, set = 0; first < n; first += batch, set ^= 1) {

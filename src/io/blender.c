@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 #include <omp.h>
 
+#include "core/threads.h"
 #include "io/image.h"
 #include "io/loader.h"
 #include "io/sanity.h"
@@ -272,7 +273,7 @@ done:
 
 /* Decodes (and downscales) the image of every parsed frame; errors are kept per frame. */
 static void decode_frames(bl_frame **all, int n, const sp_load_opts *o) {
-    int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    int threads = sp_omp_threads_for(o->threads);
     int ds = o->downscale > 1 ? o->downscale : 1;
 #pragma omp parallel for num_threads(threads) schedule(dynamic)
     for (int i = 0; i < n; i++) {

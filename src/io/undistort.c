@@ -1,6 +1,7 @@
 /* undistort.c — the OpenCV radial-tangential lens model, removal of distortion from images by
  * inverse mapping with a border crop, and sp_capture_load: the part of the COLMAP and
  * transforms.json loaders that decodes, scales, undistorts and splits the views. */
+#include "core/threads.h"
 #include "io/undistort.h"
 
 #include <math.h>
@@ -166,7 +167,7 @@ int sp_capture_load(sp_dataset *out, sp_capture_view *views, int n, const sp_loa
         if (!strcmp(views[i - 1].name, views[i].name))
             sp_problems_add(problems, "%s: image %s is listed twice", views[i].where, views[i].name);
     view_work *wk = SP_NEW(view_work, n);
-    int nt = opts->threads > 0 ? opts->threads : omp_get_max_threads();
+    int nt = sp_omp_threads_for(opts->threads);
     int load_pixels = opts->load_pixels;
 
     /* 1. decode (and downscale) in parallel; errors are kept per view and reported in order */

@@ -6,6 +6,7 @@
  * ranges of at most LEAF points are scanned. The split axis is the one of largest extent, so flat
  * or clustered clouds stay balanced. A query only ever reads distances, and the result is the sum
  * of the three smallest, sorted: the same value whatever the visiting order, hence deterministic. */
+#include "core/threads.h"
 #include "scene/init.h"
 
 #include <math.h>
@@ -129,17 +130,17 @@ void sp_knn3_mean_dist2(const float *xyz, int n, float *out) {
     }
     kd_point *a = sp_malloc((size_t)n * sizeof *a);
     uint8_t *axis = sp_calloc((size_t)n, 1);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
     for (int i = 0; i < n; i++) {
         memcpy(a[i].p, xyz + 3 * (size_t)i, 3 * sizeof(float));
         a[i].id = i;
     }
-#pragma omp parallel
+#pragma omp parallel num_threads(sp_omp_threads())
 #pragma omp single
     build(a, axis, 0, n);
     int k = n - 1 < 3 ? n - 1 : 3;
     /* queries run in tree order, for locality */
-#pragma omp parallel for schedule(dynamic, 2048)
+#pragma omp parallel for schedule(dynamic, 2048) num_threads(sp_omp_threads())
     for (int i = 0; i < n; i++) {
         best3 b = {{INFINITY, INFINITY, INFINITY}};
         query(a, axis, 0, n, a[i].p, i, &b);
@@ -181,7 +182,7 @@ static int init_points(sp_gaussians *g, const float *xyz, const float *rgb01, in
     int K = g->K;
     float logit = sp_logitf(opacity);
     float fixed_log = fixed_scale > 0.0f ? logf(fixed_scale) : n == 1 ? logf(SP_INIT_LONE_SCALE) : 0.0f;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
     for (int i = 0; i < n; i++) {
         size_t i3 = 3 * (size_t)i;
         memcpy(g->means + i3, xyz + i3, 3 * sizeof(float));

@@ -4,6 +4,7 @@
  * the world frame turned about z and shifted; the ray is taken into that frame, intersected, and
  * the normal turned back. Each pixel averages `samples` stratified, jittered rays whose offsets
  * come from a per-pixel RNG stream, so the result does not depend on the thread schedule. */
+#include "core/threads.h"
 #include "scene/synth.h"
 
 #include <cjson/cJSON.h>
@@ -385,10 +386,10 @@ static int write_split(const char *dir, const sp_synth_opts *o, int split, int c
             sp_synth_camera_c2w(o, split, v0 + b, m[b]);
             seeds[b] = sp_hash64(sp_hash64(o->seed, (uint64_t)split), (uint64_t)(v0 + b));
         }
-#pragma omp parallel for collapse(2) schedule(dynamic, 2)
+#pragma omp parallel for collapse(2) schedule(dynamic, 2) num_threads(sp_omp_threads())
         for (int b = 0; b < nb; b++)
             for (int j = 0; j < H; j++) render_row(o, m[b], seeds[b], j, px + stride * b);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(sp_omp_threads())
         for (int b = 0; b < nb; b++) {
             char name[64];
             snprintf(name, sizeof name, "r_%d.png", v0 + b);

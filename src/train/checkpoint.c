@@ -1,14 +1,19 @@
-/* checkpoint.c — binary checkpoint: magic, version, step, stores, curves. Little-endian hosts. */
+/* checkpoint.c — binary checkpoint: magic, version, step, dataset, stores, curves, CRC-32.
+ * Little-endian hosts. */
 #include "train/checkpoint.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
 
+#include <zlib.h>
+
 #define CK_MAGIC "SPLATCK1"
-#define CK_VERSION 1u
+/* Version 2 adds the dataset the run trained on and a closing CRC-32; version 1 still reads. */
+#define CK_VERSION 2u
 
 void sp_series_push(sp_series *s, double x, double y) {
     if (s->n == s->cap) {
@@ -27,40 +32,55 @@ void sp_series_free(sp_series *s) {
     memset(s, 0, sizeof *s);
 }
 
+/* The bytes written so far and their CRC-32 (version 2 ends with it). */
+typedef struct {
+    FILE *f;
+    uLong crc;
+} writer;
+
 /* fwrite of n bytes; nothing to write (an empty store or curve, whose pointer may be NULL) is
  * not a call at all. */
-static void put(FILE *f, const void *p, size_t n) {
-    if (n) fwrite(p, 1, n, f);
+static void put(writer *w, const void *p, size_t n) {
+    if (!n) return;
+    fwrite(p, 1, n, w->f);
+    w->crc = crc32_z(w->crc, p, n);
 }
 
-static void put_store(FILE *f, const sp_gaussians *g) {
+static void put_store(writer *w, const sp_gaussians *g) {
     size_t n = (size_t)g->n;
-    put(f, g->means, n * 3 * sizeof(float));
-    put(f, g->log_scales, n * 3 * sizeof(float));
-    put(f, g->quats, n * 4 * sizeof(float));
-    put(f, g->opacity_logits, n * sizeof(float));
-    put(f, g->sh, n * 3 * (size_t)g->K * sizeof(float));
+    put(w, g->means, n * 3 * sizeof(float));
+    put(w, g->log_scales, n * 3 * sizeof(float));
+    put(w, g->quats, n * 4 * sizeof(float));
+    put(w, g->opacity_logits, n * sizeof(float));
+    put(w, g->sh, n * 3 * (size_t)g->K * sizeof(float));
 }
 
 int sp_checkpoint_write(const char *path, const sp_checkpoint *c) {
-    if (c->step < 0 || c->g.n < 0 || c->g.sh_degree < 0 || c->g.sh_degree > 3)
+    size_t dlen = c->dataset ? strlen(c->dataset) : 0;
+    if (c->step < 0 || c->g.n < 0 || c->g.sh_degree < 0 || c->g.sh_degree > 3 || dlen > SP_CHECKPOINT_MAX_DATASET)
         return sp_error("%s: cannot write a checkpoint of step %d with %d Gaussians of SH degree %d", path, c->step,
                         c->g.n, c->g.sh_degree);
     sp_afile af;
     if (sp_afile_open(&af, path)) return -1;
+    writer w = {af.f, crc32_z(0, Z_NULL, 0)};
     uint32_t hdr[5] = {CK_VERSION, (uint32_t)c->step, (uint32_t)c->g.n, (uint32_t)c->g.sh_degree, SP_CURVES};
-    put(af.f, CK_MAGIC, 8);
-    put(af.f, hdr, sizeof hdr);
-    put(af.f, &c->train_seconds, sizeof(double));
-    put_store(af.f, &c->g);
-    put_store(af.f, &c->m);
-    put_store(af.f, &c->v);
+    uint32_t dl = (uint32_t)dlen;
+    put(&w, CK_MAGIC, 8);
+    put(&w, hdr, sizeof hdr);
+    put(&w, &c->train_seconds, sizeof(double));
+    put(&w, &dl, sizeof dl);
+    put(&w, c->dataset, dlen);
+    put_store(&w, &c->g);
+    put_store(&w, &c->m);
+    put_store(&w, &c->v);
     for (int k = 0; k < SP_CURVES; k++) {
         uint32_t n = (uint32_t)c->curves[k].n;
-        put(af.f, &n, sizeof n);
-        put(af.f, c->curves[k].x, n * sizeof(double));
-        put(af.f, c->curves[k].y, n * sizeof(double));
+        put(&w, &n, sizeof n);
+        put(&w, c->curves[k].x, n * sizeof(double));
+        put(&w, c->curves[k].y, n * sizeof(double));
     }
+    uint32_t crc = (uint32_t)w.crc;
+    fwrite(&crc, 1, sizeof crc, af.f);
     return sp_afile_commit(&af);
 }
 
@@ -78,14 +98,38 @@ static int take(reader *r, void *dst, size_t n) {
 /* Bytes one Gaussian takes in one store: means, scales, quaternion, opacity, K SH colours. */
 static size_t store_bytes(int deg) { return (size_t)(3 + 3 + 4 + 1 + 3 * sp_sh_coeffs(deg)) * sizeof(float); }
 
-static int take_store(reader *r, sp_gaussians *g, int n, int deg) {
-    sp_gaussians_init(g, n, deg);
+static int take_store(reader *r, sp_gaussians *g, int n, int deg, const char *path) {
+    if (sp_gaussians_try_init(g, n, deg)) {
+        sp_error_prefix("%s", path); /* out of memory, naming the file */
+        return -2;
+    }
     g->n = n;
     size_t m = (size_t)n;
     return take(r, g->means, m * 12) || take(r, g->log_scales, m * 12) || take(r, g->quats, m * 16) ||
                    take(r, g->opacity_logits, m * 4) || take(r, g->sh, m * 12 * (size_t)g->K)
                ? -1
                : 0;
+}
+
+/* The first non-finite value of a store, as "the means of Gaussian 12", or NULL. */
+static const char *non_finite(const sp_gaussians *g, int *which) {
+    size_t n = (size_t)g->n;
+    struct {
+        const float *p;
+        size_t per;
+        const char *name;
+    } parts[5] = {{g->means, 3, "position"},
+                  {g->log_scales, 3, "scale"},
+                  {g->quats, 4, "rotation"},
+                  {g->opacity_logits, 1, "opacity"},
+                  {g->sh, 3 * (size_t)g->K, "colour"}};
+    for (int k = 0; k < 5; k++)
+        for (size_t i = 0; i < n * parts[k].per; i++)
+            if (!isfinite(parts[k].p[i])) {
+                *which = (int)(i / parts[k].per);
+                return parts[k].name;
+            }
+    return NULL;
 }
 
 int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
@@ -107,9 +151,23 @@ int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
     }
     /* Every header field is checked, and every count against the bytes the file has left,
      * before anything is allocated. */
-    if (hdr[0] != CK_VERSION) {
-        rc = sp_error("%s: checkpoint version %u, this splat reads version %u", path, hdr[0], CK_VERSION);
+    if (hdr[0] != CK_VERSION && hdr[0] != 1) {
+        rc = sp_error("%s: checkpoint version %u, this splat reads versions 1 and %u", path, hdr[0], CK_VERSION);
         goto done;
+    }
+    if (hdr[0] >= 2) { /* a CRC-32 of everything before it closes the file */
+        uint32_t want;
+        if (size < 4 + (size_t)(r.p - data)) {
+            rc = sp_error("%s: truncated checkpoint", path);
+            goto done;
+        }
+        memcpy(&want, data + size - 4, 4);
+        if ((uint32_t)crc32_z(0, (const Bytef *)data, size - 4) != want) {
+            rc = sp_error("%s: the checkpoint is damaged (its checksum does not match its contents: a truncated or "
+                          "altered file); it cannot be resumed", path);
+            goto done;
+        }
+        r.end -= 4;
     }
     if (hdr[1] > SP_CHECKPOINT_MAX_STEP) {
         rc = sp_error("%s: corrupt checkpoint: step %u is out of range (0 to %d)", path, hdr[1],
@@ -128,6 +186,20 @@ int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
         rc = sp_error("%s: corrupt checkpoint: training time %g s", path, c->train_seconds);
         goto done;
     }
+    if (hdr[0] >= 2) {
+        uint32_t dl;
+        if (take(&r, &dl, sizeof dl) || dl > SP_CHECKPOINT_MAX_DATASET || (size_t)(r.end - r.p) < dl) {
+            rc = sp_error("%s: corrupt checkpoint: bad dataset name", path);
+            goto done;
+        }
+        c->dataset = sp_malloc((size_t)dl + 1);
+        take(&r, c->dataset, dl);
+        c->dataset[dl] = 0;
+        if (memchr(c->dataset, 0, dl)) {
+            rc = sp_error("%s: corrupt checkpoint: bad dataset name", path);
+            goto done;
+        }
+    }
     size_t left = (size_t)(r.end - r.p), per = 3 * store_bytes((int)hdr[3]);
     if (hdr[2] > left / per || hdr[2] > (uint32_t)INT_MAX / 2) {
         rc = sp_error("%s: truncated or corrupt checkpoint: it claims %u Gaussians, the %zu bytes left hold at most %zu",
@@ -135,9 +207,10 @@ int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
         goto done;
     }
     c->step = (int)hdr[1];
-    int n = (int)hdr[2], deg = (int)hdr[3];
-    if (take_store(&r, &c->g, n, deg) || take_store(&r, &c->m, n, deg) || take_store(&r, &c->v, n, deg)) {
-        rc = sp_error("%s: truncated checkpoint (expected %d Gaussians)", path, n);
+    int n = (int)hdr[2], deg = (int)hdr[3], t;
+    if ((t = take_store(&r, &c->g, n, deg, path)) || (t = take_store(&r, &c->m, n, deg, path)) ||
+        (t = take_store(&r, &c->v, n, deg, path))) {
+        rc = t == -2 ? -1 : sp_error("%s: truncated checkpoint (expected %d Gaussians)", path, n);
         goto done;
     }
     for (int k = 0; k < SP_CURVES; k++) {
@@ -149,13 +222,30 @@ int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
         sp_series *s = &c->curves[k];
         if (cn) {
             s->cap = s->n = (int)cn;
-            s->x = sp_malloc((size_t)cn * sizeof(double));
-            s->y = sp_malloc((size_t)cn * sizeof(double));
+            s->x = sp_try_alloc((size_t)cn, sizeof(double), path, NULL);
+            s->y = sp_try_alloc((size_t)cn, sizeof(double), path, NULL);
+            if (!s->x || !s->y) {
+                rc = -1;
+                goto done;
+            }
             take(&r, s->x, (size_t)cn * 8);
             take(&r, s->y, (size_t)cn * 8);
         }
     }
-    if (r.p != r.end) rc = sp_error("%s: corrupt checkpoint: %zu unexpected bytes at the end", path, (size_t)(r.end - r.p));
+    if (r.p != r.end) {
+        rc = sp_error("%s: corrupt checkpoint: %zu unexpected bytes at the end", path, (size_t)(r.end - r.p));
+        goto done;
+    }
+    /* a model that went non-finite cannot be trained on or rendered: refused before anything uses it */
+    const sp_gaussians *stores[3] = {&c->g, &c->m, &c->v};
+    const char *store_names[3] = {"parameters", "first Adam moments", "second Adam moments"};
+    for (int k = 0; k < 3 && rc == 0; k++) {
+        int which = 0;
+        const char *what = non_finite(stores[k], &which);
+        if (what)
+            rc = sp_error("%s: the checkpoint's %s are not finite (the %s of Gaussian %d): the run diverged before "
+                          "this checkpoint was saved; it cannot be resumed", path, store_names[k], what, which);
+    }
 done:
     free(data);
     if (rc) sp_checkpoint_free(c);
@@ -167,5 +257,6 @@ void sp_checkpoint_free(sp_checkpoint *c) {
     sp_gaussians_free(&c->m);
     sp_gaussians_free(&c->v);
     for (int k = 0; k < SP_CURVES; k++) sp_series_free(&c->curves[k]);
+    free(c->dataset);
     memset(c, 0, sizeof *c);
 }

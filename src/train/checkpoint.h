@@ -22,15 +22,18 @@ typedef struct {
     double train_seconds;
     sp_gaussians g, m, v;
     sp_series curves[SP_CURVES];
+    char *dataset; /* absolute data.path of the run (malloc'd; NULL: not recorded, version 1) */
 } sp_checkpoint;
 
 /* Largest step a checkpoint may hold (training runs are bounded far below it). */
 #define SP_CHECKPOINT_MAX_STEP 1000000000
+#define SP_CHECKPOINT_MAX_DATASET 65536
 
 int sp_checkpoint_write(const char *path, const sp_checkpoint *c);
 /* Reads and checks a checkpoint: every header field (version, step in 0..SP_CHECKPOINT_MAX_STEP,
  * SH degree, curve count) and every count against the bytes the file holds, before anything is
- * allocated, so no allocation exceeds what the file can hold. Errors name the file. */
+ * allocated, so no allocation exceeds what the file can hold; the checksum (version 2); and that
+ * every parameter and moment is finite. Errors name the file. */
 int sp_checkpoint_read(const char *path, sp_checkpoint *c);
 void sp_checkpoint_free(sp_checkpoint *c);
 

@@ -3,6 +3,7 @@
  * camera scaling (sp_camera_resize), so level j equals what data.downscale = 2^j loads wherever
  * the loader resamples the decoded image directly (NeRF-synthetic and pinhole captures; a capture
  * with lens distortion is downscaled before it is undistorted there, after it here). */
+#include "core/threads.h"
 #include "train/pyramid.h"
 
 #include <omp.h>
@@ -56,7 +57,7 @@ int sp_pyramid_build(sp_pyramid *p, const sp_split *train, int levels, int threa
     p->views = SP_NEW(sp_view, (size_t)levels * (n > 0 ? n : 1));
     memcpy(p->views, train->views, (size_t)n * sizeof(sp_view)); /* level 0: borrowed */
     int jobs = (levels - 1) * n;
-    int nt = threads > 0 ? threads : omp_get_max_threads();
+    int nt = sp_omp_threads_for(threads);
 #pragma omp parallel for num_threads(nt) schedule(dynamic)
     for (int k = 0; k < jobs; k++) {
         int j = 1 + k / n, i = k % n;

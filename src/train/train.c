@@ -9,6 +9,7 @@
  * curves.png and result.toml. */
 #include "train/train.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,27 @@ static char *existing_run_files(const char *dir) {
     return list;
 }
 
-/* --force: removes the old run's files (and temporaries of interrupted writes), nothing else. */
+/* 0 when --force could remove every file of the old run (and the temporaries); else the error
+ * names the first that it could not, and nothing is removed. */
+static int old_run_removable(const char *dir) {
+    for (int i = 0; sp_train_run_files[i]; i++) {
+        char *clean = sp_strdup(sp_train_run_files[i]);
+        size_t len = strlen(clean);
+        if (clean[len - 1] == '/') clean[len - 1] = 0;
+        char *p = sp_path_join(dir, clean);
+        int rc = sp_tree_removable(p);
+        free(p);
+        free(clean);
+        if (rc) return sp_error_prefix("--force cannot replace the run in %s (it removes all of the old run or "
+                                       "nothing)", dir);
+    }
+    return 0;
+}
+
+/* --force: removes the old run's files (and temporaries of interrupted writes), nothing else;
+ * all of them or, when one could not be removed, none. */
 static int remove_old_run(const char *dir) {
+    if (old_run_removable(dir)) return -1;
     for (int i = 0; sp_train_run_files[i]; i++) {
         char *clean = sp_strdup(sp_train_run_files[i]);
         size_t len = strlen(clean);
@@ -144,6 +164,10 @@ typedef struct {
     int in_loop; /* train_seconds does not yet include this session's loop */
     sp_dist dist; /* several processes: only rank 0 (writer) writes the run folder */
     int writer;
+    int lock_fd;        /* the run folder's lock (sp_dir_lock), -1 while not held */
+    int config_pending; /* a resumed run writes config.toml with its first save, not before */
+    int session_step0;  /* the step this session started from */
+    int save_failed;    /* a save failed: the error path does not try again */
 } run;
 
 /* Steps between loss read-backs: often enough for a live progress line, rarely enough that a GPU
@@ -157,34 +181,81 @@ static double train_seconds_now(const run *r) {
     return r->in_loop ? r->train_seconds + sp_now() - r->loop_t0 - r->paused_s : r->train_seconds;
 }
 
-static int save_model(run *r, int announce) {
+/* Outputs that change together: each is written in full under a temporary name first, and only
+ * when all are written are they renamed over the old ones, so a full disk or a file-size limit
+ * leaves the previous set (one consistent step) in place. */
+#define STAGE_MAX 4
+typedef struct {
+    char *final[STAGE_MAX], *staged[STAGE_MAX];
+    int n;
+} stage_set;
+
+static char *stage_add(stage_set *st, char *final) { /* takes final (malloc'd) */
+    st->final[st->n] = final;
+    st->staged[st->n] = sp_strfmt("%s.tmp.%d", final, (int)getpid());
+    return st->staged[st->n++];
+}
+
+static void stage_free(stage_set *st, int drop) {
+    for (int i = 0; i < st->n; i++) {
+        if (drop) unlink(st->staged[i]);
+        free(st->final[i]);
+        free(st->staged[i]);
+    }
+    st->n = 0;
+}
+
+static int stage_commit(stage_set *st) {
+    int rc = 0;
+    for (int i = 0; i < st->n && rc == 0; i++)
+        if (rename(st->staged[i], st->final[i]) != 0)
+            rc = sp_error("%s: rename failed: %s", st->final[i], strerror(errno));
+    stage_free(st, rc != 0);
+    return rc;
+}
+
+static int write_result_to(run *r, const char *status, const char *path);
+
+/* Saves point_cloud.ply, checkpoint.bin and result.toml (status: "running" for a save during
+ * training), all of one step, or none of them (the previous save stays; the error says so). */
+static int save_state(run *r, const char *status, int announce) {
     if (!r->writer) return 0;
     double t0 = sp_now();
     sp_gaussians g = {0}, m = {0}, v = {0};
     if (r->b->ops->get_gaussians(r->b, &g, &m, &v)) return -1;
+    stage_set st = {0};
     int rc = 0;
-    if (r->cfg->output.save_ply) {
-        char *p = run_path(r, "point_cloud.ply");
-        rc = sp_ply_write(p, &g);
-        free(p);
-    }
-    /* snapshots in the original 3DGS layout, every save_every steps and at the end */
+    if (r->cfg->output.save_ply) rc = sp_ply_write(stage_add(&st, run_path(r, "point_cloud.ply")), &g);
+    /* snapshots in the original 3DGS layout, every save_every steps and at the end (new files) */
     int every = r->cfg->trainer.save_every;
     if (rc == 0 && every > 0 && (r->step % every == 0 || r->step == r->cfg->trainer.max_steps))
         rc = sp_snapshot_write(r->dir, r->step, &g);
     if (rc == 0) {
-        sp_checkpoint ck = {.step = r->step, .train_seconds = train_seconds_now(r), .g = g, .m = m, .v = v};
+        sp_checkpoint ck = {.step = r->step, .train_seconds = train_seconds_now(r), .g = g, .m = m, .v = v,
+                            .dataset = (char *)r->cfg->data.path};
         memcpy(ck.curves, r->curves, sizeof ck.curves);
-        char *p = run_path(r, "checkpoint.bin");
-        rc = sp_checkpoint_write(p, &ck);
-        free(p);
+        rc = sp_checkpoint_write(stage_add(&st, run_path(r, "checkpoint.bin")), &ck);
     }
+    if (rc == 0) rc = write_result_to(r, status, stage_add(&st, run_path(r, "result.toml")));
+    if (rc == 0 && r->config_pending) rc = sp_config_write(r->cfg, stage_add(&st, run_path(r, "config.toml")));
+    if (rc == 0) rc = stage_commit(&st);
+    else stage_free(&st, 1);
     if (rc == 0) {
         r->saved_step = r->step;
+        r->config_pending = 0;
         if (announce)
             SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
         else
             sp_log_to_file("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
+    } else {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", sp_last_error());
+        r->save_failed = 1;
+        if (r->saved_step >= 0)
+            sp_error("%s; nothing of this save was kept: the model, checkpoint and result.toml of step %d are as "
+                     "they were", why, r->saved_step);
+        else
+            sp_error("%s; nothing of this save was kept", why);
     }
     sp_gaussians_free(&g);
     sp_gaussians_free(&m);
@@ -230,7 +301,7 @@ static int write_curves_png(run *r) {
     return rc;
 }
 
-static int write_result(run *r, const char *status) {
+static int write_result_to(run *r, const char *status, const char *p) {
     sp_profile prof;
     memset(&prof, 0, sizeof prof);
     r->b->ops->get_profile(r->b, &prof);
@@ -242,7 +313,7 @@ static int write_result(run *r, const char *status) {
         .backend = r->b->ops->name,
         .steps = r->step,
         .num_gaussians = r->b->ops->num_gaussians(r->b),
-        .train_seconds = r->train_seconds,
+        .train_seconds = train_seconds_now(r),
         .total_seconds = sp_now() - r->started,
         .test = r->have_test ? &r->test : NULL,
         .val = r->have_val ? &r->val : NULL,
@@ -252,8 +323,16 @@ static int write_result(run *r, const char *status) {
         .peak_host_mib = sp_report_peak_host_mib(),
     };
     sp_log_to_file("peak host memory: %.1f MiB", rep.peak_host_mib);
+    return sp_report_write(p, &rep);
+}
+
+/* result.toml alone (a run that ends without a model to save): never over an existing one, which
+ * describes the model and checkpoint that are kept. */
+static int write_result_if_none(run *r, const char *status) {
     char *p = run_path(r, "result.toml");
-    int rc = sp_report_write(p, &rep);
+    int rc = 0;
+    if (sp_file_exists(p)) sp_log_to_file("result.toml is kept: it describes the saved model of step %d", r->saved_step);
+    else rc = write_result_to(r, status, p);
     free(p);
     return rc;
 }
@@ -432,6 +511,7 @@ static void report_progress(run *r, const sp_train_opts *o, double loss, int fin
 /* What a failed run leaves: "the checkpoint of step N in DIR is kept" or that there is none. */
 static char *checkpoint_note(const run *r) {
     if (r->saved_step >= 0) return sp_strfmt("the checkpoint of step %d in %s is kept", r->saved_step, r->dir);
+    if (r->step <= r->session_step0) return sp_strfmt("no step was trained; no checkpoint was saved in %s", r->dir);
     return sp_strfmt("no checkpoint was saved in %s (trainer.checkpoint_every sets how often one is)", r->dir);
 }
 
@@ -468,14 +548,28 @@ static int cancelled(const sp_train_opts *o) { return o->cancel && o->cancel(o->
 static int commit_run(run *r, const sp_train_opts *o, FILE **logf, FILE *early, char **early_buf, size_t *early_n) {
     sp_log_set_file(NULL);
     if (early) fclose(early); /* *early_buf now holds what was logged so far */
-    if (!o->resume_dir && o->force && remove_old_run(r->dir)) return -1;
     if (sp_mkdir_p(r->dir)) return -1;
+    if (r->lock_fd < 0) { /* a fresh folder: locked now; another run may have started in it meanwhile */
+        if ((r->lock_fd = sp_dir_lock(r->dir)) < 0) return -1;
+        char *old = o->resume_dir || o->force ? NULL : existing_run_files(r->dir);
+        if (old) {
+            sp_error("%s: another training wrote a run here (%s) while this one was starting; nothing of this one "
+                     "was written", r->dir, old);
+            free(old);
+            return -1;
+        }
+    }
+    if (!o->resume_dir && o->force && remove_old_run(r->dir)) return -1;
     char *lp = run_path(r, "log.txt");
     *logf = fopen(lp, "a");
     free(lp);
     if (*logf && *early_n) fwrite(*early_buf, 1, *early_n, *logf);
     if (*logf) fflush(*logf);
     sp_log_set_file(*logf);
+    if (o->resume_dir) { /* the run's config.toml changes with the first save, with the model it describes */
+        r->config_pending = 1;
+        return 0;
+    }
     char *cp = run_path(r, "config.toml");
     int rc = sp_config_write(r->cfg, cp);
     free(cp);
@@ -497,6 +591,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     r->cfg = cfg;
     r->started = sp_now();
     r->saved_step = -1;
+    r->lock_fd = -1;
     r->dir = o->resume_dir ? sp_strdup(o->resume_dir) : sp_train_run_dir(cfg);
     r->alpha = !strcmp(cfg->data.alpha, "premultiplied") ? SP_ALPHA_PREMULTIPLIED : SP_ALPHA_STRAIGHT;
     int status = SP_TRAIN_FAILED, committed = 0;
@@ -521,7 +616,8 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     if (r->dist.world > 1)
         SP_INFO("process %d of %d (local rank %d)%s", r->dist.rank, r->dist.world, r->dist.local_rank,
                 r->writer ? ": writes the run folder" : ": trains, writes nothing");
-    /* the run folder */
+    /* the run folder: locked first (when it exists), so that two trainings never both write it */
+    if (r->writer && sp_dir_exists(r->dir) && (r->lock_fd = sp_dir_lock(r->dir)) < 0) goto fail;
     if (o->resume_dir) {
         if (!sp_dir_exists(r->dir)) {
             sp_error("%s: no such run folder to resume", r->dir);
@@ -540,6 +636,10 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             sp_error("%s already holds a run (%s). To replace it use --force; to keep it, "
                      "set another output.run_dir or experiment.name; to continue it: splat train --resume %s",
                      r->dir, old, r->dir);
+            free(old);
+            goto fail;
+        }
+        if (old && o->force && old_run_removable(r->dir)) {
             free(old);
             goto fail;
         }
@@ -626,6 +726,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         SP_INFO("streaming the training images through a cache of %d MiB", cfg->data.cache_mb);
     }
     sp_checkpoint_free(&ck);
+    r->session_step0 = r->step;
     if (cancelled(o)) {
         SP_WARN("interrupted before training started; nothing was written to %s", r->dir);
         status = SP_TRAIN_INTERRUPTED;
@@ -659,6 +760,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     double last_loss = NAN, loss_sum = 0; /* loss_sum over loss_n steps since the last curve point */
     r->loop_t0 = r->prog_t = sp_now();
     r->prog_step0 = r->prog_step = r->step;
+    r->session_step0 = r->step;
     r->in_loop = 1;
     /* Batches: one Adam step sums plan.global views (batch x devices x processes); r->step and every
      * schedule count views seen (docs/scale.md). A replicated backend gets every slot of this process,
@@ -816,7 +918,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
                        sp_batch_crossed(prev, step, cfg->trainer.checkpoint_every);
         if (save_now && step != max_steps) {
             double t0 = sp_now(); /* saving time is not training time */
-            if (save_model(r, 1)) goto fail_loop;
+            if (save_state(r, "running", 1)) goto fail_loop;
             r->paused_s += sp_now() - t0;
             r->prog_skip = 1;
         }
@@ -832,24 +934,25 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         status = diverged ? SP_TRAIN_FAILED : stop && r->step < max_steps ? SP_TRAIN_INTERRUPTED : SP_TRAIN_OK;
         goto out;
     }
-    if (diverged) {
-        write_result(r, "diverged");
+    if (diverged) { /* the parameters are not finite: the last save (if any) stays as it is */
+        write_result_if_none(r, "diverged");
         status = SP_TRAIN_FAILED;
         goto out;
     }
     int interrupted = stop && r->step < max_steps;
     if (interrupted) SP_WARN("interrupted at step %d: saving the model and a checkpoint to %s", r->step, r->dir);
-    if (save_model(r, interrupted)) goto fail;
+    /* the trained model is saved before the final evaluation (which can take a while) */
+    if (save_state(r, interrupted ? "interrupted" : "running", interrupted)) goto fail;
     if (!interrupted) {
         if (final_eval(r)) goto fail;
         if (r->have_test || r->have_val) {
             sp_eval_result *e = r->have_test ? &r->test : &r->val;
             push_eval(r, e->mean_psnr, e->mean_ssim);
         }
-        if (save_model(r, 1)) goto fail; /* checkpoint now holds the final curves too */
     }
     if (write_curves_png(r)) SP_WARN("%s", sp_last_error());
-    if (write_result(r, interrupted ? "interrupted" : "complete")) goto fail;
+    /* the final curves and scores, with the model they belong to */
+    if (!interrupted && save_state(r, "complete", 1)) goto fail;
     if (cfg->backend.profile) {
         sp_profile prof;
         r->b->ops->get_profile(r->b, &prof);
@@ -866,13 +969,32 @@ fail:
         SP_ERROR("%s", sp_last_error());
         if (o->resume_dir || sp_dir_exists(r->dir)) SP_INFO("nothing was changed in %s", r->dir);
     } else {
-        char *kept = checkpoint_note(r);
-        SP_ERROR("%s; %s", sp_last_error(), kept);
+        /* Stopped by an error once training ran (a streamed image gone bad, the device, a full
+         * disk): the model trained so far is saved first, as Ctrl-C saves it, when it is finite
+         * and newer than the last save. */
+        char why[2048];
+        snprintf(why, sizeof why, "%s", sp_last_error());
+        char *kept = NULL;
+        if (r->writer && r->b && !r->save_failed && r->step > r->session_step0 && r->step > r->saved_step &&
+            r->b->ops->params_finite(r->b)) {
+            if (r->in_loop) {
+                r->train_seconds = train_seconds_now(r);
+                r->in_loop = 0;
+            }
+            if (save_state(r, "failed", 0) == 0)
+                kept = sp_strfmt("the model and a checkpoint of step %d are saved in %s (splat train --resume %s "
+                                 "continues it)", r->step, r->dir, r->dir);
+            else
+                SP_WARN("saving the model after the error failed too: %s", sp_last_error());
+        }
+        if (!kept) kept = checkpoint_note(r);
+        SP_ERROR("%s; %s", why, kept);
         free(kept);
     }
     status = SP_TRAIN_FAILED;
 out:
     sp_checkpoint_free(&ck);
+    sp_dir_unlock(r->lock_fd);
     free_run(r);
     sp_log_set_file(NULL);
     if (early) fclose(early);

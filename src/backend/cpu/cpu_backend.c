@@ -458,7 +458,7 @@ sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {
     b->base.ops = &cpu_ops;
     b->base.cfg = *cfg;
     /* No process-wide OpenMP setting: every region of the backend names its thread count. */
-    sp_autothreads_init(&b->threads, cfg->threads > 0 ? cfg->threads : omp_get_max_threads(), cfg->threads > 0);
+    sp_autothreads_init(&b->threads, sp_omp_threads_for(cfg->threads), cfg->threads > 0);
     int old = sp_omp_threads_set(b->threads.max);
 #if defined(__x86_64__) || defined(__i386__)
     /* Flush denormals to zero in every worker: Adam moments of Gaussians that stop receiving
