@@ -1,4 +1,5 @@
 /* main.c — `splat`: dispatches to the subcommands. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,9 @@ static void out_of_memory(size_t bytes) {
 
 int main(int argc, char **argv) {
     sp_set_oom_handler(out_of_memory);
+    /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which the atomic writers report
+     * and recover from, instead of killing the process halfway through a save. */
+    signal(SIGXFSZ, SIG_IGN);
     /* Test hook (tests/e2e_runfolder.sh): fallible allocations above this many bytes fail as if
      * memory ran out, so the out-of-memory paths can be tested without exhausting the machine. */
     const char *limit = getenv("SPLAT_TEST_ALLOC_LIMIT");

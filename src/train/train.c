@@ -386,7 +386,8 @@ static int read_checkpoint_for(const run *r, const char *dir, sp_checkpoint *ck)
     const sp_config *cfg = r->cfg;
     char *p = sp_path_join(dir, "checkpoint.bin");
     if (!sp_file_exists(p)) {
-        sp_error("%s: no checkpoint.bin to resume from (the run saved none); start it again with --force", dir);
+        sp_error("%s: no checkpoint.bin to resume from (the run saved none); start it again with --force, or into "
+                 "another output.run_dir", dir);
         free(p);
         return -1;
     }
@@ -560,6 +561,8 @@ static int commit_run(run *r, const sp_train_opts *o, FILE **logf, FILE *early, 
         }
     }
     if (!o->resume_dir && o->force && remove_old_run(r->dir)) return -1;
+    /* temporaries an interrupted save left (this run holds the folder's lock: none is another's) */
+    if (sp_remove_temporaries(r->dir)) return -1;
     char *lp = run_path(r, "log.txt");
     *logf = fopen(lp, "a");
     free(lp);
