@@ -28,7 +28,8 @@
  * Conventions (docs/api.md has more): cameras in OpenCV axes (x right, y down, z forward),
  * pixels row-major with the top row first, colours linear in [0, 1] as the training images store
  * them. Strings are UTF-8 paths or text; the library copies what it keeps. Callbacks (log,
- * progress, cancel) run inside a call on the context and must not call into the same context. */
+ * progress, cancel) run inside a call on the context: a call into the same context from one of
+ * them fails with SPLAT_INVALID (it does not wait). */
 #ifndef SPLAT_PUBLIC_H
 #define SPLAT_PUBLIC_H
 
@@ -60,8 +61,9 @@ splat_status splat_open(splat_context **ctx);
 /* Frees the context and everything it holds. NULL is a no-op. Must not be called while another
  * thread is inside a call on the same context. */
 void splat_close(splat_context *ctx);
-/* The message of the last call on ctx that failed ("" after a success). Valid until the next call
- * on ctx. Never NULL (a NULL ctx gives a fixed message). */
+/* The message of the calling thread's last call on ctx ("" after a success): threads sharing a
+ * context each read their own. Valid until this thread's next call on ctx. Never NULL (a NULL ctx
+ * gives a fixed message). */
 const char *splat_errmsg(const splat_context *ctx);
 /* "splat_status" as a word: "ok", "error", "invalid", "no model", "cancelled", "out of memory". */
 const char *splat_status_name(splat_status s);
@@ -136,8 +138,11 @@ typedef struct {
  * run folder (config.toml, log.txt, point_cloud.ply, checkpoint.bin, result.toml, ...; see the
  * README). When it returns SPLAT_OK or SPLAT_CANCELLED the trained model is the context's model.
  * Everything that can be checked (dataset, run folder, backend) is checked before anything is
- * written: a run that fails that early leaves an existing run folder unchanged. On resume the
- * context's configuration is replaced by the run's config.toml. */
+ * written: a run that fails that early leaves an existing run folder unchanged. A run folder that
+ * another training (in this process or another) is writing is refused at once. Saves write the
+ * model, checkpoint and result.toml of one step together or not at all; an error once training
+ * ran saves the model and a checkpoint first. On resume the context's configuration is replaced by
+ * the run's config.toml. */
 splat_status splat_train(splat_context *ctx, const splat_train_opts *opts);
 /* Asks the training run in progress on ctx to stop at the next step (never waits; callable from
  * any thread). A cancel that arrives while no run is in progress stops the next one before its

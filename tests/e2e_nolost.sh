@@ -5,7 +5,7 @@
 # model, checkpoint and result.toml byte-identical and leaves no temporaries, and the next start
 # removes temporaries an interrupted save left; an error once training ran (a streamed image gone
 # bad) saves the model and a checkpoint first; a resumed run that diverges leaves the good
-# result.toml and config.toml as they were; a limit on threads is a warning, not the end of the
+# result.toml and config.toml as they were; a checkpoint resumes only on the dataset it records; a limit on threads is a warning, not the end of the
 # process. Parts that need another user (permissions, process limits) run as `nobody` when the
 # script runs as root, as CI does.
 . "$(dirname "$0")/lib_e2e.sh"
@@ -119,6 +119,17 @@ sum=$(run_sum "$TMP/dv")
 [ $rc -eq 1 ] && grep -q "diverged at step" "$TMP/dv2.log" && grep -q "the checkpoint of step 100 in $TMP/dv is kept" "$TMP/dv2.log" &&
   [ "$sum" = "$(run_sum "$TMP/dv")" ] && ok "divergence after a resume: result.toml, config.toml, model and checkpoint unchanged" ||
   { bad "divergence after a resume rc=$rc"; tail -3 "$TMP/dv2.log"; }
+
+# 7. The checkpoint records its dataset: resuming it on another one is refused, unless the recorded one moved away.
+cp -r "$TMP/scene" "$TMP/scene2"
+sum=$(run_sum "$TMP/dv")
+expect_fail "resume on another dataset is refused" "the checkpoint was trained on $TMP/scene, but data.path is $TMP/scene2" \
+  "$BIN" train --resume "$TMP/dv" --set data.path="$TMP/scene2" --set trainer.max_steps=110
+[ "$sum" = "$(run_sum "$TMP/dv")" ] && ok "the refused resume changed nothing" || bad "the refused resume changed the run"
+mv "$TMP/scene" "$TMP/scene_moved"
+"$BIN" train --resume "$TMP/dv" --set data.path="$TMP/scene2" --set trainer.max_steps=110 >"$TMP/mv.log" 2>&1 &&
+  ok "a dataset that moved: the new data.path resumes it" || { bad "resume after a move"; tail -3 "$TMP/mv.log"; }
+mv "$TMP/scene_moved" "$TMP/scene"
 
 # 6. Fewer threads than asked for can start: a warning and a smaller team, not the end of the process.
 if [ $root -eq 1 ] && command -v prlimit >/dev/null; then

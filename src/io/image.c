@@ -39,7 +39,11 @@ static int load_png(const char *path, const uint8_t *data, size_t n, long long m
     img->width = (int)pi.width;
     img->height = (int)pi.height;
     img->channels = has_alpha ? 4 : 3;
-    img->pixels = sp_malloc(PNG_IMAGE_SIZE(pi));
+    img->pixels = sp_try_alloc(PNG_IMAGE_SIZE(pi), 1, path, "lower data.downscale, or data.cache_mb to stream");
+    if (!img->pixels) {
+        png_image_free(&pi);
+        return -1;
+    }
     if (!png_image_finish_read(&pi, NULL, img->pixels, 0, NULL)) {
         free(img->pixels);
         img->pixels = NULL;
@@ -149,7 +153,11 @@ static int load_jpeg(const char *path, const uint8_t *data, size_t n, long long 
     c.out_color_space = JCS_RGB;
     jpeg_start_decompress(&c);
     int w = (int)c.output_width, h = (int)c.output_height;
-    pixels = sp_malloc((size_t)w * h * 3);
+    pixels = sp_try_alloc((size_t)w * h, 3, path, "lower data.downscale, or data.cache_mb to stream");
+    if (!pixels) {
+        jpeg_destroy_decompress(&c);
+        return -1;
+    }
     while (c.output_scanline < c.output_height) {
         JSAMPROW row = pixels + (size_t)c.output_scanline * w * 3;
         jpeg_read_scanlines(&c, &row, 1);

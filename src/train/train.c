@@ -395,6 +395,10 @@ static int read_checkpoint_for(const run *r, const char *dir, sp_checkpoint *ck)
     if (rc == 0 && ck->g.sh_degree != cfg->trainer.sh_degree)
         rc = sp_error("%s: the checkpoint has SH degree %d but the config asks for trainer.sh_degree = %d", p,
                       ck->g.sh_degree, cfg->trainer.sh_degree);
+    else if (rc == 0 && ck->dataset && strcmp(ck->dataset, cfg->data.path) && sp_dir_exists(ck->dataset))
+        rc = sp_error("%s: the checkpoint was trained on %s, but data.path is %s; resume it with data.path = \"%s\" "
+                      "(a dataset that moved: the recorded folder no longer exists, and the new data.path is used)",
+                      p, ck->dataset, cfg->data.path, ck->dataset);
     else if (rc == 0 && (ck->step < 0 || ck->step > cfg->trainer.max_steps))
         rc = sp_error("%s: the checkpoint is at step %d, outside [0, trainer.max_steps = %d]%s", p, ck->step,
                       cfg->trainer.max_steps, ck->step > 0 ? " (raise trainer.max_steps to continue it)" : "");
