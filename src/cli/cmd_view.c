@@ -31,6 +31,10 @@ int cmd_view(int argc, char **argv) {
                "docs/view.md has more.\n", VIEW_DEFAULT_PORT);
         return 0;
     }
+#ifndef SPLAT_HAVE_VIEW
+    fprintf(stderr, "splat view: this build has no viewer (built with VIEW=0; install libmicrohttpd-dev and rebuild)\n");
+    return 1;
+#endif
     const char *model = NULL, *data = NULL, *host = "127.0.0.1", *backend = NULL;
     int port = VIEW_DEFAULT_PORT;
     for (int i = 1; i < argc; i++) {
