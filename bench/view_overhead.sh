@@ -23,7 +23,10 @@ while True:
         n += 1
     except Exception:
         if n: break
+    if n == 1:
+        t0 = time.time()
     time.sleep(max(0.0, 1 / 30 - (time.time() - t)))
+print("client: %d frames, %.1f frames/s" % (n, (n - 1) / max(1e-9, time.time() - t0)) if n > 1 else "client: no frames")
 PY
 }
 for k in $(seq "$rounds"); do
