@@ -98,7 +98,7 @@ endif
 VIEW    ?= $(if $(and $(wildcard /usr/include/microhttpd.h),$(if $(filter 1,$(PORTABLE)),,1)),1,0)
 ifeq ($(VIEW),1)
 CFLAGS  += -DSPLAT_HAVE_VIEW=1
-LDLIBS  += -lmicrohttpd
+VIEW_LIBS := -lmicrohttpd # the splat program only: the library (and splat.pc) does not need it
 $(BUILD)/gen/view_html.h: web/view.html
 	@mkdir -p $(@D)
 	xxd -i $< > $@.tmp && mv $@.tmp $@
@@ -167,7 +167,7 @@ install: $(BUILD)/libsplat.a $(BUILD)/libsplat.so
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/splat.pc
 
 $(BUILD)/splat: $(CLI_OBJ) $(BUILD)/libsplat.a $(PORTABLE_LIBS)
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libsplat.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libsplat.a $(LDLIBS) $(VIEW_LIBS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
