@@ -91,6 +91,22 @@ LIB_OBJ := $(filter-out $(BUILD)/obj/src/backend/vulkan/%,$(LIB_OBJ))
 endif
 # ---- end of the Vulkan block
 
+# ---- viewer (`splat view`, `splat train --view`; src/cli/view.c): libmicrohttpd serves the page
+# web/view.html, embedded as a C array by xxd. Built when microhttpd.h is there; `make VIEW=0` leaves
+# it out (the commands then say so). PORTABLE=1 builds leave it out unless VIEW=1 is given: Debian's
+# libmicrohttpd.a needs GnuTLS linked statically too.
+VIEW    ?= $(if $(and $(wildcard /usr/include/microhttpd.h),$(if $(filter 1,$(PORTABLE)),,1)),1,0)
+ifeq ($(VIEW),1)
+CFLAGS  += -DSPLAT_HAVE_VIEW=1
+VIEW_LIBS := -lmicrohttpd # the splat program only: the library (and splat.pc) does not need it
+$(BUILD)/gen/view_html.h: web/view.html
+	@mkdir -p $(@D)
+	xxd -i $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/src/cli/view.o: $(BUILD)/gen/view_html.h
+$(BUILD)/obj/src/cli/view.o: CFLAGS += -I$(BUILD)/gen
+endif
+# ---- end of the viewer block
+
 # Every object depends on the build settings: changing CUDA (the demo builds without it when no GPU
 # is visible, `make test` with it) rebuilds what it must instead of mixing objects.
 BUILD_FLAGS := CUDA=$(CUDA) $(CC) $(CFLAGS)
@@ -151,7 +167,7 @@ install: $(BUILD)/libsplat.a $(BUILD)/libsplat.so
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/splat.pc
 
 $(BUILD)/splat: $(CLI_OBJ) $(BUILD)/libsplat.a $(PORTABLE_LIBS)
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libsplat.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libsplat.a $(LDLIBS) $(VIEW_LIBS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)

@@ -131,7 +131,14 @@ typedef struct {
     int force;
     splat_progress_fn progress; /* NULL: none; called on the training thread */
     splat_cancel_fn cancel;     /* NULL: only splat_cancel() stops the run */
-    void *user;                 /* passed to progress and cancel */
+    void *user;                 /* passed to progress, cancel and want_model */
+    /* Live view (a viewer showing the model while it trains; docs/view.md). When live_model is a
+     * context and want_model(user) returns non-zero (polled with each progress report, every few
+     * steps), the trainer copies its current model into live_model between two steps, replacing
+     * live_model's model as splat_load_model would. Nothing is copied unless asked, and a
+     * live_model busy in another call is skipped that time: training never waits for it. */
+    splat_context *live_model;
+    int (*want_model)(void *user);
 } splat_train_opts;
 
 /* Trains with the context's configuration (opts NULL: a fresh run, no callbacks) and writes the
@@ -210,6 +217,10 @@ typedef enum {
  * trained with (a run's config.toml records it; docs/math.md, "Antialiasing"). */
 splat_status splat_render(splat_context *ctx, const splat_camera *cam, const float *background,
                           splat_pixel_format format, void *pixels, size_t stride);
+
+/* Renders of ctx (splat_render) use SH degrees up to max_degree only, lower ones showing the
+ * view-independent colours a viewer may want to compare with; -1 (the default): the model's. */
+splat_status splat_set_render_sh_degree(splat_context *ctx, int max_degree);
 
 /* ---- evaluation ---- */
 

@@ -6,6 +6,8 @@ set -euo pipefail
 # lets the tests run it without a GPU. pkg-config: the install test builds against splat.pc.
 pkgs=(build-essential libpng-dev libjpeg62-turbo-dev libcjson-dev libcmocka-dev zlib1g-dev python3
       libvulkan-dev glslc mesa-vulkan-drivers pkg-config)
+pkgs+=(libmicrohttpd-dev xxd)  # the viewer (splat view): its HTTP server, and xxd embeds web/view.html
+pkgs+=(chromium chromium-driver python3-selenium python3-pil)  # tests/e2e_view.sh drives the viewer in a real browser
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

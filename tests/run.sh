@@ -8,7 +8,7 @@ dir=${1:-build/tests}
 prefix=${2:-test_}
 label=${3:-}
 export SPLAT_BIN=${SPLAT_BIN:-$(cd "$dir/.." && pwd)/splat}
-passed=0; failed=0; failed_names=()
+passed=0; failed=0; skipped=0; failed_names=(); skipped_names=()
 bins=("$dir"/"$prefix"*)
 [ "$prefix" = gpu_test_ ] && bins+=("$dir/test_backend_ops")
 for t in "${bins[@]}"; do
@@ -33,9 +33,13 @@ for s in "${scripts[@]}"; do
   [ -f "$s" ] || continue
   name=$(basename "$s")
   echo "== $name"
-  if out=$(bash "$s" 2>&1); then passed=$((passed + 1)); echo "$out" | tail -3
+  out=$(bash "$s" 2>&1); rc=$?
+  # exit 77: the script cannot run here (e.g. no browser); counted apart, neither passed nor failed
+  if [ $rc -eq 0 ]; then passed=$((passed + 1)); echo "$out" | tail -3
+  elif [ $rc -eq 77 ]; then skipped=$((skipped + 1)); skipped_names+=("$name"); echo "$out" | grep -E '^SKIPPED' | tail -1
   else failed=$((failed + 1)); failed_names+=("$name"); echo "$out" | grep -E '^FAIL' ; echo "$out" | tail -30; fi
 done
+[ ${#skipped_names[@]} -gt 0 ] && echo "skipped: ${skipped_names[*]}"
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
-echo "${label:+$label }tests: $passed passed, $failed failed"
+echo "${label:+$label }tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -1,6 +1,7 @@
 /* test_api.c — the public API (include/splat.h): statuses and per-context messages, the log
  * callback, configuration, loading and exporting models, cancelling, rendering any camera, and
- * two contexts training on two threads at once with the same results as one at a time. */
+ * two contexts training on two threads at once with the same results as one at a time, the live
+ * model a viewer asks for while training, the render SH degree. */
 #include "testutil.h"
 
 #include <math.h>
@@ -628,6 +629,63 @@ static void test_one_folder_two_runs(void **state) {
     splat_close(b);
 }
 
+/* ---- live model (viewers) and the render SH degree ---- */
+
+static int want_always(void *user) {
+    (*(int *)user)++;
+    return 1;
+}
+
+static int want_never(void *user) {
+    (*(int *)user)++;
+    return 0;
+}
+
+static void test_live_model(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("live", 5, 120), *live, *quiet;
+    assert_int_equal(splat_open(&live), SPLAT_OK);
+    assert_int_equal(splat_open(&quiet), SPLAT_OK);
+    int asked = 0;
+    /* never asked: nothing is copied, though the trainer polls */
+    splat_train_opts o = {.force = 1, .live_model = quiet, .want_model = want_never, .user = &asked};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_OK);
+    assert_true(asked > 0);
+    assert_int_equal(splat_model_info(quiet, NULL, NULL), SPLAT_NO_MODEL);
+    /* asked every time: the live context holds a model of the run (training never waits for it) */
+    asked = 0;
+    splat_train_opts o2 = {.force = 1, .live_model = live, .want_model = want_always, .user = &asked};
+    assert_int_equal(splat_train(ctx, &o2), SPLAT_OK);
+    assert_true(asked >= 5);
+    int n = 0, deg = -1;
+    assert_int_equal(splat_model_info(live, &n, &deg), SPLAT_OK);
+    assert_true(n > 0);
+    assert_int_equal(deg, 3);
+
+    /* the render SH degree: bad values refused, 0 differs from the model's, -1 restores it */
+    assert_int_equal(splat_set_render_sh_degree(ctx, 4), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "SH degree");
+    assert_int_equal(splat_set_render_sh_degree(ctx, -2), SPLAT_INVALID);
+    splat_camera cam;
+    assert_int_equal(splat_dataset_camera(ctx, "test", 0, &cam), SPLAT_OK);
+    size_t bytes = (size_t)cam.width * cam.height * 4;
+    uint8_t *full = malloc(bytes), *dc = malloc(bytes), *again = malloc(bytes);
+    const float white[3] = {1, 1, 1};
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, full, 0), SPLAT_OK);
+    assert_int_equal(splat_set_render_sh_degree(ctx, 0), SPLAT_OK);
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, dc, 0), SPLAT_OK);
+    assert_true(memcmp(full, dc, bytes) != 0);
+    assert_int_equal(splat_set_render_sh_degree(ctx, -1), SPLAT_OK);
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, again, 0), SPLAT_OK);
+    assert_memory_equal(full, again, bytes);
+    free(full);
+    free(dc);
+    free(again);
+    splat_close(quiet);
+    splat_close(live);
+    splat_close(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors_name_what_failed),
@@ -641,6 +699,7 @@ int main(void) {
         cmocka_unit_test(test_reentrant_call_fails),
         cmocka_unit_test(test_messages_per_thread),
         cmocka_unit_test(test_one_folder_two_runs),
+        cmocka_unit_test(test_live_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -33,6 +33,7 @@ struct splat_context {
     int have_model;
     sp_gaussians g;
     sp_backend *b;
+    int render_sh_limit; /* splat_set_render_sh_degree: max degree + 1, 0 = the model's */
     char *run_dir;
     /* the configured dataset's cameras (no pixels), loaded on first use */
     int have_cams;

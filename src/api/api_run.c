@@ -28,6 +28,21 @@ static int train_cancel(void *user) {
     return tc->opts.cancel && tc->opts.cancel(tc->opts.user);
 }
 
+/* Live view: the model goes into opts.live_model when its owner asks and it is not busy. */
+static int train_want_model(void *user) {
+    train_call *tc = user;
+    return tc->opts.live_model && tc->opts.want_model && tc->opts.want_model(tc->opts.user);
+}
+
+static void train_take_model(sp_gaussians *g, int step, void *user) {
+    train_call *tc = user;
+    splat_context *live = tc->opts.live_model;
+    (void)step;
+    if (live == tc->ctx || pthread_mutex_trylock(&live->lock) != 0) return; /* busy: next time */
+    api_set_model(live, g);
+    pthread_mutex_unlock(&live->lock);
+}
+
 static void train_progress(const sp_progress *p, void *user) {
     train_call *tc = user;
     if (!tc->opts.progress) return;
@@ -81,7 +96,8 @@ splat_status splat_train(splat_context *ctx, const splat_train_opts *opts) {
     free(ctx->run_dir);
     ctx->run_dir = tc.opts.resume_dir ? sp_strdup(tc.opts.resume_dir) : sp_train_run_dir(&cfg);
     sp_train_opts o = {.resume_dir = tc.opts.resume_dir, .force = tc.opts.force, .progress = train_progress,
-                       .cancel = train_cancel, .user = &tc};
+                       .cancel = train_cancel, .user = &tc, .want_model = train_want_model,
+                       .take_model = train_take_model};
     int rc = sp_train(&cfg, &o);
     atomic_store(&ctx->cancel, 0);
     if (rc == SP_TRAIN_FAILED) {
@@ -360,6 +376,7 @@ splat_status splat_render(splat_context *ctx, const splat_camera *cam, const flo
     if (!a) return api_leave(ctx, SPLAT_NOMEM);
     const float black[3] = {0, 0, 0}, white[3] = {1, 1, 1};
     int deg = ctx->g.sh_degree, rc;
+    if (ctx->render_sh_limit > 0 && ctx->render_sh_limit - 1 < deg) deg = ctx->render_sh_limit - 1;
     if (background) {
         rc = ctx->b->ops->render(ctx->b, &c, deg, background, a);
     } else { /* colour over black and over white: their difference is the transmittance */
@@ -390,6 +407,15 @@ splat_status splat_render(splat_context *ctx, const splat_camera *cam, const flo
     free(a);
     free(b);
     return api_leave(ctx, rc ? api_status_for_error(SPLAT_ERROR) : SPLAT_OK);
+}
+
+splat_status splat_set_render_sh_degree(splat_context *ctx, int max_degree) {
+    if (!ctx) return SPLAT_INVALID;
+    api_enter(ctx);
+    if (max_degree < -1 || max_degree > 3)
+        return api_leave(ctx, api_fail(SPLAT_INVALID, "SH degree must be -1 (the model's) or 0..3, got %d", max_degree));
+    ctx->render_sh_limit = max_degree + 1;
+    return api_leave(ctx, SPLAT_OK);
 }
 
 /* ---- evaluation ---- */

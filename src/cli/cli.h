@@ -12,6 +12,9 @@ int cmd_eval(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_view(int argc, char **argv);
+/* cmd_view.c: a warning on stderr when host is not 127.0.0.1 (the viewer has no authentication). */
+void view_warn_host(const char *host);
 
 /* progress.c: the live progress line (terminal) or periodic plain lines (pipes, logs). */
 void sp_cli_progress(const sp_progress *p, void *user);

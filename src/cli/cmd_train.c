@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "backend/dist.h"
 #include "cli/cli.h"
+#include "cli/view.h"
 #include "core/core.h"
 #include "io/loader.h"
 #include "splat.h"
@@ -21,13 +22,27 @@ typedef struct {
     int nsets;
     int force;
     int print_config; /* check: print the resolved configuration */
+    int view_port;    /* --view[=PORT]: -1 none */
+    const char *view_host;
 } train_args;
 
 static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
     memset(t, 0, sizeof *t);
+    t->view_port = -1;
+    t->view_host = "127.0.0.1";
     for (int i = 1; i < argc; i++) {
         const char *v;
-        if ((v = cli_value(argc, argv, &i, "--config"))) t->config = v;
+        if (allow_resume && !strncmp(argv[i], "--view", 6) && (!argv[i][6] || argv[i][6] == '=')) {
+            /* --view, --view=PORT or --view PORT */
+            const char *p = argv[i][6] ? argv[i] + 7 : "";
+            if (!argv[i][6] && i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') p = argv[++i];
+            t->view_port = view_parse_port(p);
+            if (t->view_port < 0 || (argv[i][6] == '=' && !*p)) {
+                fprintf(stderr, "splat: --view takes a port 0..65535, got '%s'\n", p);
+                return -1;
+            }
+        } else if (allow_resume && (v = cli_value(argc, argv, &i, "--view-host"))) t->view_host = v;
+        else if ((v = cli_value(argc, argv, &i, "--config"))) t->config = v;
         else if ((v = cli_value(argc, argv, &i, "--set"))) {
             if (t->nsets == 256) {
                 fprintf(stderr, "splat: too many --set options\n");
@@ -96,10 +111,11 @@ static int api_config(const train_args *t, splat_context *ctx, sp_problems *prob
 }
 
 static void show_progress(void *user, const splat_progress *p) {
+    view_progress(user, p); /* --view: the live page's scalars (user is the view server or NULL) */
     sp_progress q = {.step = p->step, .max_steps = p->max_steps, .loss = p->loss, .num_gaussians = p->num_gaussians,
                      .steps_per_s = p->steps_per_s, .elapsed_s = p->elapsed_s, .eta_s = p->eta_s, .psnr = p->psnr,
                      .final = p->final};
-    sp_cli_progress(&q, user);
+    sp_cli_progress(&q, NULL);
     cli_set_live_line(!p->final && isatty(STDERR_FILENO)); /* sp_cli_progress draws a live line on a terminal */
 }
 
@@ -110,7 +126,7 @@ int sp_cli_interrupted(void *user) {
 
 int cmd_train(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat train DATASET_DIR [--set section.key=value ...] [--force]\n"
+        printf("usage: splat train DATASET_DIR [--set section.key=value ...] [--force] [--view [PORT]]\n"
                "       splat train [DATASET_DIR] --config FILE [--set section.key=value ...] [--force]\n"
                "       splat train --resume RUN_DIR [--set section.key=value ...]\n"
                "\n"
@@ -123,11 +139,15 @@ int cmd_train(int argc, char **argv) {
                "  --resume RUN_DIR    continue an interrupted run from RUN_DIR/checkpoint.bin, with\n"
                "                      RUN_DIR/config.toml (plus --set overrides)\n"
                "  --force             replace a run already in the run folder (its files are deleted)\n"
+               "  --view [PORT]       show the model in a web browser while it trains, at\n"
+               "                      http://127.0.0.1:PORT/ (default %d); --view-host ADDR serves on another\n"
+               "                      address (no authentication: a warning is printed); docs/view.md\n"
                "  --dist-file PATH    several processes (SPLAT_RANK, SPLAT_WORLD_SIZE or mpirun): the file\n"
                "                      through which rank 0 hands out the NCCL id (docs/scale.md)\n"
                "A run folder that already holds a run is never overwritten without --force, and a command\n"
                "that fails before training starts changes nothing in it.\n"
-               "Ctrl-C stops cleanly: the model and a checkpoint are saved; a second Ctrl-C exits at once.\n");
+               "Ctrl-C stops cleanly: the model and a checkpoint are saved; a second Ctrl-C exits at once.\n",
+               VIEW_DEFAULT_PORT);
         return 0;
     }
     train_args t;
@@ -154,8 +174,30 @@ int cmd_train(int argc, char **argv) {
     sp_problems_free(&probs);
     sp_install_interrupt_handler();
     splat_train_opts o = {.resume_dir = t.resume, .force = t.force, .progress = show_progress, .cancel = sp_cli_interrupted};
+    /* --view: a second context, configured as the run, receives the model when a page asks */
+    splat_context *live = NULL;
+    view_server *server = NULL;
+    if (t.view_port >= 0) {
+        live = cli_open_context();
+        sp_problems vp = {0};
+        if (live && api_config(&t, live, &vp) == 0) {
+            view_warn_host(t.view_host);
+            server = view_start(live, t.view_host, t.view_port, 1);
+        }
+        sp_problems_free(&vp);
+        if (!server) {
+            splat_close(live);
+            splat_close(ctx);
+            return 1;
+        }
+        o.live_model = live;
+        o.want_model = view_want_model;
+        o.user = server;
+    }
     /* the trainer has logged what went wrong (or where a stopped run is kept) */
     splat_status st = splat_train(ctx, &o);
+    view_stop(server);
+    splat_close(live);
     splat_close(ctx);
     switch (st) {
     case SPLAT_OK: return 0;

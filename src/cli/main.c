@@ -21,6 +21,7 @@ static void usage(FILE *f) {
             "  render  --ply FILE --data DIR [--split test] --out DIR\n"
             "  export  --ply FILE | --run DIR [--format ply|splat|spz] --out FILE\n"
             "  synth   --out DIR [--size N] [--views TRAIN,VAL,TEST] [--seed N]\n"
+            "  view    RUN_DIR | MODEL [--data DIR] [--port N]   look at a model in a web browser\n"
             "  bench   CHAIN.toml [--set section.key=value ...] [--out DIR]   train several scenes\n"
             "  version\n"
             "\n"
@@ -56,6 +57,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "synth")) return cmd_synth(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "view")) return cmd_view(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         if (cli_help_requested(argc - 1, argv + 1)) {
             printf("usage: splat version\n\nPrints the version and the commit splat was built from.\n");

@@ -511,6 +511,11 @@ static void report_progress(run *r, const sp_train_opts *o, double loss, int fin
     p.psnr = ps->n ? ps->y[ps->n - 1] : NAN;
     p.final = final;
     o->progress(&p, o->user);
+    if (!final && o->want_model && o->take_model && o->want_model(o->user)) { /* a live viewer asked */
+        sp_gaussians g = {0};
+        if (r->b->ops->get_gaussians(r->b, &g, NULL, NULL) == 0) o->take_model(&g, r->step, o->user);
+        sp_gaussians_free(&g);
+    }
 }
 
 /* What a failed run leaves: "the checkpoint of step N in DIR is kept" or that there is none. */

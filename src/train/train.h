@@ -3,6 +3,7 @@
 #ifndef SPLAT_TRAIN_H
 #define SPLAT_TRAIN_H
 
+#include "scene/gaussians.h"
 #include "train/config.h"
 
 typedef struct {
@@ -28,6 +29,11 @@ typedef struct {
      * cleanly, as Ctrl-C does in the CLI. NULL: never. */
     int (*cancel)(void *user);
     void *user;
+    /* Live model (a viewer): polled with each progress report; when it returns non-zero the
+     * current parameters are copied out and handed to take_model (which may keep them: it
+     * takes g over and leaves it empty, or leaves it to be freed). NULL: never. */
+    int (*want_model)(void *user);
+    void (*take_model)(sp_gaussians *g, int step, void *user);
 } sp_train_opts;
 
 /* Exit statuses of sp_train. */
