@@ -6,6 +6,7 @@ set -euo pipefail
 # lets the tests run it without a GPU. pkg-config: the install test builds against splat.pc.
 pkgs=(build-essential libpng-dev libjpeg62-turbo-dev libcjson-dev libcmocka-dev zlib1g-dev python3
       libvulkan-dev glslc mesa-vulkan-drivers pkg-config)
+pkgs+=(libzstd-dev)  # .spz version 4 (zstd streams), read and written by src/io/spz.c
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

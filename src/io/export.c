@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "core/core.h"
+#include "io/model_check.h"
 #include "io/ply.h"
 
 sp_model_format sp_model_format_from_name(const char *name) {
@@ -30,6 +31,36 @@ const char *sp_model_format_name(sp_model_format f) {
     case SP_MODEL_SPZ: return "spz";
     default: return "unknown";
     }
+}
+
+int sp_model_spec_parse(const char *spec, sp_model_spec *out) {
+    memset(out, 0, sizeof *out);
+    out->spz = sp_spz_defaults();
+    char *s = sp_strdup(spec ? spec : ""), *save = NULL;
+    char *name = strtok_r(s, ":", &save);
+    out->format = sp_model_format_from_name(name);
+    int rc = 0;
+    if (out->format == SP_MODEL_UNKNOWN) rc = sp_error("unknown model format '%s' (use ply, splat or spz)", spec ? spec : "");
+    for (char *opt; rc == 0 && (opt = strtok_r(NULL, ":", &save));) {
+        if (out->format != SP_MODEL_SPZ) rc = sp_error("format '%s': only spz takes options (got '%s')", spec, opt);
+        else if (!strcasecmp(opt, "v3") || !strcmp(opt, "3")) out->spz.version = 3;
+        else if (!strcasecmp(opt, "v4") || !strcmp(opt, "4")) out->spz.version = 4;
+        else if (!strcasecmp(opt, "rdf")) out->spz.axes = SP_SPZ_AXES_RDF;
+        else if (!strcasecmp(opt, "rub")) out->spz.axes = SP_SPZ_AXES_RUB;
+        else rc = sp_error("format '%s': unknown spz option '%s' (v3, v4, rdf or rub)", spec, opt);
+    }
+    free(s);
+    return rc;
+}
+
+int sp_model_write_spec(const char *path, const sp_model_spec *spec, const sp_gaussians *g) {
+    if (spec->format == SP_MODEL_SPZ) return sp_spz_write_opts(path, g, &spec->spz);
+    return sp_model_write(path, spec->format, g);
+}
+
+int sp_model_read_spec(const char *path, const sp_model_spec *spec, sp_gaussians *g) {
+    if (sp_model_format_from_path(path) == SP_MODEL_SPZ) return sp_spz_read_opts(path, g, spec->spz.axes);
+    return sp_model_read(path, g);
 }
 
 int sp_model_write(const char *path, sp_model_format f, const sp_gaussians *g) {
