@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End to end with another tool: PlayCanvas's splat-transform (pinned below, installed once with npm
-# into build/npm, or $SPLAT_NPM_DIR) converts each of splat's exports to .ply, and splat converts
-# its .spz back; the Gaussians must agree within each format's quantization (tests/interop/plycmp.py
+# into build/npm, or $SPLAT_NPM_DIR) converts each of splat's exports to .ply (and writes a .glb
+# beside splat's), and splat converts its .spz back; the Gaussians must agree within each format's quantization (tests/interop/plycmp.py
 # states the tolerances), and the mean height of the scene must keep its sign, which catches a
 # model turned upside down by an axis convention. Without node, npm or the registry it prints
 # SKIPPED and exits 77, which tests/run.sh counts as skipped, not passed.
@@ -62,7 +62,13 @@ ST "$TMP/theirs_v3.spz" "$TMP/st_theirs_v3.ply" >/dev/null 2>&1 || bad "splat-tr
 check "theirs.spz -> splat v3 -> splat-transform is unchanged" "$TMP/sp_theirs.ply" "$TMP/st_theirs_v3.ply" \
   "pos=1e-5,scale=1e-5,rot=0.002,rgb=1e-5,alpha=1e-5,sh=1e-5,up=1e-4"
 
-# 3. The old convention (the spz spec's RUB) reads upright only when asked for: the checker must
+# 3. .glb (KHR_gaussian_splatting): splat-transform writes but does not read it, so both write one
+#    from the same .ply and every attribute must agree (names, glTF's y-up axes, SH signs).
+"$BIN" export --ply "$m" --out "$TMP/ours.glb" >/dev/null || bad "export glb"
+ST "$m" "$TMP/theirs.glb" >/dev/null 2>&1 || bad "splat-transform writes .glb"
+out=$($CMP glb "$TMP/ours.glb" "$TMP/theirs.glb" 1e-5 2>&1) && ok "ours.glb = theirs.glb ($out)" || { bad "glb differs"; echo "$out"; }
+
+# 4. The old convention (the spz spec's RUB) reads upright only when asked for: the checker must
 #    see the turned-over scene, or it would not catch the bug this test is for.
 "$BIN" export --ply "$m" --spz-axes rub --out "$TMP/rub.spz" >/dev/null || bad "export spz rub"
 ST "$TMP/rub.spz" "$TMP/st_rub.ply" >/dev/null 2>&1 || bad "splat-transform reads rub.spz"

@@ -13,7 +13,7 @@
 
 int cmd_export(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat export (--ply FILE | --run DIR) [--format ply|splat|spz] [--spz-version 3|4]\n"
+        printf("usage: splat export (--ply FILE | --run DIR) [--format ply|splat|spz|glb] [--spz-version 3|4]\n"
                "                    [--spz-axes rdf|rub] [--in-spz-axes rdf|rub] [--no-bake] --out FILE\n"
                "\n"
                "Writes a model in a format other tools open. The input is a .ply, .splat or .spz file\n"
@@ -25,6 +25,7 @@ int cmd_export(int argc, char **argv) {
                "         tools (splat-transform, Spark, SuperSplat) write and read it, unless --spz-axes rub\n"
                "         (the spz spec's y up, z back, what splat wrote before). The file does not say which:\n"
                "         --in-spz-axes rub reads an input .spz written that way (docs/formats.md)\n"
+               "  glb    glTF 2.0 binary with the KHR_gaussian_splatting extension (float attributes, y up)\n"
                "A run trained with render.antialias = true is baked for viewers without the filter: each\n"
                "opacity times the filter's mean factor over the run's training cameras (docs/math.md,\n"
                "\"Antialiasing\"); --no-bake writes the model as trained.\n");
@@ -54,8 +55,8 @@ int cmd_export(int argc, char **argv) {
     }
     sp_model_format f = format ? sp_model_format_from_name(format) : sp_model_format_from_path(out);
     if (f == SP_MODEL_UNKNOWN) {
-        if (format) fprintf(stderr, "splat export: --format must be ply, splat or spz, got '%s'\n", format);
-        else fprintf(stderr, "splat export: cannot tell the format from '%s': give --format ply|splat|spz\n", out);
+        if (format) fprintf(stderr, "splat export: --format must be ply, splat, spz or glb, got '%s'\n", format);
+        else fprintf(stderr, "splat export: cannot tell the format from '%s': give --format ply|splat|spz|glb\n", out);
         return 2;
     }
     if (spz_version && strcmp(spz_version, "3") && strcmp(spz_version, "4")) {

@@ -15,6 +15,7 @@ sp_model_format sp_model_format_from_name(const char *name) {
     if (!strcasecmp(name, "ply")) return SP_MODEL_PLY;
     if (!strcasecmp(name, "splat")) return SP_MODEL_SPLAT;
     if (!strcasecmp(name, "spz")) return SP_MODEL_SPZ;
+    if (!strcasecmp(name, "glb")) return SP_MODEL_GLB;
     return SP_MODEL_UNKNOWN;
 }
 
@@ -29,6 +30,7 @@ const char *sp_model_format_name(sp_model_format f) {
     case SP_MODEL_PLY: return "ply";
     case SP_MODEL_SPLAT: return "splat";
     case SP_MODEL_SPZ: return "spz";
+    case SP_MODEL_GLB: return "glb";
     default: return "unknown";
     }
 }
@@ -40,7 +42,7 @@ int sp_model_spec_parse(const char *spec, sp_model_spec *out) {
     char *name = strtok_r(s, ":", &save);
     out->format = sp_model_format_from_name(name);
     int rc = 0;
-    if (out->format == SP_MODEL_UNKNOWN) rc = sp_error("unknown model format '%s' (use ply, splat or spz)", spec ? spec : "");
+    if (out->format == SP_MODEL_UNKNOWN) rc = sp_error("unknown model format '%s' (use ply, splat, spz or glb)", spec ? spec : "");
     for (char *opt; rc == 0 && (opt = strtok_r(NULL, ":", &save));) {
         if (out->format != SP_MODEL_SPZ) rc = sp_error("format '%s': only spz takes options (got '%s')", spec, opt);
         else if (!strcasecmp(opt, "v3") || !strcmp(opt, "3")) out->spz.version = 3;
@@ -68,7 +70,8 @@ int sp_model_write(const char *path, sp_model_format f, const sp_gaussians *g) {
     case SP_MODEL_PLY: return sp_ply_write(path, g);
     case SP_MODEL_SPLAT: return sp_splat_write(path, g);
     case SP_MODEL_SPZ: return sp_spz_write(path, g);
-    default: return sp_error("%s: unknown model format (use ply, splat or spz)", path);
+    case SP_MODEL_GLB: return sp_glb_write(path, g);
+    default: return sp_error("%s: unknown model format (use ply, splat, spz or glb)", path);
     }
 }
 
@@ -76,6 +79,7 @@ int sp_model_read(const char *path, sp_gaussians *g) {
     switch (sp_model_format_from_path(path)) {
     case SP_MODEL_SPLAT: return sp_splat_read(path, g);
     case SP_MODEL_SPZ: return sp_spz_read(path, g);
+    case SP_MODEL_GLB: return sp_error("%s: .glb is written, not read (convert it to .ply with another tool)", path);
     default: return sp_ply_read(path, g);
     }
 }

@@ -35,7 +35,7 @@
 
 #include "scene/gaussians.h"
 
-typedef enum { SP_MODEL_UNKNOWN = 0, SP_MODEL_PLY, SP_MODEL_SPLAT, SP_MODEL_SPZ } sp_model_format;
+typedef enum { SP_MODEL_UNKNOWN = 0, SP_MODEL_PLY, SP_MODEL_SPLAT, SP_MODEL_SPZ, SP_MODEL_GLB } sp_model_format;
 
 typedef enum { SP_SPZ_AXES_RDF = 0, SP_SPZ_AXES_RUB = 1 } sp_spz_axes;
 typedef struct {
@@ -57,7 +57,7 @@ int sp_model_write_spec(const char *path, const sp_model_spec *spec, const sp_ga
 /* Reads a model by its extension; the spec's .spz options (axes) apply to a .spz file. */
 int sp_model_read_spec(const char *path, const sp_model_spec *spec, sp_gaussians *g);
 
-/* "ply", "splat", "spz" -> format; anything else -> SP_MODEL_UNKNOWN. */
+/* "ply", "splat", "spz", "glb" -> format; anything else -> SP_MODEL_UNKNOWN. */
 sp_model_format sp_model_format_from_name(const char *name);
 /* From the file name's extension (case-insensitive). */
 sp_model_format sp_model_format_from_path(const char *path);
@@ -78,6 +78,9 @@ int sp_spz_write_opts(const char *path, const sp_gaussians *g, const sp_spz_opti
 /* Versions 2, 3 (gzip) and 4 (zstd), told apart by the first bytes; RDF axes. */
 int sp_spz_read(const char *path, sp_gaussians *g);
 int sp_spz_read_opts(const char *path, sp_gaussians *g, sp_spz_axes axes);
+
+/* glTF binary with KHR_gaussian_splatting (io/gltf.c describes the layout); write only. */
+int sp_glb_write(const char *path, const sp_gaussians *g);
 
 /* Sign of SH coefficient k (1..15, 3DGS order) under the RDF <-> RUB change of axes. */
 float sp_spz_sh_flip(int k);

@@ -6,7 +6,9 @@ order, each quantity in the space its tolerance is stated in:
   rot  normalized quaternion, up to sign      rgb    base colour 0.5 + C0 f_dc, absolute
   alpha  sigmoid(opacity), absolute           sh   SH rest coefficients, absolute ("-": not compared)
   up   mean y of A and of B must agree in sign and within pos + 1 % (catches a scene turned over)
-TOLERANCES is "pos=1e-3,scale=0.04,...". Prints the largest difference of each and exits 1 when
+TOLERANCES is "pos=1e-3,scale=0.04,...". `glb A B TOL` compares two .glb files with the
+KHR_gaussian_splatting extension: the same attribute names, and every attribute's values within
+TOL (rotations normalized, up to sign). Prints the largest difference of each and exits 1 when
 one is over its tolerance. Standard library only."""
 import math, random, struct, sys
 
@@ -115,7 +117,56 @@ def cmp(a_path, b_path, tol_text):
     return rc
 
 
+def read_glb(path):
+    import json
+    with open(path, "rb") as f:
+        data = f.read()
+    magic, version, length = struct.unpack_from("<III", data, 0)
+    assert magic == 0x46546C67 and version == 2 and length == len(data), f"{path}: not a GLB 2 file"
+    jlen, jtype = struct.unpack_from("<II", data, 12)
+    doc = json.loads(data[20:20 + jlen])
+    blen, btype = struct.unpack_from("<II", data, 20 + jlen)
+    assert jtype == 0x4E4F534A and btype == 0x004E4942, f"{path}: bad chunks"
+    binary = data[28 + jlen:28 + jlen + blen]
+    assert "KHR_gaussian_splatting" in doc["extensionsUsed"], f"{path}: extension not declared"
+    prim = doc["meshes"][0]["primitives"][0]
+    assert "KHR_gaussian_splatting" in prim["extensions"] and prim["mode"] == 0
+    out = {}
+    for name, a in prim["attributes"].items():
+        acc = doc["accessors"][a]
+        view = doc["bufferViews"][acc["bufferView"]]
+        comps = {"SCALAR": 1, "VEC3": 3, "VEC4": 4}[acc["type"]]
+        fmt = {5126: "f", 5121: "B"}[acc["componentType"]]
+        n = acc["count"] * comps
+        vals = struct.unpack_from("<%d%s" % (n, fmt), binary, view["byteOffset"] + acc.get("byteOffset", 0))
+        out[name] = [vals[i:i + comps] for i in range(0, n, comps)]
+    return out
+
+
+def glb_cmp(a_path, b_path, tol):
+    a, b = read_glb(a_path), read_glb(b_path)
+    if set(a) != set(b):
+        print(f"FAIL: attributes differ: {sorted(set(a) ^ set(b))}")
+        return 1
+    rc, worst = 0, {}
+    for name in sorted(a):
+        w = 0.0
+        for x, y in zip(a[name], b[name]):
+            if name.endswith("ROTATION"):  # compared as unit quaternions (a writer may store them unnormalized)
+                x, y = ([c / (math.sqrt(sum(v * v for v in q)) or 1) for c in q] for q in (x, y))
+            s = -1 if name.endswith("ROTATION") and sum(p * q for p, q in zip(x, y)) < 0 else 1
+            w = max(w, max(abs(p - s * q) for p, q in zip(x, y)))
+        worst[name.replace("KHR_gaussian_splatting:", "")] = w
+        if len(a[name]) != len(b[name]) or w > (1.0 if name == "COLOR_0" else tol):
+            print(f"FAIL: {name} differs by {w:.3g}")
+            rc = 1
+    print(f"{len(a)} attributes, largest difference {max(worst.values()):.2g}")
+    return rc
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "glb":
+        sys.exit(glb_cmp(sys.argv[2], sys.argv[3], float(sys.argv[4])))
     if sys.argv[1] == "gen":
         gen(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
