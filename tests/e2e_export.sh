@@ -58,7 +58,7 @@ sp=$(stat -c %s "$TMP/m.spz"); pl=$(stat -c %s "$TMP/m.ply")
 
 # export errors
 expect_fail "export missing input" "nothere.ply" "$BIN" export --ply "$TMP/nothere.ply" --out "$TMP/x.spz"
-expect_fail "export unknown format" "--format must be ply, splat or spz" "$BIN" export --run "$run" --format gltf --out "$TMP/x.g"
+expect_fail "export unknown format" "--format must be ply, splat, spz or glb" "$BIN" export --run "$run" --format gltf --out "$TMP/x.g"
 expect_fail "export format from name" "cannot tell the format" "$BIN" export --run "$run" --out "$TMP/x.bin"
 expect_fail "export both inputs" "give --ply FILE or --run DIR" "$BIN" export --run "$run" --ply "$TMP/m.ply" --out "$TMP/x.spz"
 head -c 100 "$TMP/m.spz" >"$TMP/cut.spz"

@@ -1,5 +1,6 @@
 /* cmd_export.c — `splat export`: a model (.ply, .splat or .spz, or a run's point_cloud.ply) written
- * as .ply, .splat or .spz (io/export.h describes the formats), through the public API. */
+ * as .ply, .splat, .spz (version and axes as options) or .glb (io/export.h describes the formats),
+ * through the public API. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
