@@ -15,6 +15,7 @@
 #include "core/core.h"
 #include "io/export.h"
 #include "io/ply.h"
+#include "splat.h"
 #include "testutil.h"
 
 static char *g_dir;
@@ -287,12 +288,36 @@ static void test_spz_axes_and_versions(void **state) {
     sp_gaussians_free(&g);
 }
 
+/* Through the public API: "spz:rub" reads a RUB file upright, a bad option is refused by name. */
+static void test_api_formats(void **state) {
+    (void)state;
+    sp_gaussians g;
+    model(&g, 40, 0);
+    char *rub = write_as("api_rub.spz", "spz:rub", &g), *out = path_of("api_out.spz");
+    splat_context *ctx = NULL;
+    assert_int_equal(splat_open(&ctx), SPLAT_OK);
+    assert_int_equal(splat_load_model_as(ctx, rub, "spz:v7"), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "unknown spz option 'v7'");
+    assert_int_equal(splat_load_model_as(ctx, rub, "spz:rub"), SPLAT_OK);
+    assert_int_equal(splat_export(ctx, out, "spz:v3"), SPLAT_OK);
+    assert_int_equal(splat_export(ctx, out, "spz:up"), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "unknown spz option 'up'");
+    splat_close(ctx);
+    sp_gaussians h;
+    assert_int_equal(sp_spz_read(out, &h), 0); /* v3, RDF: where the model was */
+    for (int i = 0; i < 40; i++)
+        for (int c = 0; c < 3; c++) assert_true(fabsf(h.means[3 * i + c] - g.means[3 * i + c]) < 2.5e-4f);
+    sp_gaussians_free(&h);
+    sp_gaussians_free(&g);
+    free(rub), free(out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_not_regular),      cmocka_unit_test(test_empty_models),
         cmocka_unit_test(test_non_finite_and_zero_quaternion),
         cmocka_unit_test(test_claimed_sizes),    cmocka_unit_test(test_out_of_memory),
-        cmocka_unit_test(test_spz_axes_and_versions),
+        cmocka_unit_test(test_spz_axes_and_versions), cmocka_unit_test(test_api_formats),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
