@@ -50,6 +50,15 @@ $(BUILD)/libcmocka.so.0:
 	cp -L /usr/lib/x86_64-linux-gnu/$(@F) $@
 endif
 
+# ---- zstd, for .spz version 4 (src/io/spz.c): Debian's libzstd-dev; PORTABLE=1 links its static
+# archive so the binaries need no libzstd on the other machine.
+ifeq ($(PORTABLE),1)
+LDLIBS  += -Wl,-Bstatic -lzstd -Wl,-Bdynamic
+else
+LDLIBS  += -lzstd
+endif
+# ---- end of the zstd block
+
 ifeq ($(CUDA),1)
 CFLAGS  += -DSPLAT_HAVE_CUDA=1
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++

@@ -163,6 +163,10 @@ const char *splat_run_dir(splat_context *ctx);
 /* Loads a model, replacing the context's: a .ply (3DGS layout), .splat or .spz file, a run's
  * checkpoint.bin, or a run folder (its point_cloud.ply, else its checkpoint.bin). */
 splat_status splat_load_model(splat_context *ctx, const char *path);
+/* splat_load_model with reader options: format "spz:rub" reads a .spz written in the spz
+ * specification's RUB axes (splat's own older files, Niantic's library converting to RUB) instead of
+ * the .ply axes current tools use; NULL or "spz" is the default. */
+splat_status splat_load_model_as(splat_context *ctx, const char *path, const char *format);
 /* Gaussian count and SH degree of the context's model (SPLAT_NO_MODEL without one). */
 splat_status splat_model_info(splat_context *ctx, int *num_gaussians, int *sh_degree);
 /* For a model trained with render.antialias = true, to be shown by renderers without the filter
@@ -171,8 +175,11 @@ splat_status splat_model_info(splat_context *ctx, int *num_gaussians, int *sh_de
  * centre (docs/math.md, "Antialiasing"). The context's model changes; render it with
  * render.antialias = false afterwards. mean_factor (may be NULL) receives the mean factor applied. */
 splat_status splat_bake_antialias(splat_context *ctx, double *mean_factor);
-/* Writes the model as "ply" (lossless), "splat" (web viewers, base colour only) or "spz"
- * (compressed); format NULL: from path's extension. Written atomically. */
+/* Writes the model as "ply" (lossless), "splat" (web viewers, base colour only), "glb" (glTF with
+ * KHR_gaussian_splatting) or "spz"
+ * (compressed; options after colons: "spz:v3" gzip instead of version 4's zstd, "spz:rub" the
+ * spec's RUB axes instead of the .ply axes current tools use); format NULL: from path's
+ * extension. Written atomically. */
 splat_status splat_export(splat_context *ctx, const char *path, const char *format);
 
 /* ---- rendering ---- */

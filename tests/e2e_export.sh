@@ -58,12 +58,32 @@ sp=$(stat -c %s "$TMP/m.spz"); pl=$(stat -c %s "$TMP/m.ply")
 
 # export errors
 expect_fail "export missing input" "nothere.ply" "$BIN" export --ply "$TMP/nothere.ply" --out "$TMP/x.spz"
-expect_fail "export unknown format" "--format must be ply, splat or spz" "$BIN" export --run "$run" --format gltf --out "$TMP/x.g"
+expect_fail "export unknown format" "--format must be ply, splat, spz or glb" "$BIN" export --run "$run" --format gltf --out "$TMP/x.g"
 expect_fail "export format from name" "cannot tell the format" "$BIN" export --run "$run" --out "$TMP/x.bin"
 expect_fail "export both inputs" "give --ply FILE or --run DIR" "$BIN" export --run "$run" --ply "$TMP/m.ply" --out "$TMP/x.spz"
 head -c 100 "$TMP/m.spz" >"$TMP/cut.spz"
 expect_fail "truncated spz" "cut.spz" "$BIN" export --ply "$TMP/cut.spz" --out "$TMP/x.ply"
 [ -e "$TMP/x.ply" ] && bad "failed export left a file" || ok "failed export leaves no file"
+expect_fail "export --spz-version 5" "--spz-version must be 3 or 4, got '5'" "$BIN" export --ply "$TMP/m.ply" --spz-version 5 --out "$TMP/x.spz"
+expect_fail "export --spz-axes up" "--spz-axes must be rdf or rub, got 'up'" "$BIN" export --ply "$TMP/m.ply" --spz-axes up --out "$TMP/x.spz"
+expect_fail "export --spz-axes to .ply" "apply to .spz output only" "$BIN" export --ply "$TMP/m.ply" --spz-axes rub --out "$TMP/x.ply"
+expect_fail "export a directory" "(not a run folder)" "$BIN" export --ply "$TMP/scene" --out "$TMP/x.spz"
+expect_fail "export /dev/zero" "/dev/zero: not a regular file" "$BIN" export --ply /dev/zero --out "$TMP/x.spz"
+# --spz-axes rub then --in-spz-axes rub: the model comes back where it was (v3 and v4)
+for v in 3 4; do
+  "$BIN" export --ply "$TMP/m.ply" --spz-version $v --spz-axes rub --out "$TMP/rub$v.spz" >/dev/null &&
+  "$BIN" export --ply "$TMP/rub$v.spz" --in-spz-axes rub --out "$TMP/rub$v.ply" >/dev/null || bad "rub v$v round trip"
+  python3 - "$TMP/rub$v.ply" "$TMP/m.ply" <<'PY' && ok "rub v$v read back with --in-spz-axes rub is upright" || bad "rub v$v turned over"
+import struct, sys
+def ys(path):
+    d = open(path, "rb").read(); e = d.index(b"end_header\n") + 11
+    n = int([l for l in d[:e].decode().split("\n") if l.startswith("element vertex")][0].split()[2])
+    k = len(d[e:]) // (4 * n)
+    return [struct.unpack_from("<f", d, e + 4 * (k * i + 1))[0] for i in range(n)]
+a, b = ys(sys.argv[1]), ys(sys.argv[2])
+assert len(a) == len(b) and max(abs(x - y) for x, y in zip(a, b)) < 2.5e-4, max(abs(x - y) for x, y in zip(a, b))
+PY
+done
 
 # render --path: frames without ffmpeg (PATH without it), then a stand-in ffmpeg
 nopath="$TMP/nobin"; mkdir -p "$nopath"

@@ -3,7 +3,8 @@
 # end-to-end script, then prints one summary line. PREFIX gpu_test_ is the GPU set (make gpu-test):
 # the CUDA-only tests, the parity harness (test_backend_ops) and the backends' end-to-end script.
 # With a third argument LABEL (e.g. "sanitizer") the end-to-end scripts are left out and the
-# summary line starts with LABEL.
+# summary line starts with LABEL. An end-to-end script that exits 77 could not run here (a tool or
+# the network missing): it counts as skipped, neither passed nor failed.
 dir=${1:-build/tests}
 prefix=${2:-test_}
 label=${3:-}

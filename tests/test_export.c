@@ -148,7 +148,8 @@ static void test_spz_fields(void **state) {
     for (int deg = 0; deg <= 3; deg++) {
         sp_gaussians g;
         random_gaussians(&g, 600, deg, 20 + deg, 0.9f);
-        assert_int_equal(sp_spz_write(p, &g), 0);
+        sp_spz_options rub = {.version = 3, .axes = SP_SPZ_AXES_RUB}; /* the spec's axes, gzip */
+        assert_int_equal(sp_spz_write_opts(p, &g, &rub), 0);
         size_t size;
         uint8_t *b = gunzip_all(p, &size);
         int n = g.n, rest = g.K - 1;
@@ -210,7 +211,7 @@ static void test_spz_fields(void **state) {
 
         /* the library's importer undoes the axis change */
         sp_gaussians h;
-        assert_int_equal(sp_model_read(p, &h), 0);
+        assert_int_equal(sp_spz_read_opts(p, &h, SP_SPZ_AXES_RUB), 0);
         assert_int_equal(h.n, n);
         assert_int_equal(h.sh_degree, deg);
         for (int i = 0; i < n; i++) {
@@ -409,7 +410,7 @@ static void test_spz_version2(void **state) {
     gzwrite(f, raw, sizeof raw);
     gzclose(f);
     sp_gaussians g;
-    assert_int_equal(sp_spz_read(p, &g), 0);
+    assert_int_equal(sp_spz_read_opts(p, &g, SP_SPZ_AXES_RUB), 0);
     assert_int_equal(g.n, 1);
     assert_int_equal(g.sh_degree, 0);
     assert_true(fabsf(g.means[0] - 1) < 1e-6f && fabsf(g.means[1] - 0.5f) < 1e-6f && fabsf(g.means[2] + 0.25f) < 1e-6f);
@@ -433,7 +434,8 @@ static void test_corrupt_streams(void **state) {
     char *p = sp_path_join(d, "c.spz"), *q = sp_path_join(d, "c.splat");
     sp_gaussians g, h;
     random_gaussians(&g, 40, 3, 4, 0.5f);
-    assert_int_equal(sp_spz_write(p, &g), 0);
+    sp_spz_options v3 = {.version = 3, .axes = SP_SPZ_AXES_RDF};
+    assert_int_equal(sp_spz_write_opts(p, &g, &v3), 0);
     size_t n;
     uint8_t *raw = gunzip_all(p, &n);
     sp_rng r;
@@ -461,12 +463,60 @@ static void test_corrupt_streams(void **state) {
     tu_rm_rf(d);
 }
 
+/* .glb: the GLB container, the extension's attribute names, glTF's axes (x and y negated) and
+ * SH signs; a .glb is not read back. */
+static void test_glb(void **state) {
+    (void)state;
+    char *d = tu_tmpdir();
+    char *p = sp_path_join(d, "m.glb");
+    sp_gaussians g;
+    random_gaussians(&g, 30, 1, 9, 0.5f);
+    assert_int_equal(sp_glb_write(p, &g), 0);
+    char *data;
+    size_t n;
+    assert_int_equal(sp_read_file(p, &data, &n), 0);
+    const uint8_t *b = (const uint8_t *)data;
+    uint32_t h[5];
+    memcpy(h, b, sizeof h);
+    assert_int_equal(h[0], 0x46546c67u); /* "glTF" */
+    assert_int_equal(h[1], 2);
+    assert_int_equal(h[2], n);
+    assert_int_equal(h[4], 0x4e4f534au); /* JSON */
+    char *json = strndup(data + 20, h[3]);
+    tu_assert_contains(json, "\"extensionsUsed\":[\"KHR_gaussian_splatting\"]");
+    const char *names[] = {"\"POSITION\":0", "\"COLOR_0\":1", "\"KHR_gaussian_splatting:ROTATION\":2",
+                           "\"KHR_gaussian_splatting:SCALE\":3", "\"KHR_gaussian_splatting:OPACITY\":4",
+                           "\"KHR_gaussian_splatting:SH_DEGREE_0_COEF_0\":5",
+                           "\"KHR_gaussian_splatting:SH_DEGREE_1_COEF_2\":8"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) tu_assert_contains(json, names[k]);
+    free(json);
+    const uint8_t *bin = b + 20 + h[3] + 8;
+    float v[3];
+    for (int i = 0; i < g.n; i++) {
+        memcpy(v, bin + 12 * i, 12); /* POSITION first */
+        assert_true(v[0] == -g.means[3 * i] && v[1] == -g.means[3 * i + 1] && v[2] == g.means[3 * i + 2]);
+        /* SH_DEGREE_1_COEF_0 (basis y) flips, COEF_1 (z) does not */
+        size_t sh0 = (size_t)g.n * (12 + 4 + 16 + 12 + 4 + 12);
+        memcpy(v, bin + sh0 + 12 * i, 12);
+        assert_true(v[0] == -g.sh[(size_t)i * g.K * 3 + 3]);
+        memcpy(v, bin + sh0 + 12 * (size_t)g.n + 12 * i, 12);
+        assert_true(v[0] == g.sh[(size_t)i * g.K * 3 + 6]);
+    }
+    free(data);
+    sp_gaussians h2;
+    assert_int_equal(sp_model_read(p, &h2), -1);
+    tu_assert_contains(sp_last_error(), "m.glb: .glb is written, not read");
+    sp_gaussians_free(&g);
+    free(p);
+    tu_rm_rf(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_splat_fields),     cmocka_unit_test(test_spz_fields),
         cmocka_unit_test(test_spz_sh_flip),      cmocka_unit_test(test_render_round_trip),
         cmocka_unit_test(test_bad_files),        cmocka_unit_test(test_snapshot),
-        cmocka_unit_test(test_spz_version2),     cmocka_unit_test(test_corrupt_streams),
+        cmocka_unit_test(test_spz_version2),     cmocka_unit_test(test_corrupt_streams), cmocka_unit_test(test_glb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

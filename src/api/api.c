@@ -310,10 +310,14 @@ static int read_checkpoint_model(const char *path, sp_gaussians *g) {
     return 0;
 }
 
-splat_status splat_load_model(splat_context *ctx, const char *path) {
+splat_status splat_load_model(splat_context *ctx, const char *path) { return splat_load_model_as(ctx, path, NULL); }
+
+splat_status splat_load_model_as(splat_context *ctx, const char *path, const char *format) {
     if (!ctx) return SPLAT_INVALID;
     if (api_enter(ctx)) return SPLAT_INVALID;
     if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_load_model: no path (NULL)"));
+    sp_model_spec spec;
+    if (sp_model_spec_parse(format ? format : "spz", &spec)) return api_leave(ctx, api_status_for_error(SPLAT_INVALID));
     sp_gaussians g;
     memset(&g, 0, sizeof g);
     int rc;
@@ -327,7 +331,7 @@ splat_status splat_load_model(splat_context *ctx, const char *path) {
     } else if (ends_with(path, ".bin")) {
         rc = read_checkpoint_model(path, &g);
     } else {
-        rc = sp_model_read(path, &g);
+        rc = sp_model_read_spec(path, &spec, &g);
     }
     if (rc) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
     api_set_model(ctx, &g);
@@ -348,12 +352,20 @@ splat_status splat_export(splat_context *ctx, const char *path, const char *form
     if (api_enter(ctx)) return SPLAT_INVALID;
     if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_export: no path (NULL)"));
     if (!ctx->have_model) return api_leave(ctx, api_fail(SPLAT_NO_MODEL, "no model to export: load or train one first"));
-    sp_model_format f = format ? sp_model_format_from_name(format) : sp_model_format_from_path(path);
-    if (f == SP_MODEL_UNKNOWN) {
-        if (format) return api_leave(ctx, api_fail(SPLAT_INVALID, "export format must be ply, splat or spz, got '%s'", format));
-        return api_leave(ctx, api_fail(SPLAT_INVALID, "cannot tell the format from '%s': give ply, splat or spz", path));
+    sp_model_spec spec;
+    if (format) {
+        if (sp_model_spec_parse(format, &spec)) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", sp_last_error());
+            return api_leave(ctx, api_fail(SPLAT_INVALID, "export format must be ply, splat or spz: %s", msg));
+        }
+    } else {
+        sp_model_spec_parse("spz", &spec);
+        spec.format = sp_model_format_from_path(path);
+        if (spec.format == SP_MODEL_UNKNOWN)
+            return api_leave(ctx, api_fail(SPLAT_INVALID, "cannot tell the format from '%s': give ply, splat or spz", path));
     }
-    if (sp_model_write(path, f, &ctx->g)) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
+    if (sp_model_write_spec(path, &spec, &ctx->g)) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
     return api_leave(ctx, SPLAT_OK);
 }
 

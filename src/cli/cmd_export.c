@@ -1,8 +1,10 @@
 /* cmd_export.c — `splat export`: a model (.ply, .splat or .spz, or a run's point_cloud.ply) written
- * as .ply, .splat or .spz (io/export.h describes the formats), through the public API. */
+ * as .ply, .splat, .spz (version and axes as options) or .glb (io/export.h describes the formats),
+ * through the public API. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
@@ -12,20 +14,26 @@
 
 int cmd_export(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat export (--ply FILE | --run DIR) [--format ply|splat|spz] [--no-bake] --out FILE\n"
+        printf("usage: splat export (--ply FILE | --run DIR) [--format ply|splat|spz|glb] [--spz-version 3|4]\n"
+               "                    [--spz-axes rdf|rub] [--in-spz-axes rdf|rub] [--no-bake] --out FILE\n"
                "\n"
                "Writes a model in a format other tools open. The input is a .ply, .splat or .spz file\n"
                "(--ply) or a run folder's point_cloud.ply (--run). The format defaults to OUT's extension.\n"
                "  ply    the standard 3DGS layout, lossless\n"
                "  splat  32 bytes per Gaussian for web viewers; keeps only the base colour (no SH)\n"
-               "  spz    Niantic's compressed format (version 3, about 10x smaller than .ply); stored in\n"
-               "         its RUB axes (y up, z back): splat converts from and back to the .ply axes\n"
+               "  spz    Niantic's compressed format (about 10x smaller than .ply): version 4 (zstd) unless\n"
+               "         --spz-version 3 (gzip); in the .ply's axes (rdf: y down, z forward), as current\n"
+               "         tools (splat-transform, Spark, SuperSplat) write and read it, unless --spz-axes rub\n"
+               "         (the spz spec's y up, z back, what splat wrote before). The file does not say which:\n"
+               "         --in-spz-axes rub reads an input .spz written that way (docs/formats.md)\n"
+               "  glb    glTF 2.0 binary with the KHR_gaussian_splatting extension (float attributes, y up)\n"
                "A run trained with render.antialias = true is baked for viewers without the filter: each\n"
                "opacity times the filter's mean factor over the run's training cameras (docs/math.md,\n"
                "\"Antialiasing\"); --no-bake writes the model as trained.\n");
         return 0;
     }
-    const char *ply = NULL, *run = NULL, *format = NULL, *out = NULL;
+    const char *ply = NULL, *run = NULL, *format = NULL, *out = NULL, *spz_version = NULL, *spz_axes = NULL;
+    const char *in_axes = NULL;
     int bake = 1;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -34,6 +42,9 @@ int cmd_export(int argc, char **argv) {
         else if ((v = cli_value(argc, argv, &i, "--run"))) run = v;
         else if ((v = cli_value(argc, argv, &i, "--format"))) format = v;
         else if ((v = cli_value(argc, argv, &i, "--out"))) out = v;
+        else if ((v = cli_value(argc, argv, &i, "--spz-version"))) spz_version = v;
+        else if ((v = cli_value(argc, argv, &i, "--spz-axes"))) spz_axes = v;
+        else if ((v = cli_value(argc, argv, &i, "--in-spz-axes"))) in_axes = v;
         else {
             fprintf(stderr, "splat: unknown option '%s' (see --help)\n", argv[i]);
             return 2;
@@ -45,10 +56,28 @@ int cmd_export(int argc, char **argv) {
     }
     sp_model_format f = format ? sp_model_format_from_name(format) : sp_model_format_from_path(out);
     if (f == SP_MODEL_UNKNOWN) {
-        if (format) fprintf(stderr, "splat export: --format must be ply, splat or spz, got '%s'\n", format);
-        else fprintf(stderr, "splat export: cannot tell the format from '%s': give --format ply|splat|spz\n", out);
+        if (format) fprintf(stderr, "splat export: --format must be ply, splat, spz or glb, got '%s'\n", format);
+        else fprintf(stderr, "splat export: cannot tell the format from '%s': give --format ply|splat|spz|glb\n", out);
         return 2;
     }
+    if (spz_version && strcmp(spz_version, "3") && strcmp(spz_version, "4")) {
+        fprintf(stderr, "splat export: --spz-version must be 3 or 4, got '%s'\n", spz_version);
+        return 2;
+    }
+    const char *axes_opts[2] = {spz_axes, in_axes}, *axes_names[2] = {"--spz-axes", "--in-spz-axes"};
+    for (int k = 0; k < 2; k++)
+        if (axes_opts[k] && strcasecmp(axes_opts[k], "rdf") && strcasecmp(axes_opts[k], "rub")) {
+            fprintf(stderr, "splat export: %s must be rdf or rub, got '%s'\n", axes_names[k], axes_opts[k]);
+            return 2;
+        }
+    if ((spz_version || spz_axes) && f != SP_MODEL_SPZ) {
+        fprintf(stderr, "splat export: --spz-version and --spz-axes apply to .spz output only\n");
+        return 2;
+    }
+    char spec[64], in_spec[64];
+    snprintf(spec, sizeof spec, "%s%s%s%s%s", sp_model_format_name(f), spz_version ? ":v" : "",
+             spz_version ? spz_version : "", spz_axes ? ":" : "", spz_axes ? spz_axes : "");
+    snprintf(in_spec, sizeof in_spec, "spz%s%s", in_axes ? ":" : "", in_axes ? in_axes : "");
     char *in = ply ? sp_strdup(ply) : sp_path_join(run, "point_cloud.ply");
     splat_context *ctx = cli_open_context();
     if (!ctx) {
@@ -66,7 +95,7 @@ int cmd_export(int argc, char **argv) {
             antialias = splat_config_get(ctx, "render.antialias", v, sizeof v) == SPLAT_OK && !strcmp(v, "true");
         free(cp);
     }
-    splat_status st = splat_load_model(ctx, in);
+    splat_status st = splat_load_model_as(ctx, in, in_spec);
     if (st == SPLAT_OK && antialias) {
         double mean = 0.0;
         if (!bake)
@@ -83,7 +112,7 @@ int cmd_export(int argc, char **argv) {
                    "trained, so viewers of standard 3DGS files render small Gaussians too bright\n", run,
                    splat_errmsg(ctx));
     }
-    if (st == SPLAT_OK) st = splat_export(ctx, out, sp_model_format_name(f));
+    if (st == SPLAT_OK) st = splat_export(ctx, out, spec);
     if (st == SPLAT_OK) {
         splat_model_info(ctx, &n, &degree);
         struct stat sb;

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "core/core.h"
+#include "io/model_check.h"
 #include "io/ply.h"
 
 sp_model_format sp_model_format_from_name(const char *name) {
@@ -14,6 +15,7 @@ sp_model_format sp_model_format_from_name(const char *name) {
     if (!strcasecmp(name, "ply")) return SP_MODEL_PLY;
     if (!strcasecmp(name, "splat")) return SP_MODEL_SPLAT;
     if (!strcasecmp(name, "spz")) return SP_MODEL_SPZ;
+    if (!strcasecmp(name, "glb")) return SP_MODEL_GLB;
     return SP_MODEL_UNKNOWN;
 }
 
@@ -28,8 +30,39 @@ const char *sp_model_format_name(sp_model_format f) {
     case SP_MODEL_PLY: return "ply";
     case SP_MODEL_SPLAT: return "splat";
     case SP_MODEL_SPZ: return "spz";
+    case SP_MODEL_GLB: return "glb";
     default: return "unknown";
     }
+}
+
+int sp_model_spec_parse(const char *spec, sp_model_spec *out) {
+    memset(out, 0, sizeof *out);
+    out->spz = sp_spz_defaults();
+    char *s = sp_strdup(spec ? spec : ""), *save = NULL;
+    char *name = strtok_r(s, ":", &save);
+    out->format = sp_model_format_from_name(name);
+    int rc = 0;
+    if (out->format == SP_MODEL_UNKNOWN) rc = sp_error("unknown model format '%s' (use ply, splat, spz or glb)", spec ? spec : "");
+    for (char *opt; rc == 0 && (opt = strtok_r(NULL, ":", &save));) {
+        if (out->format != SP_MODEL_SPZ) rc = sp_error("format '%s': only spz takes options (got '%s')", spec, opt);
+        else if (!strcasecmp(opt, "v3") || !strcmp(opt, "3")) out->spz.version = 3;
+        else if (!strcasecmp(opt, "v4") || !strcmp(opt, "4")) out->spz.version = 4;
+        else if (!strcasecmp(opt, "rdf")) out->spz.axes = SP_SPZ_AXES_RDF;
+        else if (!strcasecmp(opt, "rub")) out->spz.axes = SP_SPZ_AXES_RUB;
+        else rc = sp_error("format '%s': unknown spz option '%s' (v3, v4, rdf or rub)", spec, opt);
+    }
+    free(s);
+    return rc;
+}
+
+int sp_model_write_spec(const char *path, const sp_model_spec *spec, const sp_gaussians *g) {
+    if (spec->format == SP_MODEL_SPZ) return sp_spz_write_opts(path, g, &spec->spz);
+    return sp_model_write(path, spec->format, g);
+}
+
+int sp_model_read_spec(const char *path, const sp_model_spec *spec, sp_gaussians *g) {
+    if (sp_model_format_from_path(path) == SP_MODEL_SPZ) return sp_spz_read_opts(path, g, spec->spz.axes);
+    return sp_model_read(path, g);
 }
 
 int sp_model_write(const char *path, sp_model_format f, const sp_gaussians *g) {
@@ -37,7 +70,8 @@ int sp_model_write(const char *path, sp_model_format f, const sp_gaussians *g) {
     case SP_MODEL_PLY: return sp_ply_write(path, g);
     case SP_MODEL_SPLAT: return sp_splat_write(path, g);
     case SP_MODEL_SPZ: return sp_spz_write(path, g);
-    default: return sp_error("%s: unknown model format (use ply, splat or spz)", path);
+    case SP_MODEL_GLB: return sp_glb_write(path, g);
+    default: return sp_error("%s: unknown model format (use ply, splat, spz or glb)", path);
     }
 }
 
@@ -45,6 +79,7 @@ int sp_model_read(const char *path, sp_gaussians *g) {
     switch (sp_model_format_from_path(path)) {
     case SP_MODEL_SPLAT: return sp_splat_read(path, g);
     case SP_MODEL_SPZ: return sp_spz_read(path, g);
+    case SP_MODEL_GLB: return sp_error("%s: .glb is written, not read (convert it to .ply with another tool)", path);
     default: return sp_ply_read(path, g);
     }
 }

@@ -7,17 +7,23 @@
  *             rotation uint8 x4 (w, x, y, z of the normalized quaternion, 128 q + 128 clamped)
  *           sorted by exp(sum of log scales) * sigmoid(opacity), largest first, as web viewers
  *           expect. View-dependent colour (SH degree >= 1) is dropped: the file keeps only DC.
- *   .spz    Niantic's compressed format, version 3: gzip of a 16-byte header (magic "NGSP",
+ *   .spz    Niantic's compressed format. Version 3: gzip of a 16-byte header (magic "NGSP",
  *           version, count, SH degree, fractional bits = 12, flags = 0, reserved) and the
- *           streams positions (24-bit fixed point), alphas (uint8 sigmoid), colours (uint8,
+ *           streams below, one after the other. Version 4 (the default, what current tools
+ *           write): a plain 32-byte header (magic, version 4, count, SH degree, fractional bits,
+ *           flags, number of streams, byte offset of the table of streams, 12 reserved bytes),
+ *           the table (per stream: compressed and uncompressed size, u64 each), then each
+ *           stream as one zstd frame. The streams: positions (24-bit fixed point), alphas (uint8 sigmoid), colours (uint8,
  *           0.15 * 255 * f_dc + 127.5), scales (uint8, 16 (log scale + 10)), rotations
  *           ("smallest three": 2-bit index of the largest component, three 10-bit sign+magnitude
  *           values scaled by 1/sqrt(2)), SH rest coefficients (uint8, 128 x + 128; coefficient
  *           major, RGB inner; 5 bits kept for degree 1, 4 bits for degrees 2 and 3).
- *           Axes: spz defines its data in RUB (x right, y up, z back); splat's models live in
- *           the 3DGS .ply convention (RDF: y down, z forward), so the writer rotates 180 degrees
- *           about x (y -> -y, z -> -z, quaternion (w, x, -y, -z), SH coefficients whose basis
- *           function is odd in y·z flip sign) and the reader rotates back.
+ *           Axes: the file carries no axis convention. Current tools (splat-transform 3.x, Spark,
+ *           SuperSplat) store the .ply's axes (RDF: x right, y down, z forward) as they are,
+ *           and that is the default here both ways. SP_SPZ_AXES_RUB is the spz specification's
+ *           RUB (y up, z back), which splat wrote before: a 180-degree rotation about x (y -> -y,
+ *           z -> -z, quaternion (w, x, -y, -z), SH coefficients whose basis function is odd in
+ *           y·z flip sign), applied on write and undone on read.
  *
  * Readers fill an sp_gaussians (any previous content is not freed) and name the file in every
  * error; writers are atomic. */
@@ -29,9 +35,29 @@
 
 #include "scene/gaussians.h"
 
-typedef enum { SP_MODEL_UNKNOWN = 0, SP_MODEL_PLY, SP_MODEL_SPLAT, SP_MODEL_SPZ } sp_model_format;
+typedef enum { SP_MODEL_UNKNOWN = 0, SP_MODEL_PLY, SP_MODEL_SPLAT, SP_MODEL_SPZ, SP_MODEL_GLB } sp_model_format;
 
-/* "ply", "splat", "spz" -> format; anything else -> SP_MODEL_UNKNOWN. */
+typedef enum { SP_SPZ_AXES_RDF = 0, SP_SPZ_AXES_RUB = 1 } sp_spz_axes;
+typedef struct {
+    int version;      /* 3 (gzip) or 4 (zstd) */
+    sp_spz_axes axes; /* axes of the data in the file */
+} sp_spz_options;
+sp_spz_options sp_spz_defaults(void); /* version 4, RDF: what current tools write */
+
+/* A format with its options: "ply", "splat", "spz", and for .spz any of ":v3", ":v4", ":rdf",
+ * ":rub" after it ("spz:v3:rub"). Names are case-insensitive. */
+typedef struct {
+    sp_model_format format;
+    sp_spz_options spz;
+} sp_model_spec;
+/* 0, or -1 with an error that names the bad part. */
+int sp_model_spec_parse(const char *spec, sp_model_spec *out);
+/* Writes g as spec says (atomically). */
+int sp_model_write_spec(const char *path, const sp_model_spec *spec, const sp_gaussians *g);
+/* Reads a model by its extension; the spec's .spz options (axes) apply to a .spz file. */
+int sp_model_read_spec(const char *path, const sp_model_spec *spec, sp_gaussians *g);
+
+/* "ply", "splat", "spz", "glb" -> format; anything else -> SP_MODEL_UNKNOWN. */
 sp_model_format sp_model_format_from_name(const char *name);
 /* From the file name's extension (case-insensitive). */
 sp_model_format sp_model_format_from_path(const char *path);
@@ -46,8 +72,15 @@ int sp_splat_write(const char *path, const sp_gaussians *g);
 /* .splat -> SH degree 0 (DC from the colour), logit opacity, log scales. */
 int sp_splat_read(const char *path, sp_gaussians *g);
 
+/* Defaults: version 4, RDF axes. */
 int sp_spz_write(const char *path, const sp_gaussians *g);
+int sp_spz_write_opts(const char *path, const sp_gaussians *g, const sp_spz_options *o);
+/* Versions 2, 3 (gzip) and 4 (zstd), told apart by the first bytes; RDF axes. */
 int sp_spz_read(const char *path, sp_gaussians *g);
+int sp_spz_read_opts(const char *path, sp_gaussians *g, sp_spz_axes axes);
+
+/* glTF binary with KHR_gaussian_splatting (io/gltf.c describes the layout); write only. */
+int sp_glb_write(const char *path, const sp_gaussians *g);
 
 /* Sign of SH coefficient k (1..15, 3DGS order) under the RDF <-> RUB change of axes. */
 float sp_spz_sh_flip(int k);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "io/model_check.h"
 
 /* ---- byte order ---- */
 static int host_is_le(void) {
@@ -367,10 +368,10 @@ static int read_binary(ply_file *pf, const ply_elem *v, const ply_map *m, sp_gau
         return sp_error("%s: truncated: expected %lld vertices, found %lld", pf->path, v->count, avail);
     int swap = (pf->format == F_BLE) != host_is_le();
     int n = (int)v->count;
-    sp_gaussians_reserve(g, n);
+    if (sp_gaussians_try_reserve(g, n)) return -1;
     g->n = n;
     enum { CHUNK = 4096 };
-    uint8_t *buf = sp_malloc((size_t)CHUNK * stride);
+    uint8_t *buf = sp_malloc((size_t)CHUNK * (stride > 0 ? stride : 1));
     float vals[1024];
     for (int i0 = 0; i0 < n; i0 += CHUNK) {
         int c = sp_mini(CHUNK, n - i0);
@@ -425,7 +426,10 @@ static int read_ascii(ply_file *pf, const ply_elem *v, const ply_map *m, sp_gaus
             rc = sp_error("%s:%d: expected %d values per vertex", pf->path, pf->line, v->nprops);
             break;
         }
-        if (i >= g->cap) sp_gaussians_reserve(g, (int)sp_mini(INT_MAX / 2, 2 * g->cap));
+        if (i >= g->cap && sp_gaussians_try_reserve(g, (int)sp_mini(INT_MAX / 2, 2 * g->cap))) {
+            rc = -1;
+            break;
+        }
         store_vertex(g, (int)i, m, vals);
         g->n = (int)i + 1;
     }
@@ -436,8 +440,8 @@ static int read_ascii(ply_file *pf, const ply_elem *v, const ply_map *m, sp_gaus
 int sp_ply_read(const char *path, sp_gaussians *g) {
     memset(g, 0, sizeof *g);
     ply_file pf = {.path = path};
-    pf.f = fopen(path, "rb");
-    if (!pf.f) return sp_error("%s: cannot open: %s", path, strerror(errno));
+    off_t file_size;
+    if (sp_model_open(path, &pf.f, &file_size)) return -1;
     int rc = parse_header(&pf);
     int vi = -1;
     if (rc == 0) {
@@ -456,16 +460,20 @@ int sp_ply_read(const char *path, sp_gaussians *g) {
     for (int i = 0; rc == 0 && i < vi; i++) rc = skip_element(&pf, &pf.elems[i]);
     if (rc == 0) {
         const ply_elem *v = &pf.elems[vi];
-        if (pf.format == F_ASCII) {
-            sp_gaussians_init(g, (int)sp_mini((int)v->count, 1 << 16), degree);
-            rc = read_ascii(&pf, v, &m, g);
-        } else {
-            sp_gaussians_init(g, 1, degree);
-            rc = read_binary(&pf, v, &m, g);
+        /* the store grows with the data (ascii) or after the size check (binary) */
+        rc = sp_gaussians_try_init(g, pf.format == F_ASCII ? (int)sp_mini((int)v->count, 1 << 16) : 1, degree);
+        if (rc == 0) rc = pf.format == F_ASCII ? read_ascii(&pf, v, &m, g) : read_binary(&pf, v, &m, g);
+        if (rc && strncmp(sp_last_error(), path, strlen(path)) != 0) {
+            char *msg = sp_strdup(sp_last_error()); /* out of memory: name the file */
+            sp_error("%s: %s", path, msg);
+            free(msg);
         }
     }
     free_header(&pf);
     fclose(pf.f);
-    if (rc) sp_gaussians_free(g);
-    return rc;
+    if (rc) {
+        sp_gaussians_free(g);
+        return rc;
+    }
+    return sp_model_check(path, g);
 }

@@ -1,11 +1,13 @@
 /* splatfile.c — the .splat web format (32 bytes per Gaussian, layout in export.h): writer with the
  * size-times-opacity ordering web viewers expect, and a reader back into the Gaussian store. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
 #include "io/export.h"
+#include "io/model_check.h"
 
 enum { SPLAT_RECORD = 32 };
 
@@ -73,30 +75,32 @@ int sp_splat_read(const char *path, sp_gaussians *g) {
     memset(g, 0, sizeof *g);
     char *data;
     size_t n;
-    if (sp_read_file(path, &data, &n)) return -1;
-    if (n == 0 || n % SPLAT_RECORD != 0) {
+    if (sp_model_read_bytes(path, &data, &n)) return -1;
+    if (n == 0) {
         free(data);
-        return sp_error("%s: not a .splat file: %zu bytes is not a positive multiple of %d", path, n,
-                        SPLAT_RECORD);
+        return sp_error("%s: the model has no Gaussians (empty .splat file)", path);
     }
-    if (n / SPLAT_RECORD > 0x7fffffff) {
+    if (n % SPLAT_RECORD != 0) {
         free(data);
-        return sp_error("%s: too many Gaussians", path);
+        return sp_error("%s: not a .splat file: %zu bytes is not a multiple of %d", path, n, SPLAT_RECORD);
+    }
+    if (n / SPLAT_RECORD > INT_MAX / 2) {
+        free(data);
+        return sp_error("%s: %zu Gaussians is more than this reader accepts", path, n / SPLAT_RECORD);
     }
     int count = (int)(n / SPLAT_RECORD);
-    sp_gaussians_init(g, count, 0);
+    if (sp_model_alloc(path, g, count, 0)) {
+        free(data);
+        return -1;
+    }
     g->n = count;
     const uint8_t *rec = (const uint8_t *)data;
     for (int i = 0; i < count; i++, rec += SPLAT_RECORD) {
         for (int k = 0; k < 3; k++) {
             float m = get_f32(rec + 4 * k), s = get_f32(rec + 12 + 4 * k);
-            if (!isfinite(m) || !isfinite(s) || s < 0) {
-                free(data);
-                sp_gaussians_free(g);
-                return sp_error("%s: Gaussian %d: position or scale is not a finite number (scale >= 0)", path, i);
-            }
             g->means[3 * (size_t)i + k] = m;
-            g->log_scales[3 * (size_t)i + k] = logf(s > 1e-30f ? s : 1e-30f);
+            /* a negative scale has no logarithm: NaN, refused by the shared check */
+            g->log_scales[3 * (size_t)i + k] = s < 0 ? NAN : logf(s > 1e-30f ? s : 1e-30f);
         }
         for (int c = 0; c < 3; c++) g->sh[3 * (size_t)i + c] = (rec[24 + c] / 255.0f - 0.5f) / SP_SH_C0;
         g->opacity_logits[i] = sp_logitf(sp_alpha_from_u8(rec[27]));
@@ -106,8 +110,8 @@ int sp_splat_read(const char *path, sp_gaussians *g) {
             norm += q[k] * q[k];
         }
         norm = sqrtf(norm);
-        for (int k = 0; k < 4; k++) g->quats[4 * (size_t)i + k] = norm > 0 ? q[k] / norm : (k == 0);
+        for (int k = 0; k < 4; k++) g->quats[4 * (size_t)i + k] = norm > 0 ? q[k] / norm : 0.0f;
     }
     free(data);
-    return 0;
+    return sp_model_check(path, g);
 }
