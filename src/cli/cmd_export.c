@@ -22,7 +22,9 @@ int cmd_export(int argc, char **argv) {
                "         its RUB axes (y up, z back): splat converts from and back to the .ply axes\n"
                "A run trained with render.antialias = true is baked for viewers without the filter: each\n"
                "opacity times the filter's mean factor over the run's training cameras (docs/math.md,\n"
-               "\"Antialiasing\"); --no-bake writes the model as trained.\n");
+               "\"Antialiasing\"); --no-bake writes the model as trained.\n"
+               "OUT may not be the input model, one of a run folder's own files (config.toml, point_cloud.ply,\n"
+               "...) or lie inside a dataset folder; a new name beside a run's files is fine.\n");
         return 0;
     }
     const char *ply = NULL, *run = NULL, *format = NULL, *out = NULL;
@@ -50,6 +52,10 @@ int cmd_export(int argc, char **argv) {
         return 2;
     }
     char *in = ply ? sp_strdup(ply) : sp_path_join(run, "point_cloud.ply");
+    if (cli_guard_out_file("export", out, in)) {
+        free(in);
+        return 2;
+    }
     splat_context *ctx = cli_open_context();
     if (!ctx) {
         free(in);
