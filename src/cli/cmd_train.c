@@ -199,7 +199,8 @@ int cmd_check(int argc, char **argv) {
     double load_s = 0;
     if (cfg->data.path[0] && sp_dir_exists(cfg->data.path)) {
         sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads, .load_pixels = 1,
-                           .images = cfg->data.images, .holdout_every = cfg->data.holdout_every};
+                           .images = cfg->data.images, .holdout_every = cfg->data.holdout_every,
+                           .allow_outside_images = cfg->data.allow_outside_images};
         double t0 = sp_now();
         sp_dataset_load(cfg->data.path, cfg->data.format, &lo, &d, &probs);
         load_s = sp_now() - t0;

@@ -64,6 +64,8 @@ const sp_config_field sp_config_schema[] = {
         "0 = decode every image into memory at load; N > 0 = stream training images from disk through a "
         "cache of N MiB (decoded ahead of use), for captures larger than memory (docs/config.md, \"Large "
         "captures\")."),
+    BOOL(data, allow_outside_images, 0,
+         "Allow image paths that are absolute or leave the dataset folder through \"..\" (compared lexically)."),
 
     STR(init, method, "auto|random|points", "auto",
         "Initial Gaussians: points = the dataset's sparse points, random = uniform in a cube; auto = points "
