@@ -2,7 +2,8 @@
 # End to end (issue #26, "No lost data, round two"): outputs of render, synth and export that would
 # overwrite inputs are refused (naming the file, inputs byte-identical afterwards), numeric flags
 # parsed strictly, run folders over the dataset or their parent refused, dataset image paths that
-# leave the dataset folder refused unless data.allow_outside_images = true.
+# leave the dataset folder refused unless data.allow_outside_images = true; a damaged checkpoint's
+# message keeps the run and never advises --force.
 . "$(dirname "$0")/lib_e2e.sh"
 
 sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
@@ -104,6 +105,15 @@ expect_fail "image path with .." "transforms_train.json: frame 1: file_path \"..
 [ -e "$TMP/run_esc" ] && bad "refused run left a folder" || ok "refused run wrote nothing"
 "$BIN" check "$TMP/esc" --set data.allow_outside_images=true | grep -q "^OK" && ok "data.allow_outside_images" ||
   bad "data.allow_outside_images"
+
+# 5. a damaged checkpoint: the message keeps the run and does not advise --force over it
+cp -r "$TMP/run" "$TMP/dmg" && head -c 100 "$TMP/run/checkpoint.bin" >"$TMP/dmg/checkpoint.bin"
+before_dmg=$(sums "$TMP/dmg")
+out=$("$BIN" train --resume "$TMP/dmg" 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -qF "checkpoint.bin is damaged and cannot be resumed; the run folder is unchanged and its point_cloud.ply" <<<"$out" &&
+  grep -qF -- "--force would delete every file of the run" <<<"$out" && ! grep -qiE "use --force|with --force" <<<"$out" &&
+  ok "damaged checkpoint message" || { bad "damaged checkpoint message (rc $rc)"; echo "$out" | tail -4; }
+[ "$(sums "$TMP/dmg")" = "$before_dmg" ] && ok "damaged run byte-identical" || bad "damaged run changed"
 
 [ "$(sums "$TMP/scene")" = "$before_scene" ] && ok "dataset byte-identical" || bad "dataset changed"
 [ "$(sums "$TMP/run")" = "$before_run" ] && ok "run folder byte-identical" || bad "run folder changed"

@@ -12,6 +12,7 @@
 #include "core/core.h"
 #include "io/loader.h"
 #include "splat.h"
+#include "train/checkpoint.h"
 
 typedef struct {
     const char *config;
@@ -103,6 +104,26 @@ static void show_progress(void *user, const splat_progress *p) {
     cli_set_live_line(!p->final && isatty(STDERR_FILENO)); /* sp_cli_progress draws a live line on a terminal */
 }
 
+/* After a failed training: when the run folder's checkpoint is damaged, say what is still intact
+ * and never suggest --force (it would delete the run's good files with the damaged one). */
+static void damaged_checkpoint_note(const train_args *t) {
+    const char *dir = t->resume;
+    if (!dir || t->force) return;
+    char *ck = sp_path_join(dir, "checkpoint.bin");
+    sp_checkpoint c;
+    memset(&c, 0, sizeof c);
+    if (sp_file_exists(ck) && sp_checkpoint_read(ck, &c) != 0) {
+        char *ply = sp_path_join(dir, "point_cloud.ply");
+        fprintf(stderr, "note: %s is damaged and cannot be resumed; the run folder is unchanged%s. Keep a copy of it "
+                "(cp -r %s %s.bak) before training it again: --force would delete every file of the run with the "
+                "damaged checkpoint\n", ck, sp_file_exists(ply) ? " and its point_cloud.ply (the last saved model) is "
+                "intact: splat eval/render/export still read it" : "", dir, dir);
+        free(ply);
+    }
+    sp_checkpoint_free(&c);
+    free(ck);
+}
+
 int sp_cli_interrupted(void *user) {
     (void)user;
     return sp_interrupted();
@@ -157,6 +178,7 @@ int cmd_train(int argc, char **argv) {
     /* the trainer has logged what went wrong (or where a stopped run is kept) */
     splat_status st = splat_train(ctx, &o);
     splat_close(ctx);
+    if (st != SPLAT_OK && st != SPLAT_CANCELLED) damaged_checkpoint_note(&t);
     switch (st) {
     case SPLAT_OK: return 0;
     case SPLAT_CANCELLED: return 130;
