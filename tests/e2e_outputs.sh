@@ -113,6 +113,8 @@ out=$("$BIN" train --resume "$TMP/dmg" 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -qF "checkpoint.bin is damaged and cannot be resumed; the run folder is unchanged and its point_cloud.ply" <<<"$out" &&
   grep -qF -- "--force would delete every file of the run" <<<"$out" && ! grep -qiE "use --force|with --force" <<<"$out" &&
   ok "damaged checkpoint message" || { bad "damaged checkpoint message (rc $rc)"; echo "$out" | tail -4; }
+expect_fail "fresh run over a damaged checkpoint" "$TMP/dmg/checkpoint.bin is damaged and cannot be resumed" \
+  "$BIN" train --config "$TMP/c.toml" --set output.run_dir="$TMP/dmg"
 [ "$(sums "$TMP/dmg")" = "$before_dmg" ] && ok "damaged run byte-identical" || bad "damaged run changed"
 
 [ "$(sums "$TMP/scene")" = "$before_scene" ] && ok "dataset byte-identical" || bad "dataset changed"

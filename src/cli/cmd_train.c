@@ -106,9 +106,7 @@ static void show_progress(void *user, const splat_progress *p) {
 
 /* After a failed training: when the run folder's checkpoint is damaged, say what is still intact
  * and never suggest --force (it would delete the run's good files with the damaged one). */
-static void damaged_checkpoint_note(const train_args *t) {
-    const char *dir = t->resume;
-    if (!dir || t->force) return;
+static void damaged_checkpoint_note(const char *dir) {
     char *ck = sp_path_join(dir, "checkpoint.bin");
     sp_checkpoint c;
     memset(&c, 0, sizeof c);
@@ -177,8 +175,18 @@ int cmd_train(int argc, char **argv) {
     splat_train_opts o = {.resume_dir = t.resume, .force = t.force, .progress = show_progress, .cancel = sp_cli_interrupted};
     /* the trainer has logged what went wrong (or where a stopped run is kept) */
     splat_status st = splat_train(ctx, &o);
+    char dir[SP_CONFIG_PATH_MAX + 2] = "", name[SP_CONFIG_NAME_MAX + 2] = "";
+    splat_config_get(ctx, "output.run_dir", dir, sizeof dir); /* quoted TOML strings */
+    splat_config_get(ctx, "experiment.name", name, sizeof name);
     splat_close(ctx);
-    if (st != SPLAT_OK && st != SPLAT_CANCELLED) damaged_checkpoint_note(&t);
+    if (st != SPLAT_OK && st != SPLAT_CANCELLED && !t.force) {
+        size_t nd = strlen(dir), nn = strlen(name);
+        char *run = t.resume ? sp_strdup(t.resume)
+                    : nd > 2 ? sp_strfmt("%.*s", (int)nd - 2, dir + 1)
+                             : sp_strfmt("runs/%.*s", nn > 2 ? (int)nn - 2 : 0, name + 1);
+        damaged_checkpoint_note(run);
+        free(run);
+    }
     switch (st) {
     case SPLAT_OK: return 0;
     case SPLAT_CANCELLED: return 130;
