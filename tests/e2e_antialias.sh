@@ -70,5 +70,5 @@ grep -q "could not be baked" "$TMP/export-nodata.log" && cmp -s "$TMP/nodata.ply
 "$BIN" export --run "$TMP/run-false" --out "$TMP/plain.ply" >"$TMP/export2.log" 2>&1 || bad "export plain"
 grep -q "antialias" "$TMP/export2.log" && bad "export of a plain run mentions antialias" || ok "plain export: no note"
 expect_fail "bad --antialias" "--antialias must be on or off, got 'yes'" "$BIN" eval --run "$TMP/run-true" --antialias yes
-expect_fail "bad --downscale" "--downscale must be >= 1" "$BIN" eval --run "$TMP/run-true" --downscale 0
+expect_fail "bad --downscale" "--downscale wants a whole number from 1 to 64, got '0'" "$BIN" eval --run "$TMP/run-true" --downscale 0
 finish

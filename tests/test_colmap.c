@@ -504,6 +504,35 @@ static void test_bad_references(void **state) {
     }
 }
 
+/* Image names that leave the image folder (issue #26): refused with the file and line, unless
+ * allow_outside_images. */
+static void test_outside_images(void **state) {
+    (void)state;
+    sp_load_opts o = opts_default();
+    char *dir = make_scene(0, &cams[1], 40, 30);
+    char *img = sp_path_join(dir, "sparse/0/images.txt");
+    tu_write_text(img, "# i\n1 1 0 0 0 0 0 0 1 ../images/c.png\n\n");
+    expect_fail(dir, &o, "sparse/0/images.txt:2: image name \"../images/c.png\" climbs out of the dataset folder; "
+                         "set data.allow_outside_images = true to allow it", NULL);
+    char *abs = sp_strfmt("1 1 0 0 0 0 0 0 1 %s/images/c.png\n\n", dir);
+    tu_write_text(img, abs);
+    expect_fail(dir, &o, "images.txt:1: image name", "is absolute, outside the dataset folder");
+    tu_write_text(img, "1 1 0 0 0 0 0 0 1 c\xc3(.png\n\n");
+    expect_fail(dir, &o, "images.txt:1: image name is not valid UTF-8", NULL);
+    tu_write_text(img, abs);
+    o.allow_outside_images = 1;
+    sp_dataset d;
+    sp_problems pr = {0};
+    int rc = sp_load_colmap(dir, &o, &d, &pr);
+    if (rc) fprintf(stderr, "%s\n", tu_joined(&pr));
+    assert_int_equal(rc, 0);
+    sp_dataset_free(&d);
+    sp_problems_free(&pr);
+    free(abs);
+    free(img);
+    tu_rm_rf(dir);
+}
+
 static void test_malformed_text(void **state) {
     (void)state;
     sp_load_opts o = opts_default();
@@ -668,6 +697,7 @@ int main(void) {
         cmocka_unit_test(test_truncated_binary),
         cmocka_unit_test(test_bad_references),
         cmocka_unit_test(test_malformed_text),
+        cmocka_unit_test(test_outside_images),
         cmocka_unit_test(test_absurd_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

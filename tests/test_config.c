@@ -414,11 +414,45 @@ static void test_validate_for_training(void **state) {
     strcpy(c.experiment.name, "a/b");
     assert_int_equal(sp_config_validate_for_training(&c, &p), -1);
     assert_int_equal(p.n, 2);
-    tu_assert_contains(joined(&p), "experiment.name must be a non-empty name without '/'");
+    tu_assert_contains(joined(&p), "experiment.name = \"a/b\": must be a non-empty name without '/'");
     tu_assert_contains(joined(&p), "init.count (5000) is larger than refine.capacity (1000)");
     sp_problems_free(&p);
     strcpy(c.output.run_dir, "out/x"); /* then the name is free-form */
     c.refine.capacity = 5000;
+    assert_int_equal(sp_config_validate_for_training(&c, &p), 0);
+}
+
+/* Run folders that would sit over their parent, over the dataset or around it (issue #26). */
+static void expect_run_problem(const char *data, const char *name, const char *run_dir, const char *want) {
+    sp_config c;
+    sp_config_defaults(&c);
+    sp_problems p = {0};
+    strcpy(c.data.path, data);
+    strcpy(c.experiment.name, name);
+    strcpy(c.output.run_dir, run_dir);
+    assert_int_equal(sp_config_validate_for_training(&c, &p), -1);
+    tu_assert_contains(joined(&p), want);
+    sp_problems_free(&p);
+}
+
+static void test_validate_run_folder(void **state) {
+    expect_run_problem("/data/lego", "..", "", "experiment.name = \"..\": must be a non-empty name without '/', and not");
+    expect_run_problem("/data/lego", ".", "", "experiment.name = \".\"");
+    expect_run_problem("/data/lego", "", "", "experiment.name = \"\"");
+    expect_run_problem("/data/lego", "x", "out/..", "output.run_dir = \"out/..\" ends in \".\" or \"..\"");
+    expect_run_problem("/data/lego", "x", "out/./", "output.run_dir = \"out/./\" ends in");
+    expect_run_problem("/data/lego", "x", "/data/lego/", "the run folder /data/lego/ is the dataset folder /data/lego");
+    expect_run_problem("/data/lego", "x", "/data/./lego/runs/a", "is the dataset folder /data/lego or inside it");
+    expect_run_problem("/data/lego", "x", "/data/x/../", "the dataset /data/lego lies inside the run folder /data/x/../");
+    expect_run_problem("/data/\xff", "x", "out/x", "data.path is not valid UTF-8");
+    expect_run_problem("/data/lego", "x", "out/\xc3", "output.run_dir is not valid UTF-8");
+    sp_config c;
+    sp_config_defaults(&c);
+    sp_problems p = {0};
+    strcpy(c.data.path, "/data/lego");
+    strcpy(c.output.run_dir, "/data/lego-runs/a"); /* a sibling with a common prefix is fine */
+    assert_int_equal(sp_config_validate_for_training(&c, &p), 0);
+    strcpy(c.output.run_dir, "../runs/a/"); /* ".." inside the path is fine when it names a folder of its own */
     assert_int_equal(sp_config_validate_for_training(&c, &p), 0);
 }
 
@@ -541,7 +575,7 @@ int main(void) {
         cmocka_unit_test(test_defaults),      cmocka_unit_test(test_schema_sane),
         cmocka_unit_test(test_load_good),     cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_many_problems), cmocka_unit_test(test_set),
-        cmocka_unit_test(test_validate_for_training), cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_validate_for_training), cmocka_unit_test(test_validate_run_folder), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_docs_in_step), cmocka_unit_test(test_syntax_problems_all_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

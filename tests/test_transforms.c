@@ -239,6 +239,49 @@ static void test_intrinsics(void **state) {
     tu_rm_rf(dir);
 }
 
+/* Image paths that leave the dataset folder (issue #26): refused with the file and frame named,
+ * unless allow_outside_images; images inside, spelled with "./", load. */
+static void test_outside_images(void **state) {
+    (void)state;
+    char *dir = make_dir("{}", 20, 15);
+    char *json = sp_path_join(dir, "transforms.json");
+    static const struct {
+        const char *fp, *msg;
+    } cases[] = {
+        {"../images/f0.png", "transforms.json: frame 0: file_path \"../images/f0.png\" climbs out of the dataset folder; "
+                             "set data.allow_outside_images = true"},
+        {"images/../../x/f0.png", "frame 0: file_path \"images/../../x/f0.png\" climbs out of"},
+        {"/etc/passwd", "frame 0: file_path \"/etc/passwd\" is absolute, outside the dataset folder"},
+        {"images/f\xff.png", "frame 0: file_path is not valid UTF-8"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char *t = sp_strfmt("{\"fl_x\": 40, \"frames\": [{\"file_path\": \"%s\", \"transform_matrix\": " IDENT "}]}",
+                            cases[k].fp);
+        tu_write_text(json, t);
+        free(t);
+        expect_fail(dir, cases[k].msg, NULL);
+    }
+    /* allowed: an absolute path to the dataset's own image, with the key set */
+    char *abs = sp_strfmt("{\"fl_x\": 40, \"frames\": [{\"file_path\": \"%s/images/f0.png\", \"transform_matrix\": " IDENT
+                          "}, {\"file_path\": \"./images/./f1.png\", \"transform_matrix\": " IDENT "}]}", dir);
+    tu_write_text(json, abs);
+    free(abs);
+    sp_load_opts o = opts_default();
+    sp_dataset d;
+    sp_problems pr = {0};
+    assert_int_equal(sp_load_transforms(dir, &o, &d, &pr), -1);
+    tu_assert_contains(pr.items[0], "is absolute, outside the dataset folder");
+    sp_problems_free(&pr);
+    o.allow_outside_images = 1;
+    int rc = sp_load_transforms(dir, &o, &d, &pr);
+    if (rc) fprintf(stderr, "%s\n", tu_joined(&pr));
+    assert_int_equal(rc, 0);
+    sp_dataset_free(&d);
+    sp_problems_free(&pr);
+    free(json);
+    tu_rm_rf(dir);
+}
+
 static void test_bad_files(void **state) {
     (void)state;
     char *dir = make_dir("{\"fl_x\": 40, \"frames\": [\n  {\"file_path\": \"images/f0.png\",\n   \"transform_matrix\": [1, 2]\n  ]}", 20, 15);
@@ -316,6 +359,7 @@ int main(void) {
         cmocka_unit_test(test_fox),
         cmocka_unit_test(test_intrinsics),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_outside_images),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -174,7 +174,8 @@ static int split_name_ok(const char *s) { return s && (!strcmp(s, "train") || !s
 /* The configured dataset (pixels only when asked). Problems become the thread's error. */
 static int load_dataset(const sp_config *c, int pixels, sp_dataset *d) {
     sp_load_opts lo = {.downscale = c->data.downscale, .threads = c->backend.threads, .load_pixels = pixels,
-                       .images = c->data.images, .holdout_every = c->data.holdout_every};
+                       .images = c->data.images, .holdout_every = c->data.holdout_every,
+                       .allow_outside_images = c->data.allow_outside_images};
     sp_problems probs = {0};
     memset(d, 0, sizeof *d);
     if (!c->data.path[0]) return sp_error("data.path is not set: configure the dataset first");

@@ -29,6 +29,20 @@ int cli_encode_video(const char *dir, const char *pattern, int fps, const char *
 int cli_flag(const char *arg, const char *name);
 const char *cli_value(int argc, char **argv, int *i, const char *name); /* NULL if arg i is not --name */
 int cli_help_requested(int argc, char **argv);
+/* Every numeric flag: v, whole, a base-10 integer in [lo, hi] (overflow checked) into *out; else
+ * prints "splat CMD: FLAG wants a whole number from LO to HI, got 'V'" and returns -1. */
+int cli_int(const char *cmd, const char *flag, const char *v, long long lo, long long hi, long long *out);
+
+/* outguard.c: outputs that would overwrite inputs are refused (the message names the file).
+ * render/synth: OUT must not be or lie inside (or contain) any of the NULL-terminated inputs
+ * (dataset folder, run folder, model file), and a non-empty OUT must hold only what the command
+ * itself writes (kind "render": frame_*.png, *.mp4, train|val|test/ *.png; "synth":
+ * transforms_{train,val,test}.json and train|val|test/ *.png). export: OUT must not be the input
+ * model, a run folder's own file or lie inside a dataset folder. 0 ok, -1 refused (printed). */
+int cli_guard_out_dir(const char *cmd, const char *kind, const char *out, const char *const *inputs);
+int cli_guard_out_file(const char *cmd, const char *out, const char *input_model);
+/* synth: the marker that makes a folder synth's own output (after a complete write). */
+int cli_synth_mark(const char *out);
 
 /* api_glue.c: for the subcommands built on the public API. cli_open_context opens a context whose
  * messages cli_log prints as the library's default sink does (NULL, after a message, when out of

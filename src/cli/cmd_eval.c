@@ -18,9 +18,10 @@ typedef struct {
     int frames;
 } eval_args;
 
-static int parse(int argc, char **argv, eval_args *a) {
+static int parse(const char *cmd, int argc, char **argv, eval_args *a) {
     memset(a, 0, sizeof *a);
     int downscale_given = 0;
+    long long n;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if ((v = cli_value(argc, argv, &i, "--run"))) a->run = v;
@@ -30,10 +31,16 @@ static int parse(int argc, char **argv, eval_args *a) {
         else if ((v = cli_value(argc, argv, &i, "--out"))) a->out = v;
         else if ((v = cli_value(argc, argv, &i, "--background"))) a->background = v;
         else if ((v = cli_value(argc, argv, &i, "--backend"))) a->backend = v;
-        else if ((v = cli_value(argc, argv, &i, "--downscale"))) a->downscale = atoi(v), downscale_given = 1;
+        else if ((v = cli_value(argc, argv, &i, "--downscale"))) {
+            if (cli_int(cmd, "--downscale", v, 1, 64, &n)) return -1;
+            a->downscale = (int)n, downscale_given = 1;
+        }
         else if ((v = cli_value(argc, argv, &i, "--antialias"))) a->antialias = v;
         else if ((v = cli_value(argc, argv, &i, "--path"))) a->path = v;
-        else if ((v = cli_value(argc, argv, &i, "--frames"))) a->frames = atoi(v);
+        else if ((v = cli_value(argc, argv, &i, "--frames"))) {
+            if (cli_int(cmd, "--frames", v, 1, 100000, &n)) return -1;
+            a->frames = (int)n;
+        }
         else {
             fprintf(stderr, "splat: unknown option '%s' (see --help)\n", argv[i]);
             return -1;
@@ -56,8 +63,8 @@ static int parse(int argc, char **argv, eval_args *a) {
         fprintf(stderr, "splat: --path: %s\n", sp_last_error());
         return -1;
     }
-    if (a->frames < 0 || a->frames > 100000 || (a->frames && !a->path)) {
-        fprintf(stderr, "splat: --frames must be between 1 and 100000, with --path\n");
+    if (a->frames && !a->path) {
+        fprintf(stderr, "splat: --frames goes with --path (frames along a camera path)\n");
         return -1;
     }
     return 0;
@@ -153,7 +160,7 @@ int cmd_eval(int argc, char **argv) {
         return 0;
     }
     eval_args a;
-    if (parse(argc, argv, &a)) return 2;
+    if (parse("eval", argc, argv, &a)) return 2;
     if (!a.run && !(a.ply && a.data)) {
         fprintf(stderr, "splat eval: give --run DIR, or --ply FILE and --data DIR\n");
         return 2;
@@ -239,15 +246,23 @@ int cmd_render(int argc, char **argv) {
                "Renders every view of a split with the model and writes OUT/<split>/<name>.png, so the\n"
                "renders of different splits never overwrite each other.\n"
                "\n"
+               "OUT must be new, empty, or an earlier render output (only frame_*.png, *.mp4 and\n"
+               "train|val|test/*.png); it may not be or lie inside the dataset, a run folder or hold the model.\n"
+               "Ranges: --frames 1..100000, --downscale 1..64.\n"
+               "\n"
                "Both: --antialias on renders a model trained with render.antialias = true as it was trained\n"
                "(docs/math.md, \"Antialiasing\"); --downscale N renders at 1/N of the dataset's size.\n");
         return 0;
     }
     eval_args a;
-    if (parse(argc, argv, &a)) return 2;
+    if (parse("render", argc, argv, &a)) return 2;
     if (!a.ply || !a.data || !a.out) {
         fprintf(stderr, "splat render: --ply FILE, --data DIR and --out DIR are required\n");
         return 2;
+    }
+    {
+        const char *inputs[] = {a.data, a.ply, NULL}; /* render takes no --run */
+        if (cli_guard_out_dir("render", "render", a.out, inputs)) return 2;
     }
     session s;
     if (open_session(&a, &s)) {

@@ -29,7 +29,9 @@ int cmd_export(int argc, char **argv) {
                "  glb    glTF 2.0 binary with the KHR_gaussian_splatting extension (float attributes, y up)\n"
                "A run trained with render.antialias = true is baked for viewers without the filter: each\n"
                "opacity times the filter's mean factor over the run's training cameras (docs/math.md,\n"
-               "\"Antialiasing\"); --no-bake writes the model as trained.\n");
+               "\"Antialiasing\"); --no-bake writes the model as trained.\n"
+               "OUT may not be the input model, one of a run folder's own files (config.toml, point_cloud.ply,\n"
+               "...) or lie inside a dataset folder; a new name beside a run's files is fine.\n");
         return 0;
     }
     const char *ply = NULL, *run = NULL, *format = NULL, *out = NULL, *spz_version = NULL, *spz_axes = NULL;
@@ -79,6 +81,10 @@ int cmd_export(int argc, char **argv) {
              spz_version ? spz_version : "", spz_axes ? ":" : "", spz_axes ? spz_axes : "");
     snprintf(in_spec, sizeof in_spec, "spz%s%s", in_axes ? ":" : "", in_axes ? in_axes : "");
     char *in = ply ? sp_strdup(ply) : sp_path_join(run, "point_cloud.ply");
+    if (cli_guard_out_file("export", out, in)) {
+        free(in);
+        return 2;
+    }
     splat_context *ctx = cli_open_context();
     if (!ctx) {
         free(in);

@@ -1,4 +1,6 @@
 /* cmd_synth.c — `splat synth`: writes the procedural demo scene in NeRF-synthetic layout. */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,26 +16,52 @@ int cmd_synth(int argc, char **argv) {
                "Ray-traces a procedural scene of textured objects into DIR in NeRF-synthetic layout\n"
                "(transforms_{train,val,test}.json, RGBA PNGs). Defaults: 128x128, 100,25,25 views, 4 samples.\n"
                "--views N alone writes N training views and 8 test views (no val split): a large capture\n"
-               "for streaming tests, e.g. --views 2000 --size 400 --samples 1 (about a minute on 2 cores).\n");
+               "for streaming tests, e.g. --views 2000 --size 400 --samples 1 (about a minute on 2 cores).\n"
+               "Ranges: --size 8..8192, --samples 1..4096, view counts up to 100000 (train at least 1).\n"
+               "DIR must be new, empty, or an earlier synth output (it holds a .splat-synth marker and only\n"
+               "transforms_*.json and train|val|test/*.png); a dataset or any other non-empty folder is refused.\n");
         return 0;
     }
     sp_synth_opts o;
     sp_synth_defaults(&o);
     const char *out = NULL;
+    long long n;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if ((v = cli_value(argc, argv, &i, "--out"))) out = v;
-        else if ((v = cli_value(argc, argv, &i, "--size"))) o.width = o.height = atoi(v);
-        else if ((v = cli_value(argc, argv, &i, "--samples"))) o.samples = atoi(v);
-        else if ((v = cli_value(argc, argv, &i, "--seed"))) o.seed = strtoull(v, NULL, 10);
-        else if ((v = cli_value(argc, argv, &i, "--views"))) {
-            char tail;
-            if (sscanf(v, "%d %c", &o.num_train, &tail) == 1) {
-                o.num_val = 0, o.num_test = 8;
-            } else if (sscanf(v, "%d,%d,%d %c", &o.num_train, &o.num_val, &o.num_test, &tail) != 3) {
+        else if ((v = cli_value(argc, argv, &i, "--size"))) {
+            if (cli_int("synth", "--size", v, 8, 8192, &n)) return 2;
+            o.width = o.height = (int)n;
+        } else if ((v = cli_value(argc, argv, &i, "--samples"))) {
+            if (cli_int("synth", "--samples", v, 1, 4096, &n)) return 2;
+            o.samples = (int)n;
+        } else if ((v = cli_value(argc, argv, &i, "--seed"))) {
+            if (cli_int("synth", "--seed", v, 0, LLONG_MAX, &n)) return 2;
+            o.seed = (uint64_t)n;
+        } else if ((v = cli_value(argc, argv, &i, "--views"))) {
+            /* N, or TRAIN,VAL,TEST: each count through the strict parser */
+            char part[3][32] = {"", "", ""};
+            int k = 0;
+            const char *c = v;
+            for (; k < 3; k++) {
+                const char *e = strchr(c, ',');
+                size_t len = e ? (size_t)(e - c) : strlen(c);
+                if (len >= sizeof part[k]) len = sizeof part[k] - 1;
+                memcpy(part[k], c, len);
+                part[k][len] = 0;
+                if (!e) break;
+                c = e + 1;
+            }
+            if (k != 0 && k != 2) {
                 fprintf(stderr, "splat synth: --views wants N or TRAIN,VAL,TEST counts, got '%s'\n", v);
                 return 2;
             }
+            long long t, va = 0, te = 8;
+            if (cli_int("synth", "--views (train count)", part[0], 1, 100000, &t) ||
+                (k == 2 && (cli_int("synth", "--views (val count)", part[1], 0, 100000, &va) ||
+                            cli_int("synth", "--views (test count)", part[2], 0, 100000, &te))))
+                return 2;
+            o.num_train = (int)t, o.num_val = (int)va, o.num_test = (int)te;
         } else {
             fprintf(stderr, "splat synth: unknown option '%s' (see --help)\n", argv[i]);
             return 2;
@@ -43,12 +71,9 @@ int cmd_synth(int argc, char **argv) {
         fprintf(stderr, "splat synth: --out DIR is required\n");
         return 2;
     }
-    if (o.width < 8 || o.width > 8192 || o.num_train < 1 || o.num_val < 0 || o.num_test < 0 || o.samples < 1) {
-        fprintf(stderr, "splat synth: size must be 8..8192, at least 1 train view, samples >= 1\n");
-        return 2;
-    }
+    if (cli_guard_out_dir("synth", "synth", out, NULL)) return 2;
     double t0 = sp_now();
-    if (sp_synth_write(out, &o)) {
+    if (sp_synth_write(out, &o) || cli_synth_mark(out)) {
         fprintf(stderr, "error: %s\n", sp_last_error());
         return 1;
     }

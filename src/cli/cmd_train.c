@@ -13,6 +13,7 @@
 #include "core/core.h"
 #include "io/loader.h"
 #include "splat.h"
+#include "train/checkpoint.h"
 
 typedef struct {
     const char *config;
@@ -119,6 +120,24 @@ static void show_progress(void *user, const splat_progress *p) {
     cli_set_live_line(!p->final && isatty(STDERR_FILENO)); /* sp_cli_progress draws a live line on a terminal */
 }
 
+/* After a failed training: when the run folder's checkpoint is damaged, say what is still intact
+ * and never suggest --force (it would delete the run's good files with the damaged one). */
+static void damaged_checkpoint_note(const char *dir) {
+    char *ck = sp_path_join(dir, "checkpoint.bin");
+    sp_checkpoint c;
+    memset(&c, 0, sizeof c);
+    if (sp_file_exists(ck) && sp_checkpoint_read(ck, &c) != 0) {
+        char *ply = sp_path_join(dir, "point_cloud.ply");
+        fprintf(stderr, "note: %s is damaged and cannot be resumed; the run folder is unchanged%s. Keep a copy of it "
+                "(cp -r %s %s.bak) before training it again: --force would delete every file of the run with the "
+                "damaged checkpoint\n", ck, sp_file_exists(ply) ? " and its point_cloud.ply (the last saved model) is "
+                "intact: splat eval/render/export still read it" : "", dir, dir);
+        free(ply);
+    }
+    sp_checkpoint_free(&c);
+    free(ck);
+}
+
 int sp_cli_interrupted(void *user) {
     (void)user;
     return sp_interrupted();
@@ -198,7 +217,18 @@ int cmd_train(int argc, char **argv) {
     splat_status st = splat_train(ctx, &o);
     view_stop(server);
     splat_close(live);
+    char dir[SP_CONFIG_PATH_MAX + 2] = "", name[SP_CONFIG_NAME_MAX + 2] = "";
+    splat_config_get(ctx, "output.run_dir", dir, sizeof dir); /* quoted TOML strings */
+    splat_config_get(ctx, "experiment.name", name, sizeof name);
     splat_close(ctx);
+    if (st != SPLAT_OK && st != SPLAT_CANCELLED && !t.force) {
+        size_t nd = strlen(dir), nn = strlen(name);
+        char *run = t.resume ? sp_strdup(t.resume)
+                    : nd > 2 ? sp_strfmt("%.*s", (int)nd - 2, dir + 1)
+                             : sp_strfmt("runs/%.*s", nn > 2 ? (int)nn - 2 : 0, name + 1);
+        damaged_checkpoint_note(run);
+        free(run);
+    }
     switch (st) {
     case SPLAT_OK: return 0;
     case SPLAT_CANCELLED: return 130;
@@ -241,7 +271,8 @@ int cmd_check(int argc, char **argv) {
     double load_s = 0;
     if (cfg->data.path[0] && sp_dir_exists(cfg->data.path)) {
         sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads, .load_pixels = 1,
-                           .images = cfg->data.images, .holdout_every = cfg->data.holdout_every};
+                           .images = cfg->data.images, .holdout_every = cfg->data.holdout_every,
+                           .allow_outside_images = cfg->data.allow_outside_images};
         double t0 = sp_now();
         sp_dataset_load(cfg->data.path, cfg->data.format, &lo, &d, &probs);
         load_s = sp_now() - t0;

@@ -154,7 +154,7 @@ static int check_intrinsics(const char *where, const double v[8], sp_problems *p
 
 /* Parses one transforms file into f->frames. Returns -1 when the file is unusable as a whole
  * (absent, not JSON, no frames); frame-level problems mark the frame and are added to pr. */
-static int parse_file(bl_file *f, const char *dir, sp_problems *pr) {
+static int parse_file(bl_file *f, const char *dir, const sp_load_opts *lo, sp_problems *pr) {
     char *text;
     size_t len;
     if (sp_read_file(f->json_path, &text, &len)) {
@@ -230,6 +230,8 @@ static int parse_file(bl_file *f, const char *dir, sp_problems *pr) {
             bad = 1;
         } else if (!cJSON_IsString(fp) || !fp->valuestring[0]) {
             sp_problems_add(pr, "%s: file_path is not a non-empty string", where);
+            bad = 1;
+        } else if (sp_check_image_name(where, "file_path", fp->valuestring, lo, pr)) {
             bad = 1;
         }
         if (get_matrix(o, where, fr->c2w, pr)) bad = 1;
@@ -382,7 +384,7 @@ int sp_load_blender(const char *path, const sp_load_opts *opts, sp_dataset *out,
                             f->json_path);
             continue;
         }
-        parse_file(f, path, problems);
+        parse_file(f, path, o, problems);
         for (int i = 0; i < f->n; i++) nframes += f->frames[i].ok;
     }
 

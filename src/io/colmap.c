@@ -615,6 +615,7 @@ static int load_colmap(const char *path, const sp_load_opts *opts, sp_dataset *o
             sp_problems_add(problems, "%s: image %lld (%s) has an invalid pose: %s", loc, im->id, im->name, why);
             continue;
         }
+        if (sp_check_image_name(loc, "image name", im->name, opts, problems)) continue;
         char *ipath = sp_path_join(folder, im->name);
         if (!sp_file_exists(ipath)) {
             if (missing++ < MAX_REPORTED)

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/paths.h"
+
 static bool has(const char *dir, const char *name) {
     char *p = sp_path_join(dir, name);
     bool ok = sp_file_exists(p) || sp_dir_exists(p);
@@ -51,4 +53,20 @@ int sp_dataset_load(const char *path, const char *format, const sp_load_opts *op
         rc = -1;
     }
     return rc;
+}
+
+int sp_check_image_name(const char *where, const char *key, const char *name, const sp_load_opts *opts,
+                        sp_problems *problems) {
+    if (!sp_utf8_valid(name)) {
+        sp_problems_add(problems, "%s: %s is not valid UTF-8: splat's TOML and JSON outputs need UTF-8 names; "
+                                  "rename the image", where, key);
+        return -1;
+    }
+    if (!opts->allow_outside_images && sp_path_escapes(name)) {
+        sp_problems_add(problems, "%s: %s \"%s\" %s the dataset folder; set data.allow_outside_images = true "
+                                  "to allow it", where, key, name,
+                        name[0] == '/' ? "is absolute, outside" : "climbs out of");
+        return -1;
+    }
+    return 0;
 }

@@ -18,7 +18,15 @@ typedef struct {
                            streams the pixels later); else every image is decoded and checked */
     const char *images; /* colmap: image folder name ("" = "images", or images_<downscale> if present) */
     int holdout_every;  /* colmap/transforms: every Nth image is held out as "test" (0 = none) */
+    int allow_outside_images; /* 0: an image path that is absolute or whose lexically normalized form
+                                 leaves the dataset folder ("../x") is a problem (symlinks inside the
+                                 folder are followed, not checked); 1: allowed */
 } sp_load_opts;
+
+/* The image path check every loader applies (see allow_outside_images) and the UTF-8 check: 0 when
+ * name is fine, else a problem "WHERE: KEY \"NAME\" ..." is added and -1 returned. */
+int sp_check_image_name(const char *where, const char *key, const char *name, const sp_load_opts *opts,
+                        sp_problems *problems);
 
 /* format: "auto", "blender", "colmap", "transforms". Problems are added to `problems` (every one
  * found); returns 0 when the dataset is usable. */

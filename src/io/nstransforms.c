@@ -133,6 +133,7 @@ static int load_transforms(const char *json_path, const sp_load_opts *opts, sp_d
             bad = 1;
         } else {
             if (!fp || !*fp) sp_problems_add(problems, "%s: no file_path", where), bad = 1;
+            else if (sp_check_image_name(where, "file_path", fp, opts, problems)) bad = 1;
             char why[256];
             if (get_matrix(f, c2w, why, sizeof why)) sp_problems_add(problems, "%s: %s", where, why), bad = 1;
         }

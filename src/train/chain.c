@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/paths.h"
 #include "eval/plot.h"
 #include "io/toml.h"
 
@@ -346,4 +347,53 @@ int sp_chain_write_summary(const sp_chain *c, const sp_chain_result *res) {
     chain_mean m = mean_of(c, res);
     if (write_toml(c, res, &m) || write_md(c, res, &m)) return -1;
     return write_plot(c, res);
+}
+
+/* Keys that do not change what a run computes: where it writes, what it logs, how fast. */
+static bool result_neutral(const sp_config_field *f, const sp_config *want) {
+    if (!strcmp(f->section, "output") || (!strcmp(f->section, "experiment") && !strcmp(f->key, "name"))) return true;
+    if (!strcmp(f->section, "backend") &&
+        (!strcmp(f->key, "threads") || !strcmp(f->key, "profile") || !strcmp(f->key, "check_replicas")))
+        return true;
+    if (!strcmp(f->section, "backend") && !strcmp(f->key, "kind") && !strcmp(want->backend.kind, "auto")) return true;
+    return strstr(f->key, "log_every") != NULL;
+}
+
+static void field_text(const sp_config *c, const sp_config_field *f, char *out, size_t n) {
+    const char *p = (const char *)c + f->offset;
+    switch (f->type) {
+    case SP_CFG_STRING: snprintf(out, n, "\"%s\"", p); break;
+    case SP_CFG_INT: snprintf(out, n, "%d", *(const int *)p); break;
+    case SP_CFG_FLOAT: snprintf(out, n, "%.17g", *(const double *)p); break;
+    case SP_CFG_BOOL: snprintf(out, n, "%s", *(const bool *)p ? "true" : "false"); break;
+    }
+}
+
+char *sp_chain_config_diff(const sp_config *run, const sp_config *want_in) {
+    sp_config *want = SP_NEW(sp_config, 1);
+    *want = *want_in;
+    /* what the run resolved by strategy (refine.strategy auto, init values 0 = by strategy) */
+    if (!strcmp(want->refine.strategy, "auto")) sp_config_resolve_strategy(want, !strcmp(run->refine.strategy, "mcmc"));
+    char *list = NULL;
+    for (int k = 0; k < sp_config_schema_len; k++) {
+        const sp_config_field *f = &sp_config_schema[k];
+        if (result_neutral(f, want)) continue;
+        char a[1100], b[1100];
+        field_text(run, f, a, sizeof a);
+        field_text(want, f, b, sizeof b);
+        bool same = !strcmp(a, b);
+        if (!same && !strcmp(f->section, "data") && !strcmp(f->key, "path")) { /* one folder, two spellings */
+            char *ra = sp_path_resolve(run->data.path), *rb = sp_path_resolve(want->data.path);
+            same = ra && rb && !strcmp(ra, rb);
+            free(ra);
+            free(rb);
+        }
+        if (same) continue;
+        char *l = sp_strfmt("%s%s%s.%s = %s (the run has %s)", list ? list : "", list ? ", " : "", f->section, f->key,
+                            b, a);
+        free(list);
+        list = l;
+    }
+    free(want);
+    return list;
 }

@@ -55,4 +55,10 @@ void sp_chain_result_free(sp_chain_result *r);
  * results so far (res[i] for scene i; scenes without a result are listed as not run). */
 int sp_chain_write_summary(const sp_chain *c, const sp_chain_result *res);
 
+/* What differs between a run's resolved configuration (its config.toml) and the one the chain now
+ * asks for, ignoring keys that do not change results (output.*, experiment.name, logging,
+ * backend.threads/profile, backend.kind when the chain says auto; data.path compared resolved):
+ * "trainer.max_steps = 60 (the run has 30), ..." malloc'd, or NULL when nothing differs. */
+char *sp_chain_config_diff(const sp_config *run, const sp_config *want);
+
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend/dist.h"
+#include "core/paths.h"
 #include "io/toml.h"
 
 #define SP_MCMC_SCALE_FACTOR 0.3 /* init.scale_factor under mcmc (bench/RESULTS.md, session 13) */
@@ -63,6 +64,8 @@ const sp_config_field sp_config_schema[] = {
         "0 = decode every image into memory at load; N > 0 = stream training images from disk through a "
         "cache of N MiB (decoded ahead of use), for captures larger than memory (docs/config.md, \"Large "
         "captures\")."),
+    BOOL(data, allow_outside_images, 0,
+         "Allow image paths that are absolute or leave the dataset folder through \"..\" (compared lexically)."),
 
     STR(init, method, "auto|random|points", "auto",
         "Initial Gaussians: points = the dataset's sparse points, random = uniform in a cube; auto = points "
@@ -564,9 +567,42 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
     int before = problems->n;
     if (!c->data.path[0])
         sp_problems_add(problems, "data.path is required (set it in the config file or with --set data.path=DIR)");
-    if (!c->output.run_dir[0] && (!c->experiment.name[0] || strchr(c->experiment.name, '/')))
-        sp_problems_add(problems, "experiment.name must be a non-empty name without '/' when output.run_dir is \"\" "
-                                  "(the run goes to runs/<experiment.name>)");
+    if (!c->output.run_dir[0] && (!c->experiment.name[0] || strchr(c->experiment.name, '/') ||
+                                  !strcmp(c->experiment.name, ".") || !strcmp(c->experiment.name, "..")))
+        sp_problems_add(problems, "experiment.name = \"%s\": must be a non-empty name without '/', and not \".\" or "
+                                  "\"..\", when output.run_dir is \"\" (the run goes to runs/<experiment.name>)",
+                        c->experiment.name);
+    /* Where the run would go may not be over its parent, the dataset, or hold the dataset. */
+    if (!sp_utf8_valid(c->data.path))
+        sp_problems_add(problems, "data.path is not valid UTF-8: the run's config.toml and JSON files need UTF-8 "
+                                  "names; rename the folder");
+    if (!sp_utf8_valid(c->output.run_dir) || !sp_utf8_valid(c->experiment.name))
+        sp_problems_add(problems, "%s is not valid UTF-8: the run's config.toml and JSON files need UTF-8 names",
+                        sp_utf8_valid(c->output.run_dir) ? "experiment.name" : "output.run_dir");
+    if (c->output.run_dir[0]) {
+        const char *r = c->output.run_dir;
+        size_t len = strlen(r);
+        while (len > 1 && r[len - 1] == '/') len--;
+        size_t start = len;
+        while (start > 0 && r[start - 1] != '/') start--;
+        if ((len - start == 1 && r[start] == '.') || (len - start == 2 && r[start] == '.' && r[start + 1] == '.'))
+            sp_problems_add(problems, "output.run_dir = \"%s\" ends in \".\" or \"..\": the run would be written "
+                                      "over an existing folder's files; name the run's own folder", r);
+    }
+    if (c->data.path[0] && sp_utf8_valid(c->data.path)) {
+        char *run = c->output.run_dir[0] ? sp_strdup(c->output.run_dir) : sp_strfmt("runs/%s", c->experiment.name);
+        if (sp_path_within(run, c->data.path))
+            sp_problems_add(problems, "%s = \"%s\": the run folder %s is the dataset folder %s or inside it; "
+                                      "write runs outside the dataset", c->output.run_dir[0] ? "output.run_dir" :
+                                      "experiment.name", c->output.run_dir[0] ? c->output.run_dir :
+                                      c->experiment.name, run, c->data.path);
+        else if (sp_path_within(c->data.path, run))
+            sp_problems_add(problems, "%s = \"%s\": the dataset %s lies inside the run folder %s, whose files a "
+                                      "run replaces; choose another run folder", c->output.run_dir[0] ?
+                                      "output.run_dir" : "experiment.name", c->output.run_dir[0] ?
+                                      c->output.run_dir : c->experiment.name, c->data.path, run);
+        free(run);
+    }
     {
         int ids[SP_MAX_DEVICES];
         if (sp_parse_devices(c->backend.devices, 0, ids) < 0) sp_problems_add(problems, "%s", sp_last_error());

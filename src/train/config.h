@@ -30,6 +30,7 @@ typedef struct {
         char images[SP_CONFIG_PATH_MAX];     /* COLMAP image folder; "" = automatic */
         int holdout_every;
         int cache_mb; /* > 0: stream training images through a cache of this many MiB */
+        bool allow_outside_images; /* image paths may be absolute or climb out of the dataset folder */
     } data;
     struct {
         char method[SP_CONFIG_WORD_MAX]; /* auto | random | points */

@@ -667,7 +667,8 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     {
         sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads,
                            .load_pixels = cfg->data.cache_mb == 0, .header_only = 1, /* > 0: decoded when used */
-                           .images = cfg->data.images, .holdout_every = cfg->data.holdout_every};
+                           .images = cfg->data.images, .holdout_every = cfg->data.holdout_every,
+                           .allow_outside_images = cfg->data.allow_outside_images};
         sp_problems probs = {0};
         double t0 = sp_now();
         int rc = sp_dataset_load(cfg->data.path, cfg->data.format, &lo, &r->data, &probs);
