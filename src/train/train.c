@@ -45,23 +45,29 @@ const char *const sp_train_run_files[] = {
     "config.toml", "log.txt",     "result.toml",    "point_cloud.ply", "checkpoint.bin", "curves.png",
     "cameras.json", "eval_test.toml", "eval_val.toml", "eval_train.toml", "renders/", "point_cloud/", NULL};
 
+/* dir/NAME for run file i (a folder's NAME without its trailing '/'), malloc'd. */
+static char *run_file_path(const char *dir, int i) {
+    char *clean = sp_strdup(sp_train_run_files[i]);
+    size_t len = strlen(clean);
+    if (clean[len - 1] == '/') clean[len - 1] = 0;
+    char *p = sp_path_join(dir, clean);
+    free(clean);
+    return p;
+}
+
 /* "config.toml, log.txt, ..." of the run files present in dir (malloc'd; NULL if none). */
 static char *existing_run_files(const char *dir) {
     char *list = NULL;
     for (int i = 0; sp_train_run_files[i]; i++) {
         const char *name = sp_train_run_files[i];
-        size_t len = strlen(name);
-        char *clean = sp_strdup(name);
-        if (clean[len - 1] == '/') clean[len - 1] = 0;
-        char *p = sp_path_join(dir, clean);
-        int there = name[len - 1] == '/' ? sp_dir_exists(p) : sp_file_exists(p);
+        char *p = run_file_path(dir, i);
+        int there = name[strlen(name) - 1] == '/' ? sp_dir_exists(p) : sp_file_exists(p);
         free(p);
         if (there) {
             char *l = list ? sp_strfmt("%s, %s", list, name) : sp_strdup(name);
             free(list);
             list = l;
         }
-        free(clean);
     }
     return list;
 }
@@ -70,13 +76,9 @@ static char *existing_run_files(const char *dir) {
  * names the first that it could not, and nothing is removed. */
 static int old_run_removable(const char *dir) {
     for (int i = 0; sp_train_run_files[i]; i++) {
-        char *clean = sp_strdup(sp_train_run_files[i]);
-        size_t len = strlen(clean);
-        if (clean[len - 1] == '/') clean[len - 1] = 0;
-        char *p = sp_path_join(dir, clean);
+        char *p = run_file_path(dir, i);
         int rc = sp_tree_removable(p);
         free(p);
-        free(clean);
         if (rc) return sp_error_prefix("--force cannot replace the run in %s (it removes all of the old run or "
                                        "nothing)", dir);
     }
@@ -88,13 +90,9 @@ static int old_run_removable(const char *dir) {
 static int remove_old_run(const char *dir) {
     if (old_run_removable(dir)) return -1;
     for (int i = 0; sp_train_run_files[i]; i++) {
-        char *clean = sp_strdup(sp_train_run_files[i]);
-        size_t len = strlen(clean);
-        if (clean[len - 1] == '/') clean[len - 1] = 0;
-        char *p = sp_path_join(dir, clean);
+        char *p = run_file_path(dir, i);
         int rc = sp_remove_tree(p);
         free(p);
-        free(clean);
         if (rc) return -1;
     }
     return sp_remove_temporaries(dir);
