@@ -37,6 +37,9 @@ train() { "$BIN" train --config "$TMP/run.toml" "$@"; }
 run_sum() { (cd "$1" && sha256sum config.toml result.toml point_cloud.ply checkpoint.bin); }
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 root=0; [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && root=1
+# nobody may not reach the checkout (a private home folder): it runs a copy of the binary in $TMP
+NBIN=$TMP/splat-copy
+cp "$BIN" "$NBIN" && chmod 755 "$NBIN"
 
 # 1. Two trainings into one folder.
 "$BIN" train --config "$TMP/run.toml" --set output.run_dir="$TMP/busy" --set trainer.max_steps=1000000 >"$TMP/busy.log" 2>&1 &
@@ -64,7 +67,7 @@ before=$(cd "$TMP/f" && find . | sort && find . -type f -print0 | sort -z | xarg
 if [ $root -eq 1 ]; then
   chown -R nobody "$TMP/f" && chown root "$TMP/f/renders/keep" && chmod 755 "$TMP/f/renders/keep"
   expect_fail "--force that cannot remove a file removes nothing" "--force cannot replace the run in $TMP/f" \
-    as_nobody "$BIN" train --config "$TMP/run.toml" --set output.run_dir="$TMP/f" --force
+    as_nobody "$NBIN" train --config "$TMP/run.toml" --set output.run_dir="$TMP/f" --force
 else
   chmod 555 "$TMP/f/renders/keep"
   expect_fail "--force that cannot remove a file removes nothing" "--force cannot replace the run in $TMP/f" \
@@ -134,7 +137,7 @@ mv "$TMP/scene_moved" "$TMP/scene"
 # 6. Fewer threads than asked for can start: a warning and a smaller team, not the end of the process.
 if [ $root -eq 1 ] && command -v prlimit >/dev/null; then
   mkdir -p "$TMP/thr" && chown nobody "$TMP/thr"
-  OMP_NUM_THREADS=8 as_nobody prlimit --nproc=3 "$BIN" train --config "$TMP/run.toml" --set output.run_dir="$TMP/thr/run" \
+  OMP_NUM_THREADS=8 as_nobody prlimit --nproc=3 "$NBIN" train --config "$TMP/run.toml" --set output.run_dir="$TMP/thr/run" \
     --set backend.threads=0 --set trainer.max_steps=30 >"$TMP/thr.log" 2>&1; rc=$?
   [ $rc -eq 0 ] && grep -q "threads asked for could be started" "$TMP/thr.log" && grep -q 'status = "complete"' "$TMP/thr/run/result.toml" &&
     ok "a process limit of 3: the run warns, uses fewer threads and completes" || { bad "thread limit rc=$rc"; tail -3 "$TMP/thr.log"; }
