@@ -71,4 +71,12 @@ static inline void fz_check_named(const sp_problems *p, const char *name) {
         }
 }
 
+/* A failed read's error (the thread's last) must name the file. */
+static inline void fz_check_error_names(const char *path) {
+    if (!strstr(sp_last_error(), path)) {
+        fprintf(stderr, "error does not name the file: %s\n", sp_last_error());
+        abort();
+    }
+}
+
 #endif
