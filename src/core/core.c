@@ -472,6 +472,11 @@ int sp_dir_lock(const char *dir) {
     if (fd < 0) return sp_error("%s: cannot open: %s", dir, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
+        if (e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS || e == EINVAL) { /* a file system without locks */
+            SP_WARN("%s: this file system cannot lock the folder (%s): nothing stops a second training from "
+                    "writing it at the same time", dir, strerror(e));
+            return fd; /* held, unlocked: the run goes on as before locks existed */
+        }
         close(fd);
         if (e == EWOULDBLOCK)
             return sp_error("%s: another training is writing this run folder (it holds the folder's lock); wait for "

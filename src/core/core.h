@@ -152,8 +152,9 @@ int sp_remove_tree(const char *path);
 int sp_tree_removable(const char *path);
 /* An exclusive lock on a folder, held until sp_dir_unlock (or the process ends): flock on the
  * folder itself, so nothing is written and no stale lock survives a crash. Another holder, in
- * this process or another, makes it fail at once ("another training is writing ..."). Returns the
- * descriptor, or -1 with the error set. */
+ * this process or another, makes it fail at once ("another training is writing ..."); a file
+ * system without locks is a warning, not an error. Returns the descriptor, or -1 with the error
+ * set. */
 int sp_dir_lock(const char *dir);
 void sp_dir_unlock(int fd);
 /* 1 for "NAME.tmp.PID" (the last ".tmp." followed by digits only): an atomic write's temporary. */
