@@ -60,7 +60,8 @@ static void test_errors(void **state) {
     float dummy[3] = {0.0f, 0.0f, 0.0f}, bg[3] = {0.0f, 0.0f, 0.0f};
     assert_int_equal(b->ops->render(b, &huge, 0, bg, dummy), -1);
     printf("INFO out-of-memory message: %s\n", sp_last_error());
-    tu_assert_contains(sp_last_error(), "out of device memory");
+    tu_assert_contains(sp_last_error(), "out of GPU memory");
+    tu_assert_contains(sp_last_error(), "for the rendered image");
     tu_assert_contains(sp_last_error(), "100 Gaussians");
     /* the backend still works afterwards */
     sp_camera small;
