@@ -22,12 +22,12 @@
 
 /* A small capture: NTRAIN 32x32 RGBA train views and 2 test views; r_3 rewritten as RGB (the
  * loader makes it opaque RGBA, and so must the streamed decode). */
-static char *make_capture(void) {
+static char *make_capture_sized(int size) {
     char *dir = tu_tmpdir();
     assert_non_null(dir);
     sp_synth_opts o;
     sp_synth_defaults(&o);
-    o.width = o.height = 32;
+    o.width = o.height = size;
     o.num_train = NTRAIN, o.num_val = 0, o.num_test = 2;
     o.samples = 1;
     assert_int_equal(sp_synth_write(dir, &o), 0);
@@ -41,6 +41,8 @@ static char *make_capture(void) {
     free(p);
     return dir;
 }
+
+static char *make_capture(void) { return make_capture_sized(32); }
 
 static void load(const char *dir, int pixels, int downscale, sp_dataset *d) {
     sp_load_opts lo = {.downscale = downscale, .threads = 1, .load_pixels = pixels, .header_only = !pixels};
@@ -235,13 +237,16 @@ static void test_config(void **state) {
     sp_backend_config bc = {.threads = 1, .deterministic = 1};
     sp_backend *b = sp_cpu_backend_create(&bc);
     assert_non_null(b);
-    assert_null(sp_train_stream_create(&big, b, SP_ALPHA_STRAIGHT, 3, 0, 1, 10));
+    sp_stream_opts so = {.cache_mb = 3, .device_cache_mb = -1, .first_step = 1, .last_step = 10};
+    assert_null(sp_train_stream_create(&big, b, SP_ALPHA_STRAIGHT, &so));
     tu_assert_contains(sp_last_error(), "data.cache_mb = 3");
     tu_assert_contains(sp_last_error(), "smaller than one training image");
     tu_assert_contains(sp_last_error(), "/captures/big/0.png");
-    views[1].undistorted = 1;
-    assert_null(sp_train_stream_create(&big, b, SP_ALPHA_STRAIGHT, 64, 0, 1, 10));
+    views[1].undistorted = 1; /* with a lens that does not give its image */
+    so.cache_mb = 64;
+    assert_null(sp_train_stream_create(&big, b, SP_ALPHA_STRAIGHT, &so));
     tu_assert_contains(sp_last_error(), "/captures/big/1.png");
+    tu_assert_contains(sp_last_error(), "lens");
     b->ops->destroy(b);
     for (int i = 0; i < 2; i++) free(views[i].path);
 }
@@ -323,6 +328,123 @@ static void test_train_streamed(void **state) {
     remove_dir(dir);
 }
 
+/* sp_view_sched_next: the first later step using the view, against a walk along the schedule,
+ * across epoch boundaries. */
+static void test_next_use(void **state) {
+    for (int n = 1; n <= 7; n += 3) {
+        sp_view_sched s, walk;
+        sp_view_sched_init(&s, 9, n);
+        sp_view_sched_init(&walk, 9, n);
+        for (int after = 0; after < 5 * n; after++)
+            for (int v = 0; v < n; v++) {
+                int want = after + 1;
+                while (sp_view_sched_at(&walk, want) != v) want++;
+                assert_int_equal(sp_view_sched_next(&s, v, after), want);
+            }
+        sp_view_sched_free(&s), sp_view_sched_free(&walk);
+    }
+}
+
+/* A capture with lens distortion (fox: radial-tangential, transforms.json) streams: every view
+ * decoded later, undistorted with the view's lens and crop, equals the loader's pixels byte for
+ * byte, at two downscales. */
+static void test_distorted_decode(void **state) {
+    char *dir = sp_path_join(tu_data_dir(), "fox");
+    if (!sp_dir_exists(dir)) {
+        free(dir);
+        skip();
+    }
+    for (int ds = 1; ds <= 2; ds++) {
+        sp_dataset full, lazy;
+        load(dir, 1, ds, &full);
+        load(dir, 0, ds, &lazy);
+        assert_int_equal(full.train.n, lazy.train.n);
+        int undistorted = 0;
+        for (int i = 0; i < full.train.n; i++) {
+            const sp_view *a = &full.train.views[i], *b = &lazy.train.views[i];
+            assert_memory_equal(&a->cam, &b->cam, sizeof a->cam);
+            assert_int_equal(a->undistorted, b->undistorted);
+            undistorted += b->undistorted;
+            assert_int_equal(sp_view_streamable(b), 0);
+            uint8_t *px;
+            assert_int_equal(sp_view_load_pixels(b, &px), 0);
+            assert_memory_equal(px, a->pixels, sp_view_bytes(a));
+            free(px);
+        }
+        assert_int_equal(undistorted, full.train.n);
+        sp_dataset_free(&full), sp_dataset_free(&lazy);
+    }
+    free(dir);
+}
+
+/* The device's image slots (data.device_cache_mb) on the cpu backend, each run against the
+ * in-memory run's .ply: room for every view (each staged once), two slots (0), and 4 slots for 24
+ * views of 256 KiB (1 MiB), where a slot is freed by the view used furthest ahead: the number of
+ * images staged is what that rule gives when simulated here. */
+static void test_device_slots(void **state) {
+    for (int big = 0; big <= 1; big++) {
+        char *dir = make_capture_sized(big ? 256 : 32);
+        char *runs = tu_tmpdir();
+        sp_train_opts opts = {0};
+        char *rm = sp_path_join(runs, "mem");
+        sp_config cm = train_config(dir, rm, 0);
+        assert_int_equal(sp_train(&cm, &opts), SP_TRAIN_OK);
+        char *pm = sp_path_join(rm, "point_cloud.ply"), *dm;
+        size_t nm;
+        assert_int_equal(sp_read_file(pm, &dm, &nm), 0);
+        /* 32x32 RGBA is 4 KiB a view: 1 MiB holds all 24, 0 keeps two slots; 256x256 is 256 KiB: 4 */
+        const char *caches[2] = {"1", "0"};
+        for (int k = 0; k < (big ? 1 : 2); k++) {
+            char *rs = sp_strfmt("%s/slots%d", runs, k);
+            sp_config cs = train_config(dir, rs, big ? 8 : 1);
+            char *sets[] = {sp_strfmt("data.device_cache_mb=%s", caches[k])};
+            tu_config_sets(&cs, sets, 1);
+            assert_int_equal(sp_train(&cs, &opts), SP_TRAIN_OK);
+            char *ps = sp_path_join(rs, "point_cloud.ply"), *ds;
+            size_t ns;
+            assert_int_equal(sp_read_file(ps, &ds, &ns), 0);
+            assert_int_equal(ns, nm);
+            assert_memory_equal(ds, dm, nm);
+            int slots = big ? 4 : k == 0 ? NTRAIN : 2;
+            /* the furthest-next-use rule, simulated: views in slots, a miss evicts the one used last */
+            sp_view_sched sim;
+            sp_view_sched_init(&sim, 0, NTRAIN);
+            int held[NTRAIN], nheld = 0, staged = 0;
+            for (int step = 1; step <= 40; step++) {
+                int v = sp_view_sched_at(&sim, step), in = 0;
+                for (int j = 0; j < nheld; j++) in |= held[j] == v;
+                if (in) continue;
+                staged++;
+                if (nheld < slots) {
+                    held[nheld++] = v;
+                    continue;
+                }
+                int worst = 0, far = -1;
+                for (int j = 0; j < nheld; j++) {
+                    int next = step + 1;
+                    sp_view_sched walk;
+                    sp_view_sched_init(&walk, 0, NTRAIN);
+                    while (sp_view_sched_at(&walk, next) != held[j]) next++;
+                    sp_view_sched_free(&walk);
+                    if (next > far) far = next, worst = j;
+                }
+                held[worst] = v;
+            }
+            sp_view_sched_free(&sim);
+            char *want = sp_strfmt("%d images staged to the device for 40 steps", staged);
+            char *keeps = sp_strfmt("the device keeps %d of the 24 training images", slots);
+            char *log = slurp(rs, "log.txt");
+            tu_assert_contains(log, want);
+            tu_assert_contains(log, keeps);
+            if (slots == NTRAIN) assert_int_equal(staged, NTRAIN);
+            free(want), free(keeps), free(log), free(ds), free(ps), free(rs);
+        }
+        free(dm), free(pm), free(rm);
+        remove_dir(runs);
+        remove_dir(dir);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_matches_loader),
@@ -330,6 +452,9 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_train_streamed),
+        cmocka_unit_test(test_next_use),
+        cmocka_unit_test(test_distorted_decode),
+        cmocka_unit_test(test_device_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

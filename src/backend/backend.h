@@ -142,9 +142,11 @@ typedef struct sp_backend_ops {
     /* Single stages over host arrays (backend/stage_ops.h); NULL if the backend has none. */
     const struct sp_stage_ops *stages;
     /* Streamed training images (data.cache_mb), instead of upload_views: copies one view's camera
-     * and pixels into staging slot `slot` (0 <= slot < SP_STAGE_SLOTS) for a coming train_step with
-     * `staged` set. The caller may reuse v->pixels when it returns; staging into a slot waits for
-     * a step still reading it. The device holds SP_STAGE_SLOTS images, whatever the capture. */
+     * and pixels into staging slot `slot` (0 <= slot < the slot count, SP_STAGE_SLOTS unless
+     * stage_slots set another) for a coming train_step with `staged` set. The caller may reuse
+     * v->pixels when it returns; the slot's new image is seen by steps issued after this call
+     * only (steps issued before still read the old one). The device holds as many images as
+     * there are slots, whatever the capture. */
     int (*stage_view)(sp_backend *b, int slot, const sp_view *v, sp_alpha_mode alpha);
     /* Renders count cameras into rgb[0..count-1] (each as render writes it), possibly several at
      * once (the replicated cuda backend renders camera j on device j % devices); the images are
@@ -169,6 +171,15 @@ typedef struct sp_backend_ops {
      * NULL: the evaluation downloads each render and scores it on the host. */
     int (*score)(sp_backend *b, const sp_camera *cam, int sh_degree, const float bg[3], const uint8_t *g8,
                  uint8_t *p8, uint64_t *sse, double *ssim);
+    /* Streamed views: count staging slots (>= SP_STAGE_SLOTS; before any call there are
+     * SP_STAGE_SLOTS), each taking an image of up to max_pixels pixels of up to `channels`
+     * channels, reserved now (an error when the device lacks the memory). Views staged before are
+     * dropped. With more slots than two the device keeps that many training images at once: the
+     * trainer decides which view a slot holds (data.device_cache_mb, train/stream.c). NULL: the
+     * backend has SP_STAGE_SLOTS slots only. */
+    int (*stage_slots)(sp_backend *b, int count, size_t max_pixels, int channels);
+    /* The device's free and total memory in bytes; NULL for a backend whose buffers are host memory. */
+    int (*device_memory)(sp_backend *b, size_t *free_bytes, size_t *total_bytes);
 } sp_backend_ops;
 
 struct sp_backend {

@@ -34,8 +34,11 @@ static const char *folder_kind(const char *dir) {
 }
 
 static int is_split(const char *name) { return !strcmp(name, "train") || !strcmp(name, "val") || !strcmp(name, "test"); }
+/* synth's folders: the object scene's splits, the capture scene's images/ */
+static int is_synth_dir(const char *name) { return is_split(name) || !strcmp(name, "images"); }
 
-/* The first entry of dir (recursing one level into train|val|test) that kind does not write;
+/* The first entry of dir (recursing one level into train|val|test, and images for synth) that kind
+ * does not write;
  * malloc'd path, NULL when every entry is the command's own. */
 static char *foreign_entry(const char *dir, const char *kind, int depth) {
     DIR *d = opendir(dir);
@@ -49,13 +52,14 @@ static char *foreign_entry(const char *dir, const char *kind, int depth) {
         char *p = sp_path_join(dir, n);
         int own;
         if (sp_dir_exists(p)) {
-            own = depth == 0 && is_split(n);
+            own = depth == 0 && (synth ? is_synth_dir(n) : is_split(n));
             if (own) bad = foreign_entry(p, kind, 1);
         } else if (depth == 1) {
-            own = fnmatch("*.png", n, 0) == 0;
+            own = fnmatch("*.png", n, 0) == 0 || (synth && fnmatch("[0-9]*.jpg", n, 0) == 0);
         } else if (synth) {
             own = !strcmp(n, SYNTH_MARKER) || !strcmp(n, "transforms_train.json") ||
-                  !strcmp(n, "transforms_val.json") || !strcmp(n, "transforms_test.json");
+                  !strcmp(n, "transforms_val.json") || !strcmp(n, "transforms_test.json") ||
+                  !strcmp(n, "transforms.json");
         } else {
             own = fnmatch("frame_[0-9]*.png", n, 0) == 0 || fnmatch("*.mp4", n, 0) == 0;
         }

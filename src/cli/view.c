@@ -8,8 +8,6 @@
 #ifdef SPLAT_HAVE_VIEW
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
-#include <stdio.h> /* before jpeglib.h, which needs FILE */
-#include <jpeglib.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -57,48 +55,6 @@ struct view_server {
 
 /* ---- JPEG ---- */
 
-typedef struct {
-    struct jpeg_error_mgr mgr;
-    jmp_buf jump;
-} jpeg_err;
-
-static void jpeg_fail(j_common_ptr c) { longjmp(((jpeg_err *)c->err)->jump, 1); }
-
-/* rgb (w*h*3) as a JPEG in *out (malloc'd, *n bytes); -1 on failure. */
-static int encode_jpeg(const uint8_t *rgb, int w, int h, int quality, unsigned char **out, unsigned long *n) {
-    struct jpeg_compress_struct c;
-    jpeg_err e;
-    *out = NULL;
-    *n = 0;
-    c.err = jpeg_std_error(&e.mgr);
-    e.mgr.error_exit = jpeg_fail;
-    if (setjmp(e.jump)) {
-        jpeg_destroy_compress(&c);
-        free(*out);
-        *out = NULL;
-        return -1;
-    }
-    jpeg_create_compress(&c);
-    jpeg_mem_dest(&c, out, n);
-    c.image_width = (JDIMENSION)w;
-    c.image_height = (JDIMENSION)h;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, quality, TRUE);
-    if (quality >= 90) { /* no chroma subsampling: colour edges stay sharp */
-        c.comp_info[0].h_samp_factor = c.comp_info[0].v_samp_factor = 1;
-    }
-    jpeg_start_compress(&c, TRUE);
-    while (c.next_scanline < c.image_height) {
-        JSAMPROW row = (JSAMPROW)(rgb + (size_t)c.next_scanline * w * 3);
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
-    return 0;
-}
-
 /* ---- responses ---- */
 
 static enum MHD_Result send_buf(struct MHD_Connection *conn, unsigned status, const char *type, void *data,
@@ -131,7 +87,7 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, cJSON *j) {
 static enum MHD_Result send_jpeg(struct MHD_Connection *conn, const uint8_t *rgb, int w, int h, int quality) {
     unsigned char *jpg;
     unsigned long n;
-    if (encode_jpeg(rgb, w, h, quality, &jpg, &n)) return send_text(conn, 500, "JPEG encoding failed");
+    if (sp_image_encode_jpeg(rgb, w, h, quality, &jpg, &n)) return send_text(conn, 500, "JPEG encoding failed");
     return send_buf(conn, 200, "image/jpeg", jpg, n, MHD_RESPMEM_MUST_FREE);
 }
 

@@ -320,6 +320,58 @@ int sp_image_save_png(const char *path, const sp_image *img) {
     return rc;
 }
 
+typedef struct {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jump;
+} jpeg_enc_err;
+
+static void jpeg_enc_fail(j_common_ptr c) { longjmp(((jpeg_enc_err *)c->err)->jump, 1); }
+
+int sp_image_encode_jpeg(const uint8_t *rgb, int w, int h, int quality, unsigned char **out, unsigned long *n) {
+    struct jpeg_compress_struct c;
+    jpeg_enc_err e;
+    *out = NULL;
+    *n = 0;
+    c.err = jpeg_std_error(&e.mgr);
+    e.mgr.error_exit = jpeg_enc_fail;
+    if (setjmp(e.jump)) {
+        jpeg_destroy_compress(&c);
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    jpeg_create_compress(&c);
+    jpeg_mem_dest(&c, out, n);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, quality, TRUE);
+    if (quality >= 90) { /* no chroma subsampling: colour edges stay sharp */
+        c.comp_info[0].h_samp_factor = c.comp_info[0].v_samp_factor = 1;
+    }
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) {
+        JSAMPROW row = (JSAMPROW)(rgb + (size_t)c.next_scanline * w * 3);
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    return 0;
+}
+
+int sp_image_save_jpeg(const char *path, const sp_image *img, int quality) {
+    if (img->channels != 3) return sp_error("%s: a JPEG is written from RGB, not %d channels", path, img->channels);
+    unsigned char *data = NULL;
+    unsigned long n = 0;
+    if (sp_image_encode_jpeg(img->pixels, img->width, img->height, quality, &data, &n))
+        return sp_error("%s: JPEG encoding failed", path);
+    int rc = sp_write_file_atomic(path, data, n);
+    free(data);
+    return rc;
+}
+
 void sp_image_quantize(const float *rgb, int w, int h, uint8_t *out) {
     size_t n = (size_t)w * h * 3;
     for (size_t i = 0; i < n; i++) {

@@ -1,4 +1,4 @@
-/* image.h — 8-bit image files: PNG (libpng) and JPEG (libjpeg-turbo) decode, PNG encode,
+/* image.h — 8-bit image files: PNG (libpng) and JPEG (libjpeg-turbo) decode and encode,
  * box-filter downscale. Pixels are row-major, top row first, channels interleaved. */
 #ifndef SPLAT_IMAGE_H
 #define SPLAT_IMAGE_H
@@ -32,6 +32,11 @@ int sp_image_probe(const char *path, int *width, int *height, int *channels);
 int sp_image_probe_mem(const char *path, const uint8_t *data, size_t n, int *width, int *height, int *channels);
 /* Writes an 8-bit PNG atomically. channels 1, 3 or 4. */
 int sp_image_save_png(const char *path, const sp_image *img);
+/* RGB (w*h*3) as a baseline JPEG in *out (malloc'd, *n bytes; quality 1..100, no chroma subsampling
+ * from 90 up); -1 on failure (nothing allocated). */
+int sp_image_encode_jpeg(const uint8_t *rgb, int w, int h, int quality, unsigned char **out, unsigned long *n);
+/* Writes an RGB image as a JPEG atomically; errors name the path. */
+int sp_image_save_jpeg(const char *path, const sp_image *img, int quality);
 /* Float RGB [h][w][3] in [0,1] -> 8-bit (round to nearest, clamped). */
 void sp_image_quantize(const float *rgb, int w, int h, uint8_t *out);
 /* Box-filter downscale by an integer factor (area average; for RGBA on premultiplied colour). */

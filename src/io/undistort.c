@@ -289,6 +289,7 @@ int sp_capture_load(sp_dataset *out, sp_capture_view *views, int n, const sp_loa
             o->channels = w->img.channels;
             o->downscale = views[i].downscale > 1 ? views[i].downscale : 1;
             o->undistorted = !sp_lens_is_pinhole(&w->lens) || (c->left | c->top | c->right | c->bottom);
+            if (o->undistorted) o->lens = w->lens, o->crop = *c;
             if (o->channels == 4) out->has_alpha = 1;
             if (load_pixels) o->pixels = w->img.pixels, w->img.pixels = NULL;
         }

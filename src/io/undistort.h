@@ -12,20 +12,8 @@
 #include "io/image.h"
 #include "io/loader.h"
 
-/* Intrinsics of one photo at size width x height (pixel centres at i + 0.5), and the OpenCV
- * distortion of normalized coordinates (x, y) = ((u - cx) / fx, (v - cy) / fy):
- *   r2 = x² + y²,  d = 1 + k1 r2 + k2 r2² + k3 r2³
- *   xd = x d + 2 p1 x y + p2 (r2 + 2 x²),   yd = y d + p1 (r2 + 2 y²) + 2 p2 x y */
-typedef struct {
-    int width, height;
-    double fx, fy, cx, cy;
-    double k1, k2, k3, p1, p2;
-} sp_lens;
-
-/* Pixels removed from each side of the undistorted image: left, top, right, bottom. */
-typedef struct {
-    int left, top, right, bottom;
-} sp_crop;
+/* sp_lens (intrinsics and OpenCV distortion of one photo) and sp_crop are in scene/camera.h: a
+ * view keeps them to undistort a streamed image as the loader does (io/viewload.h). */
 
 /* True when all distortion coefficients are zero. */
 int sp_lens_is_pinhole(const sp_lens *l);

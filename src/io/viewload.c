@@ -1,21 +1,25 @@
 /* viewload.c — decodes one view's pixels from its file (the streaming mode of data.cache_mb), with
- * the loader's own steps: decode, integer downscale, RGB to RGBA when the dataset has alpha. */
+ * the loader's own steps: decode, integer downscale, lens undistortion (with the view's lens and
+ * crop), RGB to RGBA when the dataset has alpha. */
 #include "io/viewload.h"
 
 #include <stdlib.h>
 
 #include "core/core.h"
 #include "io/image.h"
+#include "io/undistort.h"
 
 size_t sp_view_bytes(const sp_view *v) { return (size_t)v->cam.width * v->cam.height * v->channels; }
 
 int sp_view_streamable(const sp_view *v) {
-    if (v->undistorted)
-        return sp_error("%s: the view's lens distortion is removed on load, which data.cache_mb > 0 does not "
-                        "do for streamed images; undistort the capture first or set data.cache_mb = 0",
-                        v->path);
     if (v->channels != 3 && v->channels != 4)
         return sp_error("%s: %d channels (3 or 4 expected)", v->path, v->channels);
+    if (v->undistorted && (v->lens.width <= 0 || v->lens.height <= 0 ||
+                           v->lens.width - v->crop.left - v->crop.right != v->cam.width ||
+                           v->lens.height - v->crop.top - v->crop.bottom != v->cam.height))
+        return sp_error("%s: the view's lens (%dx%d, crop %d %d %d %d) does not give its %dx%d image", v->path,
+                        v->lens.width, v->lens.height, v->crop.left, v->crop.top, v->crop.right, v->crop.bottom,
+                        v->cam.width, v->cam.height);
     return 0;
 }
 
@@ -33,6 +37,22 @@ int sp_view_load_pixels(const sp_view *v, uint8_t **pixels) {
         }
         sp_image_free(&img);
         img = small;
+    }
+    if (v->undistorted) { /* as the loader does: after downscaling, on the decoded channels */
+        if (img.width != v->lens.width || img.height != v->lens.height) {
+            sp_error("%s: the image is now %dx%d, but was %dx%d when the dataset was loaded (was the file changed "
+                     "during training?)", v->path, img.width, img.height, v->lens.width, v->lens.height);
+            sp_image_free(&img);
+            return -1;
+        }
+        sp_image u;
+        if (sp_undistort_image(&img, &v->lens, &v->crop, &u)) {
+            sp_error_prefix("%s", v->path);
+            sp_image_free(&img);
+            return -1;
+        }
+        sp_image_free(&img);
+        img = u;
     }
     if (img.width != v->cam.width || img.height != v->cam.height ||
         (img.channels != v->channels && !(img.channels == 3 && v->channels == 4))) {

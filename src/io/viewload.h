@@ -12,9 +12,10 @@
 /* Bytes of the view's decoded pixels: width * height * channels. */
 size_t sp_view_bytes(const sp_view *v);
 /* 0 if the view's pixels can be decoded later by sp_view_load_pixels; -1 with the reason (naming
- * the file) otherwise: views whose lens distortion is removed on load are not streamed. */
+ * the file) otherwise (a channel count or lens that cannot give the view's image). */
 int sp_view_streamable(const sp_view *v);
-/* Decodes v->path, downscales it by v->downscale and converts it to v->channels; *pixels receives
+/* Decodes v->path, downscales it by v->downscale, removes its lens distortion (v->undistorted: with
+ * v->lens and v->crop, as the loader does) and converts it to v->channels; *pixels receives
  * sp_view_bytes(v) malloc'd bytes. Errors name the file, including a file whose size no longer
  * matches the camera (changed since the dataset was loaded). Thread safe. */
 int sp_view_load_pixels(const sp_view *v, uint8_t **pixels);

@@ -16,6 +16,8 @@ typedef struct {
                         dataset was loaded without pixels (data.cache_mb streams them: io/viewload.h) */
     int downscale;   /* the file is decoded at 1/downscale of its size to give cam's size */
     int undistorted; /* the pixels were resampled to remove lens distortion (or cropped) on load */
+    sp_lens lens;    /* undistorted: the photo's lens at the decoded (downscaled) size, and the crop; */
+    sp_crop crop;    /* a streamed image is undistorted with them exactly as the loader does */
 } sp_view;
 
 typedef struct {

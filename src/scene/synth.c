@@ -6,6 +6,7 @@
  * come from a per-pixel RNG stream, so the result does not depend on the thread schedule. */
 #include "core/threads.h"
 #include "scene/synth.h"
+#include "scene/synth_internal.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -14,8 +15,6 @@
 
 #include "core/core.h"
 #include "io/image.h"
-
-#define PI_F 3.14159265358979f
 
 /* ---- scene description ---- */
 
@@ -44,30 +43,20 @@ static const prim SCENE[] = {
 };
 #define NUM_PRIMS ((int)(sizeof SCENE / sizeof *SCENE))
 
-/* Direction towards the light (normalized at use) and the light mix. */
+/* Direction towards the light (normalized at use); the light mix is in synth_internal.h. */
 static const float LIGHT_DIR[3] = {0.35f, -0.45f, 0.82f};
-#define AMBIENT 0.35f
-#define DIFFUSE 0.65f
 
-/* ---- small vector helpers ---- */
+void sp_synth_light(float L[3]) {
+    for (int k = 0; k < 3; k++) L[k] = LIGHT_DIR[k];
+    normalize3(L);
+}
 
-static inline float dot3(const float a[3], const float b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-static inline void normalize3(float v[3]) {
-    float l = sqrtf(dot3(v, v));
-    if (l > 0.0f) v[0] /= l, v[1] /= l, v[2] /= l;
-}
-static inline void cross3(const float a[3], const float b[3], float o[3]) {
-    o[0] = a[1] * b[2] - a[2] * b[1];
-    o[1] = a[2] * b[0] - a[0] * b[2];
-    o[2] = a[0] * b[1] - a[1] * b[0];
-}
 /* Rotates v about z by angle (given as its cosine and sine). */
 static inline void rotz(const float v[3], float c, float s, float o[3]) {
     o[0] = c * v[0] - s * v[1];
     o[1] = s * v[0] + c * v[1];
     o[2] = v[2];
 }
-static inline int parity(float x) { return (int)floorf(x) & 1; }
 
 /* ---- intersection in the local frame ---- */
 
@@ -267,12 +256,12 @@ int sp_synth_ray_hits(const float o[3], const float d[3]) {
     return trace(o, d, 1e-4f, 0, &h);
 }
 
-/* Shaded colour of the first surface along the ray, or 0 when the ray misses everything. */
-static int shade(const float o[3], const float d[3], float col[3]) {
+int sp_synth_objects_shade(const float o[3], const float d[3], float col[3], float *t) {
     hit h;
     if (!trace(o, d, 1e-4f, 0, &h)) return 0;
-    float L[3] = {LIGHT_DIR[0], LIGHT_DIR[1], LIGHT_DIR[2]};
-    normalize3(L);
+    if (t) *t = h.t;
+    float L[3];
+    sp_synth_light(L);
     float n[3] = {h.n[0], h.n[1], h.n[2]};
     if (dot3(n, d) > 0.0f) n[0] = -n[0], n[1] = -n[1], n[2] = -n[2];
     float ndl = dot3(n, L), lit = 0.0f;
@@ -291,6 +280,7 @@ static int shade(const float o[3], const float d[3], float col[3]) {
 /* ---- cameras ---- */
 
 void sp_synth_defaults(sp_synth_opts *o) {
+    o->scene = SP_SYNTH_OBJECTS;
     o->width = 128;
     o->height = 128;
     o->num_train = 100;
@@ -350,7 +340,7 @@ static void render_row(const sp_synth_opts *o, const float m[16], uint64_t view_
             float u = ((float)i + ox - cx) / fx, v = ((float)j + oy - cy) / fy, d[3], col[3];
             for (int k = 0; k < 3; k++) d[k] = u * m[k * 4 + 0] - v * m[k * 4 + 1] - m[k * 4 + 2];
             normalize3(d);
-            if (shade(origin, d, col)) {
+            if (sp_synth_objects_shade(origin, d, col, NULL)) {
                 hits++;
                 for (int k = 0; k < 3; k++) acc[k] += col[k];
             }
@@ -446,6 +436,7 @@ int sp_synth_write(const char *dir, const sp_synth_opts *o) {
     if (o->num_train + o->num_val + o->num_test == 0) return sp_error("%s: synth needs at least one view", dir);
     if (o->samples < 1 || o->samples > 1024)
         return sp_error("%s: synth samples per pixel %d is out of range (1..1024)", dir, o->samples);
+    if (o->scene == SP_SYNTH_CAPTURE) return sp_synth_write_capture(dir, o);
     if (sp_mkdir_p(dir) != 0) return -1;
     int counts[3] = {o->num_train, o->num_val, o->num_test};
     for (int s = 0; s < 3; s++) /* an empty val or test split is left out (the loader rejects empty files) */

@@ -49,7 +49,8 @@ static void set_window(sp_viewcache *c, int step) {
     c->win_n = n;
     for (int k = 0; k < n; k++) {
         int v = c->o.schedule(c->o.user, step + k);
-        c->win[k] = v >= 0 && v < c->split->n ? v : 0;
+        /* -1: that step needs nothing decoded; the step asked for always does */
+        c->win[k] = v >= 0 && v < c->split->n ? v : k == 0 ? 0 : -1;
     }
 }
 
@@ -114,7 +115,7 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {
         int k = 0;
-        while (k < c->win_n && c->e[c->win[k]].state != E_EMPTY) k++;
+        while (k < c->win_n && (c->win[k] < 0 || c->e[c->win[k]].state != E_EMPTY)) k++;
         if (k == c->win_n || make_room(c, view_bytes(&c->split->views[c->win[k]]), k)) {
             pthread_cond_wait(&c->cv, &c->mu);
             continue;

@@ -20,8 +20,10 @@ typedef struct sp_viewcache sp_viewcache;
 /* Decodes a view's pixels into a malloc'd buffer of width * height * channels bytes; on failure
  * returns -1 with sp_error set (naming the file). Called from several threads at once. */
 typedef int (*sp_view_decode_fn)(const sp_view *v, uint8_t **pixels);
-/* The view index the trainer uses at `step`; called under the cache's lock only, in increasing
- * step order within one call of the cache, so it may keep state in `user`. */
+/* The view index the trainer uses at `step`, or -1 when that step needs nothing decoded (its view
+ * is held elsewhere, e.g. on the device); called under the cache's lock only, from the thread that
+ * creates the cache and calls acquire, in increasing step order within one call of the cache, so
+ * it may keep state in `user`. For the step an acquire asks for it must give the view. */
 typedef int (*sp_view_schedule_fn)(void *user, int step);
 
 typedef struct {

@@ -64,6 +64,13 @@ const sp_config_field sp_config_schema[] = {
         "0 = decode every image into memory at load; N > 0 = stream training images from disk through a "
         "cache of N MiB (decoded ahead of use), for captures larger than memory (docs/config.md, \"Large "
         "captures\")."),
+    INT(data, device_cache_mb, IN(-1, 1 << 24), -1,
+        "Streamed images (data.cache_mb > 0) kept on the device in 8 bits, so that a step whose view is there "
+        "reads nothing from the host: -1 = auto (up to a third of the device's free memory, at most every training "
+        "view; none on the cpu backend), 0 = none (two staging slots), N = at most N MiB (docs/config.md, \"Large "
+        "captures\")."),
+    INT(data, decode_threads, IN(0, 256), 0,
+        "Streamed images: threads decoding ahead of the training; 0 = one per core but one (at most 32)."),
     BOOL(data, allow_outside_images, 0,
          "Allow image paths that are absolute or leave the dataset folder through \"..\" (compared lexically)."),
 

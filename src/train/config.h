@@ -30,6 +30,8 @@ typedef struct {
         char images[SP_CONFIG_PATH_MAX];     /* COLMAP image folder; "" = automatic */
         int holdout_every;
         int cache_mb; /* > 0: stream training images through a cache of this many MiB */
+        int device_cache_mb; /* streamed: images kept on the device, MiB; -1 = auto */
+        int decode_threads;  /* streamed: decoding threads; 0 = auto */
         bool allow_outside_images; /* image paths may be absolute or climb out of the dataset folder */
     } data;
     struct {

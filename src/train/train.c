@@ -731,10 +731,11 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         goto fail;
     if (o->resume_dir ? resume_from(r, &ck) : init_gaussians(r)) goto fail;
     if (cfg->data.cache_mb > 0) {
-        r->stream = sp_train_stream_create(&r->data.train, r->b, r->alpha, cfg->data.cache_mb,
-                                           (uint64_t)cfg->experiment.seed, r->step + 1, cfg->trainer.max_steps);
+        sp_stream_opts so = {.cache_mb = cfg->data.cache_mb, .device_cache_mb = cfg->data.device_cache_mb,
+                             .decode_threads = cfg->data.decode_threads, .seed = (uint64_t)cfg->experiment.seed,
+                             .first_step = r->step + 1, .last_step = cfg->trainer.max_steps};
+        r->stream = sp_train_stream_create(&r->data.train, r->b, r->alpha, &so);
         if (!r->stream) goto fail;
-        SP_INFO("streaming the training images through a cache of %d MiB", cfg->data.cache_mb);
     }
     sp_checkpoint_free(&ck);
     r->session_step0 = r->step;

@@ -30,8 +30,9 @@ typedef struct {
     sp_view *views;
     int num_views;
     sp_alpha_mode alpha;
-    sp_view slot[SP_STAGE_SLOTS]; /* staged views (stage_view): copies of camera and pixels */
-    size_t slot_cap[SP_STAGE_SLOTS];
+    sp_view *slot; /* [num_slots] staged views (stage_view): copies of camera and pixels */
+    size_t *slot_cap;
+    int num_slots;
     /* per-step buffers */
     sp_proj proj;
     int proj_cap;
@@ -95,7 +96,9 @@ static void cpu_destroy(sp_backend *base) {
     sp_raster_out_free(&b->ro);
     free(b->target);
     free(b->dl_drgb);
-    for (int k = 0; k < SP_STAGE_SLOTS; k++) free(b->slot[k].pixels);
+    for (int k = 0; k < b->num_slots; k++) free(b->slot[k].pixels);
+    free(b->slot);
+    free(b->slot_cap);
     free(b);
 }
 
@@ -107,10 +110,29 @@ static int cpu_upload_views(sp_backend *base, const sp_view *views, int n, sp_al
     return 0;
 }
 
-/* Streamed views: the step runs synchronously, so a slot is a plain copy of the pixels. */
+/* Streamed views: the step runs synchronously, so a slot is a plain copy of the pixels (made when
+ * the slot is first used: the slots are host memory). */
+static int cpu_stage_slots(sp_backend *base, int count, size_t max_pixels, int channels) {
+    cpu_backend *b = (cpu_backend *)base;
+    if (count < SP_STAGE_SLOTS) return sp_error("stage_slots: %d slots (at least %d)", count, SP_STAGE_SLOTS);
+    sp_view *slot = sp_try_alloc((size_t)count, sizeof *slot, "the staged training images", "lower data.device_cache_mb");
+    size_t *cap = sp_try_alloc((size_t)count, sizeof *cap, "the staged training images", "lower data.device_cache_mb");
+    if (!slot || !cap) {
+        free(slot), free(cap);
+        return -1;
+    }
+    memset(slot, 0, (size_t)count * sizeof *slot);
+    memset(cap, 0, (size_t)count * sizeof *cap);
+    for (int k = 0; k < b->num_slots; k++) free(b->slot[k].pixels);
+    free(b->slot), free(b->slot_cap);
+    b->slot = slot, b->slot_cap = cap, b->num_slots = count;
+    return 0;
+}
+
 static int cpu_stage_view(sp_backend *base, int slot, const sp_view *v, sp_alpha_mode alpha) {
     cpu_backend *b = (cpu_backend *)base;
-    if (slot < 0 || slot >= SP_STAGE_SLOTS) return sp_error("stage_view: slot %d out of range", slot);
+    if (!b->num_slots && cpu_stage_slots(base, SP_STAGE_SLOTS, 0, 0)) return -1;
+    if (slot < 0 || slot >= b->num_slots) return sp_error("stage_view: slot %d out of range", slot);
     if (!v->pixels || (v->channels != 3 && v->channels != 4))
         return sp_error("stage_view: view %s has no pixels", v->path ? v->path : "?");
     size_t bytes = (size_t)v->cam.width * v->cam.height * v->channels;
@@ -214,8 +236,9 @@ static int cpu_train_step(sp_backend *base, const sp_step_args *a) {
 }
 
 static int train_step(cpu_backend *b, const sp_step_args *a) {
-    if (a->view < 0 || a->view >= (a->staged ? SP_STAGE_SLOTS : b->num_views))
+    if (a->view < 0 || a->view >= (a->staged ? b->num_slots : b->num_views))
         return sp_error("train_step: %s %d out of range", a->staged ? "staging slot" : "view", a->view);
+    if (a->staged && !b->slot[a->view].pixels) return sp_error("train_step: staging slot %d holds no image", a->view);
     const sp_view *view = a->staged ? &b->slot[a->view] : &b->views[a->view];
     const sp_camera *cam = &view->cam;
     int n = b->g.n, w = cam->width, h = cam->height;
@@ -448,6 +471,7 @@ static const sp_backend_ops cpu_ops = {
     .get_profile = cpu_get_profile,
     .stages = &cpu_stage_ops,
     .stage_view = cpu_stage_view,
+    .stage_slots = cpu_stage_slots,
     .mcmc_read = cpu_mcmc_read,
     .mcmc_apply = cpu_mcmc_apply_op,
     .blend_weights = cpu_blend_weights_op,

@@ -321,50 +321,107 @@ static void cu_destroy(sp_backend *base) {
     if (b->h_acc) cudaFreeHost(b->h_acc);
     if (b->h_u32) cudaFreeHost(b->h_u32);
     if (b->st) cudaStreamDestroy(b->st);
-    for (int k = 0; k < SP_STAGE_SLOTS; k++) {
-        cu_free(&b->mem, &b->slot_pix[k]);
-        if (b->h_slot[k]) cudaFreeHost(b->h_slot[k]);
-        if (b->slot_ev[k]) cudaEventDestroy(b->slot_ev[k]);
+    cu_free(&b->mem, &b->slot_pool);
+    free(b->slot_view);
+    for (int k = 0; k < 2; k++) {
+        if (b->h_ring[k]) cudaFreeHost(b->h_ring[k]);
+        if (b->ring_ev[k]) cudaEventDestroy(b->ring_ev[k]);
     }
     free(b->views);
     free(b);
 }
 
-/* Streamed views: the pixels go to a pinned copy, then to the device slot on the step stream (after
- * the steps queued before, which may read the slot; before the step that uses it), so the host
- * returns at once and decodes the next view while the GPU trains. */
+/* Streamed views: slots of one device buffer. A view's pixels go to one of two pinned buffers, then
+ * to its slot on the step stream (after the steps queued before, which may still read the slot;
+ * before the step that uses it), so the host returns at once and decodes the next view while the
+ * GPU trains. Growing the slots (an image larger than a slot) keeps what they hold. */
+static int slots_resize(cu_backend *b, int count, size_t bytes) {
+    size_t stride = (bytes + 255) & ~(size_t)255;
+    cudaStreamSynchronize(b->st); /* steps in flight may read the old slots */
+    cu_buf pool = {NULL, 0};
+    if (cu_alloc(&b->mem, &pool, (size_t)count * stride, "staged training images (data.device_cache_mb)"))
+        return -1;
+    cu_view *views = (cu_view *)calloc((size_t)count, sizeof *views);
+    if (!views) {
+        cu_free(&b->mem, &pool);
+        return sp_error("cuda: out of host memory for %d staging slots", count);
+    }
+    int keep = b->num_slots < count ? b->num_slots : count;
+    for (int k = 0; k < keep; k++) { /* the slots' images stay (a growth, not a new set) */
+        views[k] = b->slot_view[k];
+        if (views[k].channels && cu_check(cudaMemcpyAsync((uint8_t *)pool.p + k * stride,
+                                                          (uint8_t *)b->slot_pool.p + k * b->slot_stride, b->slot_cap,
+                                                          cudaMemcpyDeviceToDevice, b->st), "stage a training image")) {
+            cu_free(&b->mem, &pool);
+            free(views);
+            return -1;
+        }
+    }
+    cudaStreamSynchronize(b->st);
+    cu_free(&b->mem, &b->slot_pool);
+    free(b->slot_view);
+    b->slot_pool = pool;
+    b->slot_view = views;
+    b->num_slots = count;
+    b->slot_cap = bytes;
+    b->slot_stride = stride;
+    return 0;
+}
+
+static int cu_stage_slots(sp_backend *base, int count, size_t max_pixels, int channels) {
+    cu_backend *b = (cu_backend *)base;
+    if (count < SP_STAGE_SLOTS) return sp_error("cuda: stage_slots: %d slots (at least %d)", count, SP_STAGE_SLOTS);
+    free(b->slot_view); /* a new set: nothing staged before is kept */
+    b->slot_view = NULL;
+    b->num_slots = 0;
+    return slots_resize(b, count, max_pixels * (size_t)(channels > 0 ? channels : 4));
+}
+
 static int cu_stage_view(sp_backend *base, int slot, const sp_view *v, sp_alpha_mode alpha) {
     cu_backend *b = (cu_backend *)base;
-    if (slot < 0 || slot >= SP_STAGE_SLOTS) return sp_error("cuda: stage_view: slot %d out of range", slot);
     if (!v->pixels || (v->channels != 3 && v->channels != 4))
         return sp_error("cuda: stage_view: view %s has no pixels", v->path ? v->path : "?");
     size_t bytes = (size_t)v->cam.width * v->cam.height * v->channels;
-    /* the pinned copy may still feed this slot's previous upload */
-    if (b->slot_ev[slot] && cu_check(cudaEventSynchronize(b->slot_ev[slot]), "stage a training image")) return -1;
-    if (bytes > b->slot_cap[slot]) {
-        cudaStreamSynchronize(b->st); /* a step in flight may read the device slot */
-        cu_free(&b->mem, &b->slot_pix[slot]);
-        if (b->h_slot[slot]) cudaFreeHost(b->h_slot[slot]);
-        b->h_slot[slot] = NULL;
-        b->slot_cap[slot] = 0;
-        if (cu_check(cudaMallocHost((void **)&b->h_slot[slot], bytes), "pinned memory for a staged training image") ||
-            cu_alloc(&b->mem, &b->slot_pix[slot], bytes, "a staged training image"))
-            return -1;
-        if (!b->slot_ev[slot] &&
-            cu_check(cudaEventCreateWithFlags(&b->slot_ev[slot], cudaEventDisableTiming), "stage a training image"))
-            return -1;
-        b->slot_cap[slot] = bytes;
-    }
-    memcpy(b->h_slot[slot], v->pixels, bytes);
-    if (cu_check(cudaMemcpyAsync(b->slot_pix[slot].p, b->h_slot[slot], bytes, cudaMemcpyHostToDevice, b->st),
-                 "stage a training image") ||
-        cu_check(cudaEventRecord(b->slot_ev[slot], b->st), "stage a training image"))
+    int count = b->num_slots ? b->num_slots : SP_STAGE_SLOTS;
+    if (slot < 0 || slot >= count) return sp_error("cuda: stage_view: slot %d out of range", slot);
+    if ((!b->num_slots || bytes > b->slot_cap) && slots_resize(b, count, bytes > b->slot_cap ? bytes : b->slot_cap))
         return -1;
-    b->slot_view[slot].off = 0;
+    int r = b->ring_next;
+    b->ring_next ^= 1;
+    /* this pinned buffer may still feed the copy it was last used for */
+    if (b->ring_ev[r] && cu_check(cudaEventSynchronize(b->ring_ev[r]), "stage a training image")) return -1;
+    if (bytes > b->h_ring_cap) {
+        for (int k = 0; k < 2; k++) {
+            if (b->ring_ev[k]) cudaEventSynchronize(b->ring_ev[k]);
+            if (b->h_ring[k]) cudaFreeHost(b->h_ring[k]);
+            b->h_ring[k] = NULL;
+        }
+        b->h_ring_cap = 0;
+        for (int k = 0; k < 2; k++) {
+            if (cu_check(cudaMallocHost((void **)&b->h_ring[k], bytes), "pinned memory for a staged training image"))
+                return -1;
+            if (!b->ring_ev[k] &&
+                cu_check(cudaEventCreateWithFlags(&b->ring_ev[k], cudaEventDisableTiming), "stage a training image"))
+                return -1;
+        }
+        b->h_ring_cap = bytes;
+    }
+    memcpy(b->h_ring[r], v->pixels, bytes);
+    if (cu_check(cudaMemcpyAsync((uint8_t *)b->slot_pool.p + slot * b->slot_stride, b->h_ring[r], bytes,
+                                 cudaMemcpyHostToDevice, b->st),
+                 "stage a training image") ||
+        cu_check(cudaEventRecord(b->ring_ev[r], b->st), "stage a training image"))
+        return -1;
+    b->slot_view[slot].off = (size_t)slot * b->slot_stride;
     b->slot_view[slot].channels = v->channels;
     b->slot_view[slot].cam = v->cam;
     b->alpha = alpha;
     return 0;
+}
+
+static int cu_device_memory(sp_backend *base, size_t *free_bytes, size_t *total_bytes) {
+    (void)base;
+    return cu_check(cudaMemGetInfo(free_bytes, total_bytes), "device memory");
 }
 
 static int cu_upload_views(sp_backend *base, const sp_view *views, int n, sp_alpha_mode alpha) {
@@ -487,14 +544,14 @@ __global__ void k_add(float *dst, const float *src, int64_t count) {
 
 static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_backend *b = (cu_backend *)base;
-    if (a->staged ? a->view < 0 || a->view >= SP_STAGE_SLOTS || !b->slot_cap[a->view]
+    if (a->staged ? a->view < 0 || a->view >= b->num_slots || !b->slot_view[a->view].channels
                   : a->view < 0 || a->view >= b->num_views)
-        return sp_error("cuda: train_step: %s %d out of range (%d uploaded)", a->staged ? "staging slot" : "view",
-                        a->view, a->staged ? SP_STAGE_SLOTS : b->num_views);
+        return sp_error("cuda: train_step: %s %d out of range (%d %s)", a->staged ? "staging slot" : "view",
+                        a->view, a->staged ? b->num_slots : b->num_views, a->staged ? "slots" : "uploaded");
     if (a->sh_degree < 0 || a->sh_degree > b->sh_degree)
         return sp_error("cuda: train_step: SH degree %d exceeds the stored degree %d", a->sh_degree, b->sh_degree);
     const cu_view *view = a->staged ? &b->slot_view[a->view] : &b->views[a->view];
-    const uint8_t *view_pix = (const uint8_t *)(a->staged ? b->slot_pix[a->view].p : b->view_pix.p) + view->off;
+    const uint8_t *view_pix = (const uint8_t *)(a->staged ? b->slot_pool.p : b->view_pix.p) + view->off;
     const sp_camera *cam = &view->cam;
     int w = cam->width, h = cam->height, n = b->n;
     float3 bg = make_float3(a->bg[0], a->bg[1], a->bg[2]);
@@ -745,7 +802,7 @@ static const sp_backend_ops k_cuda_ops = {
     "cuda",          cu_destroy,      cu_upload_views, cu_set_gaussians, cu_get_gaussians, cu_num_gaussians,
     cu_train_step,   cu_take_loss,    cu_refine,       cu_render,        cu_params_finite, cu_get_profile,
     &cuda_stage_ops, cu_stage_view,   NULL /* render_many */, cu_mcmc_read, cu_mcmc_apply,
-    cu_blend_weights, cu_score,
+    cu_blend_weights, cu_score,      cu_stage_slots,  cu_device_memory,
 };
 
 extern "C" int sp_cuda_device_count(void) {

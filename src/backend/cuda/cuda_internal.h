@@ -271,12 +271,16 @@ typedef struct {
     cu_view *views;
     int num_views;
     sp_alpha_mode alpha;
-    /* streamed views (stage_view): device slots, their pinned host copies, the event after each copy */
-    cu_buf slot_pix[SP_STAGE_SLOTS];
-    uint8_t *h_slot[SP_STAGE_SLOTS];
-    size_t slot_cap[SP_STAGE_SLOTS];
-    cudaEvent_t slot_ev[SP_STAGE_SLOTS];
-    cu_view slot_view[SP_STAGE_SLOTS];
+    /* streamed views (stage_view): num_slots device slots of slot_cap bytes in one buffer (slot k at
+     * k * slot_stride), two pinned host buffers that take turns, and the event after each one's copy */
+    cu_buf slot_pool;
+    int num_slots;
+    size_t slot_cap, slot_stride;
+    cu_view *slot_view; /* [num_slots]; channels 0: the slot holds no image */
+    uint8_t *h_ring[2];
+    size_t h_ring_cap;
+    cudaEvent_t ring_ev[2];
+    int ring_next;
     /* profiling */
     cu_prof_set prof[CU_PROF_RING];
     int prof_cur;

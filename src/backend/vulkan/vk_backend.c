@@ -455,13 +455,14 @@ static void vk_destroy(sp_backend *base) {
     }
     vk_ctx_free(c);
     free(b->view_off);
+    free(b->slot_cam);
     free(b);
 }
 
 static int vk_upload_views(sp_backend *base, const sp_view *views, int n, sp_alpha_mode alpha) {
     vk_backend *b = (vk_backend *)base;
     if (vk_wait_all(b)) return -1;
-    memset(b->slot_cam, 0, sizeof b->slot_cam), b->slot_px = 0; /* pix holds these views, not slots */
+    free(b->slot_cam), b->slot_cam = NULL, b->num_slots = 0, b->slot_px = 0; /* pix holds these views, not slots */
     free(b->view_off);
     b->view_off = SP_NEW(int64_t, n + 1);
     for (int i = 0; i < n; i++) b->view_off[i + 1] = b->view_off[i] + (int64_t)views[i].cam.width * views[i].cam.height;
@@ -486,21 +487,40 @@ static int vk_upload_views(sp_backend *base, const sp_view *views, int n, sp_alp
     return 0;
 }
 
-/* Streamed views: the slots take pix's place (uploaded views are dropped); staging waits for the
- * steps in flight, then goes through the upload path. Growing the slots drops the other slot. */
+/* Streamed views: the slots take pix's place (uploaded views are dropped). Staging waits for the
+ * steps in flight, then goes through the upload path; growing the slots (an image larger than a
+ * slot) drops what they held. */
+static int slots_make(vk_backend *b, int count, int64_t px) {
+    if ((uint64_t)px * (uint64_t)count * 4 > b->c.max_storage)
+        return sp_error("vulkan: %d staged images of %lld pixels exceed the device's largest storage buffer "
+                        "(%.0f MiB); lower data.device_cache_mb", count, (long long)px,
+                        (double)b->c.max_storage / 1048576.0);
+    if (vk_wait_all(b)) return -1;
+    sp_camera *cams = sp_try_alloc((size_t)count, sizeof *cams, "the staged training images", "lower data.device_cache_mb");
+    if (!cams) return -1;
+    memset(cams, 0, (size_t)count * sizeof *cams);
+    free(b->slot_cam);
+    b->slot_cam = cams, b->num_slots = count, b->slot_px = px;
+    b->views = NULL, b->num_views = 0;
+    return vk_buf_ensure(&b->c, &b->pix, (VkDeviceSize)px * (VkDeviceSize)count * 4, 0);
+}
+
+static int vk_stage_slots(sp_backend *base, int count, size_t max_pixels, int channels) {
+    vk_backend *b = (vk_backend *)base;
+    if (count < SP_STAGE_SLOTS) return sp_error("stage_slots: %d slots (at least %d)", count, SP_STAGE_SLOTS);
+    return slots_make(b, count, (int64_t)(max_pixels > 0 ? max_pixels : 1));
+}
+
 static int vk_stage_view(sp_backend *base, int slot, const sp_view *v, sp_alpha_mode alpha) {
     vk_backend *b = (vk_backend *)base;
-    if (slot < 0 || slot >= SP_STAGE_SLOTS) return sp_error("stage_view: slot %d out of range", slot);
     if (!v->pixels || (v->channels != 3 && v->channels != 4))
         return sp_error("stage_view: view %s has no pixels", v->path ? v->path : "?");
+    int count = b->num_slots ? b->num_slots : SP_STAGE_SLOTS;
+    if (slot < 0 || slot >= count) return sp_error("stage_view: slot %d out of range", slot);
     int64_t px = (int64_t)v->cam.width * v->cam.height;
+    if ((b->num_views || !b->num_slots || px > b->slot_px) && slots_make(b, count, px > b->slot_px ? px : b->slot_px))
+        return -1;
     if (vk_wait_all(b)) return -1;
-    if (b->num_views || px > b->slot_px) {
-        b->views = NULL, b->num_views = 0;
-        b->slot_px = px > b->slot_px ? px : b->slot_px;
-        memset(b->slot_cam, 0, sizeof b->slot_cam);
-        if (vk_buf_ensure(&b->c, &b->pix, (VkDeviceSize)b->slot_px * SP_STAGE_SLOTS * 4, 0)) return -1;
-    }
     uint32_t *w = sp_try_realloc(NULL, (size_t)px, 4, "a staged training image", "raise data.downscale");
     if (!w) return -1;
     for (int64_t p = 0; p < px; p++) {
@@ -508,11 +528,24 @@ static int vk_stage_view(sp_backend *base, int slot, const sp_view *v, sp_alpha_
         uint32_t a = v->channels == 4 ? s[3] : 255;
         w[p] = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | a << 24;
     }
-    int rc = vk_upload(&b->c, &b->pix, (VkDeviceSize)(slot * b->slot_px) * 4, w, (VkDeviceSize)px * 4);
+    int rc = vk_upload(&b->c, &b->pix, (VkDeviceSize)slot * (VkDeviceSize)b->slot_px * 4, w, (VkDeviceSize)px * 4);
     free(w);
     if (rc) return -1;
     b->slot_cam[slot] = v->cam;
     b->alpha = alpha;
+    return 0;
+}
+
+/* Device-local memory: the largest device-local heap (free memory is not known without an
+ * extension; the whole heap is reported as free). */
+static int vk_device_memory(sp_backend *base, size_t *free_bytes, size_t *total_bytes) {
+    vk_backend *b = (vk_backend *)base;
+    VkDeviceSize best = 0;
+    for (uint32_t i = 0; i < b->c.memprops.memoryHeapCount; i++)
+        if ((b->c.memprops.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            b->c.memprops.memoryHeaps[i].size > best)
+            best = b->c.memprops.memoryHeaps[i].size;
+    *free_bytes = *total_bytes = (size_t)best;
     return 0;
 }
 
@@ -641,7 +674,7 @@ static int rec_rest(vk_backend *b, vk_cmd *k, const sp_step_args *a, int prof) {
  * step's. */
 static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     vk_backend *b = (vk_backend *)base;
-    if (a->view < 0 || a->view >= (a->staged ? SP_STAGE_SLOTS : b->num_views) ||
+    if (a->view < 0 || a->view >= (a->staged ? b->num_slots : b->num_views) ||
         (a->staged && b->slot_cam[a->view].width <= 0))
         return sp_error("train_step: %s %d out of range", a->staged ? "staging slot" : "view", a->view);
     if (a->accumulate) /* project_back overwrites the gradients: no sums over views yet */
@@ -805,6 +838,8 @@ static const sp_backend_ops vk_ops = {
     .destroy = vk_destroy,
     .upload_views = vk_upload_views,
     .stage_view = vk_stage_view,
+    .stage_slots = vk_stage_slots,
+    .device_memory = vk_device_memory,
     .set_gaussians = vk_set_gaussians,
     .get_gaussians = vk_get_gaussians,
     .num_gaussians = vk_num_gaussians,

@@ -43,8 +43,10 @@ typedef struct {
     int64_t *view_off;
     sp_alpha_mode alpha;
     vk_buf pix;
-    /* streamed views (stage_view): pix then holds SP_STAGE_SLOTS slots of slot_px words */
-    sp_camera slot_cam[SP_STAGE_SLOTS];
+    /* streamed views (stage_view): pix then holds num_slots slots of slot_px words; a slot whose
+     * camera has width 0 holds no image */
+    sp_camera *slot_cam;
+    int num_slots;
     int64_t slot_px;
     /* host-visible: pair count, loss sums of unread steps */
     vk_buf rb, ring;

@@ -234,6 +234,7 @@ int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics) {
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(c->phys, &props);
     c->max_wg_count = props.limits.maxComputeWorkGroupCount[0];
+    c->max_storage = props.limits.maxStorageBufferRange;
     vkGetPhysicalDeviceMemoryProperties(c->phys, &c->memprops);
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &nq, NULL);

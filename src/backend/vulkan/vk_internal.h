@@ -94,6 +94,7 @@ typedef struct {
     /* what splat check prints */
     char name[256];
     uint32_t api_version, subgroup_size, shared_bytes, max_wg_count;
+    uint64_t max_storage; /* maxStorageBufferRange: the largest buffer a shader can see */
     int float_atomics; /* shaderBufferFloat32AtomicAdd */
     int software;      /* a CPU implementation (lavapipe) */
     double ts_period;  /* ns per timestamp tick; 0: no timestamps */
