@@ -283,7 +283,7 @@ static void test_config(void **state) {
     sp_config c;
     sp_config_defaults(&c);
     assert_string_equal(c.refine.strategy, "auto");
-    assert_int_equal(c.refine.max_gaussians, 280000);
+    assert_int_equal(c.refine.max_gaussians, 0); /* auto (test_auto_budget) */
     assert_int_equal(c.refine.mcmc_stop, 25000);
     assert_true(c.refine.mcmc_noise_lr == 5e5 && c.refine.mcmc_opacity_reg == 0.001 && c.refine.mcmc_scale_reg == 0.01);
     assert_true(c.init.opacity == 0.0 && c.adam.opacity_lr == 0.05);
@@ -293,7 +293,8 @@ static void test_config(void **state) {
     assert_non_null(strstr(problems_of("refine.max_gaussians=5000", "init.count=6000"), "init.count (6000)"));
     assert_string_equal(problems_of("refine.max_gaussians=5000", "init.method=points"), "");
     assert_non_null(strstr(problems_of("refine.strategy=gibbs", NULL), "refine.strategy"));
-    assert_non_null(strstr(problems_of("refine.max_gaussians=0", NULL), "refine.max_gaussians"));
+    assert_non_null(strstr(problems_of("refine.max_gaussians=-1", NULL), "refine.max_gaussians"));
+    assert_string_equal(problems_of("refine.max_gaussians=0", "init.count=600000"), ""); /* auto: decided later */
     assert_non_null(strstr(problems_of("refine.mcmc_noise_lr=-1", NULL), "refine.mcmc_noise_lr"));
 }
 
@@ -331,17 +332,41 @@ static void test_resolve_strategy(void **state) {
     assert_true(c.init.scale_factor == 0.5);
 
     sp_config_defaults(&c); /* a random initialization larger than the budget it resolved to */
+    c.refine.max_gaussians = 280000;
     c.init.count = c.refine.max_gaussians + 1;
     assert_int_equal(sp_config_resolve_strategy(&c, 1), -1);
     assert_non_null(strstr(sp_last_error(), "init.count"));
     sp_config_defaults(&c);
+    c.refine.max_gaussians = 280000;
     c.init.count = c.refine.max_gaussians + 1;
     assert_int_equal(sp_config_resolve_strategy(&c, 0), 0);
     assert_string_equal(c.refine.strategy, "adc");
 }
 
+/* refine.max_gaussians = 0: the budget from the capture's size, its floor, the sparse points, the
+ * ceiling and the device's memory, each named as the bound that decided. */
+static void test_auto_budget(void **state) {
+    (void)state;
+    const char *why;
+    assert_int_equal(sp_mcmc_auto_budget(100 * 800.0 * 800.0, 0, 0, &why), 280000); /* lego */
+    assert_string_equal(why, "the training pixels");
+    assert_int_equal(sp_mcmc_auto_budget(100 * 200.0 * 200.0, 0, 0, &why), 280000); /* the small lego */
+    assert_string_equal(why, "the floor");
+    assert_int_equal(sp_mcmc_auto_budget(58 * 1067.0 * 1902.0, 0, 0, &why), 514000); /* fox: 117.7M pixels */
+    assert_int_equal(sp_mcmc_auto_budget(62 * 670.0 * 1230.0, 4414, 0, &why), 280000); /* beer */
+    assert_int_equal(sp_mcmc_auto_budget(1e6, 300000, 0, &why), 600000);
+    assert_string_equal(why, "twice the sparse points");
+    assert_int_equal(sp_mcmc_auto_budget(1e12, 0, 0, &why), SP_MCMC_BUDGET_MAX);
+    assert_string_equal(why, "the ceiling");
+    /* 8 GiB free: half of it at 1536 bytes a Gaussian */
+    assert_int_equal(sp_mcmc_auto_budget(875 * 1600.0 * 1200.0, 0, 8.0 * 1073741824.0, &why), 2796000);
+    assert_string_equal(why, "half of the device's free memory");
+    assert_int_equal(sp_mcmc_auto_budget(875 * 1600.0 * 1200.0, 0, 0, NULL), 7350000);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_auto_budget),
         cmocka_unit_test(test_resolve_strategy),
         cmocka_unit_test(test_opacity_keeps_peak),
         cmocka_unit_test(test_scale_keeps_profile_integral),

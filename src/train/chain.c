@@ -356,6 +356,8 @@ static bool result_neutral(const sp_config_field *f, const sp_config *want) {
         (!strcmp(f->key, "threads") || !strcmp(f->key, "profile") || !strcmp(f->key, "check_replicas")))
         return true;
     if (!strcmp(f->section, "backend") && !strcmp(f->key, "kind") && !strcmp(want->backend.kind, "auto")) return true;
+    if (!strcmp(f->section, "refine") && !strcmp(f->key, "max_gaussians") && want->refine.max_gaussians == 0)
+        return true; /* auto: resolved from the dataset the run records */
     if (!strcmp(f->section, "data") && (!strcmp(f->key, "device_cache_mb") || !strcmp(f->key, "decode_threads")))
         return true; /* where streamed images are kept and who decodes them: the same images */
     return strstr(f->key, "log_every") != NULL;

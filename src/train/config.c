@@ -156,10 +156,12 @@ const sp_config_field sp_config_schema[] = {
         "auto = mcmc where the backend runs it (one device: cpu, cuda or vulkan), else adc (several devices). adc "
         "refines from start to stop, mcmc from start to mcmc_stop, both every `every` steps. The run's config.toml "
         "records the choice."),
-    INT(refine, max_gaussians, GE(1), 280000,
-        "mcmc: the Gaussian budget (280k: lego 36.1 dB in 39 s and mic 37.2 dB in 44 s on an H200; bench/RESULTS.md). "
-        "The count grows by mcmc_grow per refine until it reaches this, and never passes it (capacity stays adc's "
-        "cap). Large captures want more (1M-5M)."),
+    INT(refine, max_gaussians, GE(0), 0,
+        "mcmc: the Gaussian budget. The count grows by mcmc_grow per refine until it reaches this, and never passes "
+        "it (capacity stays adc's cap). 0 = auto, from the capture: 280k per 64 million training pixels (lego's 100 "
+        "views of 800x800 get 280k), never under 280k nor under twice the sparse points, at most 20M and what half "
+        "of the device's free memory holds; the run logs the rule and config.toml records the number "
+        "(docs/config.md, \"Large captures\")."),
     INT(refine, mcmc_stop, GE(0), 25000, "mcmc: no relocation or growth after this step (the 3DGS-MCMC schedule)."),
     FLT(refine, mcmc_grow, IN(0, 10), 0.05, "mcmc: fraction of the count added at each refine step, up to max_gaussians."),
     FLT(refine, mcmc_noise_lr, GE(0), 500000.0,
@@ -638,7 +640,7 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
                                       "runs on one device; use one device or refine.strategy = \"adc\"",
                             c->backend.devices);
     }
-    if (!strcmp(c->refine.strategy, "mcmc") && c->init.count > c->refine.max_gaussians &&
+    if (!strcmp(c->refine.strategy, "mcmc") && c->refine.max_gaussians > 0 && c->init.count > c->refine.max_gaussians &&
         strcmp(c->init.method, "points"))
         sp_problems_add(problems, "refine.strategy = \"mcmc\": init.count (%d) is larger than refine.max_gaussians "
                                   "(%d), the budget", c->init.count, c->refine.max_gaussians);
@@ -653,7 +655,7 @@ int sp_config_resolve_strategy(sp_config *c, int mcmc_runs) {
     int mcmc = !strcmp(c->refine.strategy, "mcmc");
     if (c->init.opacity == 0.0) c->init.opacity = mcmc ? 0.5 : 0.1;
     if (c->init.scale_factor == 0.0) c->init.scale_factor = mcmc ? SP_MCMC_SCALE_FACTOR : 1.0;
-    if (mcmc && c->init.count > c->refine.max_gaussians && strcmp(c->init.method, "points"))
+    if (mcmc && c->refine.max_gaussians > 0 && c->init.count > c->refine.max_gaussians && strcmp(c->init.method, "points"))
         return sp_error("refine.strategy = mcmc: init.count (%d) is larger than refine.max_gaussians (%d), the budget; "
                         "raise refine.max_gaussians or set refine.strategy = \"adc\"", c->init.count,
                         c->refine.max_gaussians);

@@ -175,6 +175,19 @@ out:
     return rc;
 }
 
+int sp_mcmc_auto_budget(double train_pixels, int num_points, double device_free_bytes, const char **why) {
+    const char *w = "the training pixels";
+    double b = SP_MCMC_BUDGET_BASE * train_pixels / SP_MCMC_BUDGET_PIXELS;
+    if (b < SP_MCMC_BUDGET_BASE) b = SP_MCMC_BUDGET_BASE, w = "the floor";
+    if (b < 2.0 * num_points) b = 2.0 * num_points, w = "twice the sparse points";
+    if (b > SP_MCMC_BUDGET_MAX) b = SP_MCMC_BUDGET_MAX, w = "the ceiling";
+    double fits = device_free_bytes > 0 ? 0.5 * device_free_bytes / SP_MCMC_BYTES_PER_GAUSSIAN : INFINITY;
+    if (b > fits) b = fits, w = "half of the device's free memory";
+    if (why) *why = w;
+    int n = (int)(floor(b / 1000.0) * 1000.0);
+    return n > 1000 ? n : 1000;
+}
+
 int sp_mcmc_add_count(int n, double grow, int max_gaussians) {
     if (n >= max_gaussians || !(grow > 0.0)) return 0;
     double want = floor(grow * (double)n);
