@@ -89,7 +89,7 @@ n=0
 for h in "${headers[@]}"; do
   name=$(basename "$h" .spv.h)
   spv=${h%.h}
-  [ -f "$spv" ] || { bad "$name: no $spv beside $h (the Makefile writes both)"; continue; }
+  [ -f "$spv" ] || { bad "$name: no $spv beside $h (make all or make tests writes it)"; continue; }
   # The SPIR-V checked is the SPIR-V embedded: the .spv's words equal the header's array.
   if ! cmp -s <(grep -oE '0x[0-9a-fA-F]+' "$h" | tr 'A-F' 'a-f') <(od -An -v -tx4 "$spv" | tr -s ' ' '\n' | grep . | sed 's/^/0x/'); then
     bad "$name: $spv differs from the words in $h (rebuild: make)"; continue
