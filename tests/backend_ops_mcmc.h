@@ -6,7 +6,8 @@
  * Tolerances: gradients 1e-6 relative (max over values; the gradients start in [0, 1e-7], the
  * sign of the terms added, so no sum cancels, and sigma (1 - sigma) is computed without
  * cancellation: what is left is an exp a few ulp from the host's on a Vulkan device), means 1e-6 abs (the noise is computed through exp and the PCG32 stream as
- * on the host), plans bit-identical (copies and set values).
+ * on the host), plans bit-identical (copies and set values); decisions made on the device
+ * (ops->mcmc_refine, step_mcmc_device) as the host makes them.
  * Included once, by test_backend_ops.c. */
 #ifndef SPLAT_BACKEND_OPS_MCMC_H
 #define SPLAT_BACKEND_OPS_MCMC_H
@@ -21,6 +22,71 @@ static void mcmc_store(sp_gaussians *g, sp_rng *r, int n, int deg) {
         g->opacity_logits[i] = -9.0f + 14.0f * sp_rng_uniform(r);
         for (int k = 0; k < 3; k++) g->log_scales[3 * i + k] = logf(1e-3f) + 3.9f * sp_rng_uniform(r);
     }
+}
+
+/* The decisions made on the device (ops->mcmc_refine) against the host's (sp_mcmc_refine's host
+ * path, here on host stores): the same Gaussians relocated and added, so copied values (means,
+ * rotations, SH) and the zeroed moments are bit-identical, and the spread opacities and scales,
+ * computed in double on either side, agree to 1e-6 relative. Twice: with 20 % and with none dead. */
+static int step_mcmc_device(const tcase *c, sp_backend *b, sp_rng *r) {
+    const char *stage = "mcmc";
+    int ok = 1, n = 4000;
+    for (int round = 0; round < 2; round++) {
+        sp_gaussians g, m, v, ref[3], out[3];
+        mcmc_store(&g, r, n, 3);
+        if (round == 1)
+            for (int i = 0; i < n; i++) g.opacity_logits[i] = fabsf(g.opacity_logits[i]); /* none dead */
+        sp_gaussians_init(&m, n, 3), sp_gaussians_init(&v, n, 3);
+        m.n = v.n = n;
+        fill_store(r, &m, -0.1f, 0.1f, 0);
+        fill_store(r, &v, 0.0f, 0.01f, 0);
+        sp_gaussians_clone(&ref[0], &g), sp_gaussians_clone(&ref[1], &m), sp_gaussians_clone(&ref[2], &v);
+        memset(out, 0, sizeof out);
+        assert_int_equal(b->ops->set_gaussians(b, &g, &m, &v), 0);
+        uint64_t seed = sp_rng_u32(r);
+        int add = sp_mcmc_add_count(n, 0.05, n + 150), rel = -1, added = -1;
+        int rc = b->ops->mcmc_refine(b, 0.005f, add, seed, &rel, &added);
+        /* the host: relocate, apply, then add on the updated values, apply */
+        sp_mcmc_buf buf = {0};
+        float *logits = sp_malloc((size_t)(n + add) * 4), *ls = sp_malloc((size_t)(n + add) * 12);
+        memcpy(logits, g.opacity_logits, (size_t)n * 4), memcpy(ls, g.log_scales, (size_t)n * 12);
+        int want_rel = sp_mcmc_relocate(&buf, n, logits, ls, 0.005f, sp_hash64(seed, 1));
+        sp_mcmc_plan p = sp_mcmc_plan_of(&buf);
+        assert_int_equal(cpu_mcmc_apply(&ref[0], &ref[1], &ref[2], &p), 0);
+        sp_mcmc_apply_host(&buf, logits, ls);
+        sp_mcmc_buf_clear(&buf);
+        int want_add = sp_mcmc_add(&buf, n, logits, ls, add, 0.005f, sp_hash64(seed, 2));
+        p = sp_mcmc_plan_of(&buf);
+        assert_int_equal(cpu_mcmc_apply(&ref[0], &ref[1], &ref[2], &p), 0);
+        sp_mcmc_buf_free(&buf);
+        free(logits), free(ls);
+        char what[160];
+        snprintf(what, sizeof what, "decided on the device: %d relocated (host %d), %d added (host %d)", rel, want_rel,
+                 added, want_add);
+        if (rc || b->ops->get_gaussians(b, &out[0], &out[1], &out[2])) {
+            ok &= pt_report(0, c->label, stage, what, sp_last_error(), 1, 0);
+        } else {
+            int n2 = ref[0].n;
+            int same_counts = rel == want_rel && added == want_add && out[0].n == n2 && (round == 1 || rel > 0);
+            ok &= pt_report(same_counts, c->label, stage, what, "same counts (1=yes)", same_counts, 1);
+            if (same_counts) {
+                size_t K3 = 3 * (size_t)ref[0].K;
+                int copies = !memcmp(out[0].means, ref[0].means, (size_t)n2 * 12) &&
+                             !memcmp(out[0].quats, ref[0].quats, (size_t)n2 * 16) &&
+                             !memcmp(out[0].sh, ref[0].sh, (size_t)n2 * K3 * 4) && pt_stores_equal(&out[1], &ref[1]) &&
+                             pt_stores_equal(&out[2], &ref[2]);
+                snprintf(what, sizeof what, "device decisions: means, rotations, SH and moments (%d Gaussians)", n2);
+                ok &= pt_report(copies, c->label, stage, what, "bit-identical to the host (1=yes)", copies, 1);
+                double e = fmax(pt_max_rel(out[0].opacity_logits, ref[0].opacity_logits, (size_t)n2, 1, NULL, 0),
+                                pt_max_rel(out[0].log_scales, ref[0].log_scales, 3 * (size_t)n2, 1, NULL, 0));
+                snprintf(what, sizeof what, "device decisions: spread opacities and scales (%d Gaussians)", n2);
+                ok &= pt_report(e <= 1e-6, c->label, stage, what, "max rel err", e, 1e-6);
+            }
+        }
+        for (int k = 0; k < 3; k++) sp_gaussians_free(&ref[k]), sp_gaussians_free(&out[k]);
+        sp_gaussians_free(&g), sp_gaussians_free(&m), sp_gaussians_free(&v);
+    }
+    return ok;
 }
 
 static int step_mcmc(const tcase *c, sp_backend *b) {
@@ -117,6 +183,7 @@ static int step_mcmc(const tcase *c, sp_backend *b) {
     for (int k = 0; k < 3; k++) sp_gaussians_free(&ref[k]), sp_gaussians_free(&viast[k]);
     sp_gaussians_free(&g), sp_gaussians_free(&m), sp_gaussians_free(&v);
     sp_gaussians_free(&out), sp_gaussians_free(&om), sp_gaussians_free(&ov);
+    if (b->ops->mcmc_refine) ok &= step_mcmc_device(c, b, &r);
     return ok;
 }
 

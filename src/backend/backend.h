@@ -178,6 +178,13 @@ typedef struct sp_backend_ops {
      * trainer decides which view a slot holds (data.device_cache_mb, train/stream.c). NULL: the
      * backend has SP_STAGE_SLOTS slots only. */
     int (*stage_slots)(sp_backend *b, int count, size_t max_pixels, int channels);
+    /* MCMC decided on the device (refine.strategy = "mcmc"): relocates the dead Gaussians
+     * (sigmoid(logit) < dead_opacity) onto live ones, then adds `add` after the last, both drawn by
+     * opacity, seed this refine's (seed 1 and 2 of it for the two phases), exactly as train/mcmc.c
+     * decides on the host from mcmc_read and applies through mcmc_apply (backend/mcmc_rule.h: the
+     * same Gaussians move and are added; their values equal to double rounding), without the
+     * parameters leaving the device. NULL: the trainer decides on the host. */
+    int (*mcmc_refine)(sp_backend *b, float dead_opacity, int add, uint64_t seed, int *relocated, int *added);
     /* The device's free and total memory in bytes; NULL for a backend whose buffers are host memory. */
     int (*device_memory)(sp_backend *b, size_t *free_bytes, size_t *total_bytes);
 } sp_backend_ops;

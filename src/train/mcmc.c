@@ -1,6 +1,7 @@
 /* mcmc.c — host decisions of MCMC densification (mcmc.h): dead Gaussians relocated onto live ones
  * and new ones added, both drawn with probability proportional to opacity, each source and its
- * copies given the opacity and scales that keep what the source rendered. */
+ * copies given the opacity and scales that keep what the source rendered (the arithmetic is
+ * backend/mcmc_rule.h's, which the CUDA backend's device decisions share). */
 #include "train/mcmc.h"
 
 #include <math.h>
@@ -9,60 +10,22 @@
 
 #include "core/core.h"
 
-double sp_mcmc_opacity(double o, int copies) {
-    if (copies <= 1) return o;
-    return 1.0 - pow(1.0 - o, 1.0 / copies);
-}
-
-/* Stacking `copies` Gaussians of peak opacity o' and profile g(x) = exp(-x^2 / 2s^2) gives the
- * opacity 1 - (1 - o' g)^copies = sum_j (-1)^(j-1) C(copies, j) (o' g)^j; the integral of g^j along
- * a line is s sqrt(2 pi) / sqrt(j). Equal to the single Gaussian's o s sqrt(2 pi) when s' = s o / sum. */
-double sp_mcmc_scale_factor(double o, double o_new, int copies) {
-    if (copies <= 1) return 1.0;
-    double sum = 0.0, binom = 1.0, pw = 1.0;
-    for (int j = 1; j <= copies; j++) {
-        binom = binom * (double)(copies - j + 1) / (double)j;
-        pw *= o_new;
-        double term = binom * pw / sqrt((double)j);
-        sum += (j & 1) ? term : -term;
-    }
-    return sum > 0.0 ? o / sum : 1.0;
-}
-
-/* Uniform double in [0, 1) from 53 random bits. */
-static double uniform53(sp_rng *r) {
-    uint64_t hi = sp_rng_u32(r) >> 5, lo = sp_rng_u32(r) >> 6;
-    return (double)(hi * 67108864u + lo) * (1.0 / 9007199254740992.0);
-}
-
 int sp_mcmc_sample(const float *weight, int n, int count, uint64_t seed, uint64_t stream, int32_t *out) {
     if (n <= 0 || count <= 0) return 0;
-    double *cum = sp_try_alloc((size_t)n, sizeof(double), "the MCMC sampling table", "lower refine.max_gaussians");
-    if (!cum) return -1;
-    double total = 0.0;
+    uint64_t *prefix = sp_try_alloc((size_t)n, sizeof(uint64_t), "the MCMC sampling table", "lower refine.max_gaussians");
+    if (!prefix) return -1;
+    uint64_t total = 0; /* weights quantized to 24 bits (mcmc_rule.h): exact integer sums */
     for (int i = 0; i < n; i++) {
         float w = weight[i];
-        if (isfinite(w) && w > 0.0f) total += (double)w;
-        cum[i] = total;
+        if (isfinite(w) && w > 0.0f) total += (uint32_t)((w < 1.0f ? w : 1.0f) * SP_MCMC_WEIGHT_ONE);
+        prefix[i] = total;
     }
-    if (!(total > 0.0)) {
-        free(cum);
+    if (total == 0) {
+        free(prefix);
         return 0;
     }
-    sp_rng r;
-    sp_rng_seed(&r, seed, stream);
-    for (int k = 0; k < count; k++) {
-        double x = uniform53(&r) * total;
-        int lo = 0, hi = n - 1; /* the first i with cum[i] > x */
-        while (lo < hi) {
-            int mid = lo + (hi - lo) / 2;
-            if (cum[mid] > x) hi = mid;
-            else lo = mid + 1;
-        }
-        while (lo > 0 && cum[lo] == cum[lo - 1]) lo--; /* never a zero weight (rounding at the top) */
-        out[k] = lo;
-    }
-    free(cum);
+    for (int k = 0; k < count; k++) out[k] = sp_mcmc_pick(prefix, n, sp_mcmc_draw_point(seed, stream, (uint64_t)k, total));
+    free(prefix);
     return count;
 }
 
@@ -105,20 +68,14 @@ static int spread(sp_mcmc_buf *b, int n, const float *logits, const float *log_s
         return -1;
     }
     for (int j = 0; j < k; j++) times[drawn[j]]++;
-    double lo = fmax((double)min_opacity, 1e-6), hi = 1.0 - 1e-6;
     for (int j = 0; j < k; j++) {
         int s = drawn[j];
-        int copies = times[s] < 0 ? -times[s] : times[s] + 1;
-        if (copies > SP_MCMC_MAX_COPIES) copies = SP_MCMC_MAX_COPIES;
-        double o = 1.0 / (1.0 + exp(-(double)logits[s]));
-        double on = sp_mcmc_opacity(o, copies);
-        double f = sp_mcmc_scale_factor(o, on, copies);
-        on = fmin(fmax(on, lo), hi);
-        float logit = (float)log(on / (1.0 - on)), ls[3];
-        for (int c = 0; c < 3; c++) ls[c] = (float)((double)log_scales[3 * (size_t)s + c] + log(f));
+        float logit, ls[3];
+        sp_mcmc_spread(logits[s], log_scales + 3 * (size_t)s, times[s] < 0 ? -times[s] - 1 : times[s], min_opacity,
+                       &logit, ls);
         if (times[s] > 0) { /* first time this source is met: its own entry, then mark it */
             push(b, s, s, logit, ls);
-            times[s] = -copies;
+            times[s] = -times[s] - 1;
         }
         push(b, dests[j], s, logit, ls);
     }
@@ -136,9 +93,8 @@ int sp_mcmc_relocate(sp_mcmc_buf *buf, int n, const float *logits, const float *
     int rc = -1, nd = 0;
     if (!w || !dead || !drawn) goto out;
     for (int i = 0; i < n; i++) {
-        float o = sp_sigmoidf(logits[i]);
-        int is_dead = !isfinite(logits[i]) || !(o >= dead_opacity);
-        w[i] = is_dead ? 0.0f : o;
+        int is_dead = sp_mcmc_dead(logits[i], dead_opacity);
+        w[i] = is_dead ? 0.0f : sp_mcmc_opacity_of(logits[i]);
         if (is_dead) dead[nd++] = i;
     }
     rc = 0;
@@ -160,7 +116,7 @@ int sp_mcmc_add(sp_mcmc_buf *buf, int n, const float *logits, const float *log_s
     int32_t *dests = sp_try_alloc((size_t)add, sizeof(int32_t), "the MCMC draws", "lower refine.max_gaussians");
     int rc = -1;
     if (!w || !drawn || !dests) goto out;
-    for (int i = 0; i < n; i++) w[i] = isfinite(logits[i]) ? sp_sigmoidf(logits[i]) : 0.0f;
+    for (int i = 0; i < n; i++) w[i] = isfinite(logits[i]) ? sp_mcmc_opacity_of(logits[i]) : 0.0f;
     int got = sp_mcmc_sample(w, n, add, seed, 2, drawn);
     if (got <= 0) {
         rc = got;
@@ -226,6 +182,11 @@ int sp_mcmc_refine(sp_backend *b, float dead_opacity, double grow, int max_gauss
     int n = b->ops->num_gaussians(b);
     res->n_before = res->n_after = n;
     int add = sp_mcmc_add_count(n, grow, max_gaussians);
+    if (b->ops->mcmc_refine) { /* the same decisions, made on the device */
+        if (b->ops->mcmc_refine(b, dead_opacity, add, seed, &res->relocated, &res->added)) return -1;
+        res->n_after = n + res->added;
+        return 0;
+    }
     size_t cap = (size_t)(n + add > 0 ? n + add : 1);
     float *logits = sp_try_alloc(cap, sizeof(float), "the MCMC opacities", "lower refine.max_gaussians");
     float *ls = sp_try_alloc(cap * 3, sizeof(float), "the MCMC scales", "lower refine.max_gaussians");

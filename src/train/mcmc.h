@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "backend/mcmc_rule.h" /* the arithmetic shared with the device: weights, draws, spread */
 
 /* A plan under construction (owns its arrays); plan() gives the view the backends take. */
 typedef struct {
@@ -17,22 +18,10 @@ typedef struct {
     float *opacity_logit, *log_scales;
 } sp_mcmc_buf;
 
-/* Copies of one Gaussian at most (itself included) whose opacity and scale the formulas spread:
- * a source drawn more often keeps this many copies' worth (the alternating sum stays exact in
- * double up to here). */
-#define SP_MCMC_MAX_COPIES 51
-
-/* New opacity of each of `copies` Gaussians standing where one of opacity o stood:
- * 1 - (1 - o)^(1/copies), so the stack's peak opacity 1 - (1 - o')^copies equals o. */
-double sp_mcmc_opacity(double o, int copies);
-/* Factor on the scales of those copies (o' as sp_mcmc_opacity gives it): o / sum_{j=1..copies}
- * (-1)^(j-1) C(copies, j) o'^j / sqrt(j), which keeps the integral of the stack's opacity profile
- * along any line through the centre equal to the single Gaussian's. */
-double sp_mcmc_scale_factor(double o, double o_new, int copies);
-
 /* Draws count indices in [0, n) with replacement, index i with probability weight[i] / sum
- * (weights >= 0; non-finite counts as 0), deterministic for (seed, stream). Returns the number
- * drawn: count, or 0 when every weight is 0. */
+ * (weights in [0, 1] quantized to 24 bits; non-finite counts as 0), draw k a pure function of
+ * (seed, stream, k) (backend/mcmc_rule.h). Returns the number drawn: count, or 0 when every weight
+ * is 0; -1 when out of memory. */
 int sp_mcmc_sample(const float *weight, int n, int count, uint64_t seed, uint64_t stream, int32_t *out);
 
 /* Relocation: every Gaussian with sigmoid(logit) < dead_opacity (or a non-finite logit) moves onto

@@ -141,7 +141,7 @@ int sp_report_write(const char *path, const sp_report *r) {
         sp_tomlw_table(&w, "profile");
         sp_tomlw_int(&w, "steps", p->calls);
         put_float(&w, "busy_ms", p->busy_ms, 1);
-        put_float(&w, "wall_ms", 1e3 * r->train_seconds, 1);
+        put_float(&w, "wall_ms", 1e3 * (r->profile_seconds > 0 ? r->profile_seconds : r->train_seconds), 1);
         sp_tomlw_string_array(&w, "stages", p->name, p->num_stages);
         put_floats(&w, "stage_ms", p->ms, p->num_stages, 2);
     }

@@ -20,6 +20,7 @@ typedef struct {
     const sp_series *curves;          /* [SP_CURVES] */
     const sp_series *eval_seconds;    /* training seconds at each PSNR curve point (may be NULL) */
     const sp_profile *profile;
+    double profile_seconds; /* training seconds the profile covers (this session's; 0: train_seconds) */
     double peak_host_mib; /* peak resident host memory of the process (> 0: written) */
 } sp_report;
 

@@ -149,6 +149,7 @@ typedef struct {
     sp_series eval_seconds; /* training seconds at each PSNR curve point (NaN before a resume) */
     int target_step;        /* first step at or above trainer.target_psnr; 0 = not yet */
     double train_seconds; /* includes previous sessions of a resumed run */
+    double train_seconds0; /* train_seconds when this session began (a resume's checkpoint) */
     double started;
     int step;       /* last completed step */
     int saved_step; /* step of the checkpoint in the run folder; -1: none */
@@ -318,6 +319,7 @@ static int write_result_to(run *r, const char *status, const char *p) {
         .curves = r->curves,
         .eval_seconds = &r->eval_seconds,
         .profile = &prof,
+        .profile_seconds = train_seconds_now(r) - r->train_seconds0, /* the profile is this session's */
         .peak_host_mib = sp_report_peak_host_mib(),
     };
     sp_log_to_file("peak host memory: %.1f MiB", rep.peak_host_mib);
@@ -410,7 +412,7 @@ static int resume_from(run *r, sp_checkpoint *ck) {
     if (r->b->ops->set_gaussians(r->b, &ck->g, &ck->m, &ck->v)) return -1;
     r->step = ck->step;
     r->saved_step = ck->step;
-    r->train_seconds = ck->train_seconds;
+    r->train_seconds = r->train_seconds0 = ck->train_seconds;
     for (int k = 0; k < SP_CURVES; k++) {
         r->curves[k] = ck->curves[k];
         memset(&ck->curves[k], 0, sizeof ck->curves[k]);
@@ -980,7 +982,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     if (cfg->backend.profile) {
         sp_profile prof;
         r->b->ops->get_profile(r->b, &prof);
-        sp_report_print_profile(stderr, &prof, r->train_seconds);
+        sp_report_print_profile(stderr, &prof, r->train_seconds - r->train_seconds0); /* this session's */
     }
     if (interrupted) SP_INFO("resume with: splat train --resume %s", r->dir);
     status = interrupted ? SP_TRAIN_INTERRUPTED : SP_TRAIN_OK;

@@ -419,6 +419,16 @@ static int cu_stage_view(sp_backend *base, int slot, const sp_view *v, sp_alpha_
     return 0;
 }
 
+static int cu_mcmc_refine(sp_backend *base, float dead_opacity, int add, uint64_t seed, int *relocated, int *added) {
+    cu_backend *b = (cu_backend *)base;
+    cu_prof_open(b, 0);
+    cu_prof_begin(b, CU_ST_REFINE);
+    int rc = cuda_mcmc_refine(b, dead_opacity, add, seed, relocated, added);
+    cu_prof_end(b);
+    cu_prof_close(b);
+    return rc;
+}
+
 static int cu_device_memory(sp_backend *base, size_t *free_bytes, size_t *total_bytes) {
     (void)base;
     return cu_check(cudaMemGetInfo(free_bytes, total_bytes), "device memory");
@@ -802,7 +812,7 @@ static const sp_backend_ops k_cuda_ops = {
     "cuda",          cu_destroy,      cu_upload_views, cu_set_gaussians, cu_get_gaussians, cu_num_gaussians,
     cu_train_step,   cu_take_loss,    cu_refine,       cu_render,        cu_params_finite, cu_get_profile,
     &cuda_stage_ops, cu_stage_view,   NULL /* render_many */, cu_mcmc_read, cu_mcmc_apply,
-    cu_blend_weights, cu_score,      cu_stage_slots,  cu_device_memory,
+    cu_blend_weights, cu_score,      cu_stage_slots,  cu_mcmc_refine,   cu_device_memory,
 };
 
 extern "C" int sp_cuda_device_count(void) {

@@ -332,5 +332,7 @@ void cuda_mcmc_reg(const cu_params *P, cu_params *G, int n, float opacity_reg, f
 void cuda_mcmc_noise(cu_params *P, int n, float noise_scale, uint64_t seed, cudaStream_t st);
 int cuda_mcmc_read(cu_backend *b, float *opacity_logits, float *log_scales);
 int cuda_mcmc_apply(cu_backend *b, const sp_mcmc_plan *p);
+/* backend.h's mcmc_refine: the decisions on the device (backend/mcmc_rule.h). */
+int cuda_mcmc_refine(cu_backend *b, float dead_opacity, int add, uint64_t seed, int *relocated, int *added);
 
 #endif
