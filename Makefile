@@ -112,8 +112,9 @@ endif
 
 # ---- viewer (`splat view`, `splat train --view`; src/cli/view.c): libmicrohttpd serves the page
 # web/view.html, embedded as a C array by xxd. Built when microhttpd.h is there; `make VIEW=0` leaves
-# it out (the commands then say so). PORTABLE=1 builds leave it out unless VIEW=1 is given: Debian's
-# libmicrohttpd.a needs GnuTLS linked statically too.
+# it out (the commands then say so). PORTABLE=1 builds leave it out unless VIEW=1 is given; then
+# libmicrohttpd links dynamically (Debian's .a needs GnuTLS linked statically too) and bench/stage.sh
+# bin carries libmicrohttpd.so.12 beside the binary (found through the $ORIGIN rpath).
 VIEW    ?= $(if $(and $(wildcard /usr/include/microhttpd.h),$(if $(filter 1,$(PORTABLE)),,1)),1,0)
 ifeq ($(VIEW),1)
 CFLAGS  += -DSPLAT_HAVE_VIEW=1

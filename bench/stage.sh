@@ -12,8 +12,9 @@
 #       LIMIT_MiB (default 55), the largest files placed first; prints each folder's size and the
 #       command that copies it into /tmp/stage on the device machine.
 #   bench/stage.sh bin [BUILD]
-#       copies BUILD/splat (default build-gpu, made with `make BUILD=build-gpu PORTABLE=1 splat`) and
-#       the shared libraries it needs there (cJSON, cmocka, the Vulkan loader) into stagebin/.
+#       copies BUILD/splat (default build-gpu, made with `make BUILD=build-gpu PORTABLE=1 splat`, or
+#       with VIEW=1 for the viewer) and the shared libraries it needs there (cJSON, cmocka, the Vulkan
+#       loader; libmicrohttpd, and GnuTLS's chain under stagebin/tls/) into stagebin/.
 #
 # On the device machine, call by call, back to back (it stays warm 30 s): carry ["stageK"] with
 # `mkdir -p /tmp/stage && cp -r stageK/. /tmp/stage/`, and once carry ["stagebin"] (8 MiB: with the
@@ -76,6 +77,14 @@ case "${1:-}" in
     for lib in libcjson.so.1 libcmocka.so.0 libvulkan.so.1; do
       if [ -f "$build/$lib" ]; then cp "$build/$lib" stagebin/; else cp -L "/usr/lib/x86_64-linux-gnu/$lib" stagebin/; fi
     done
+    # a build with the viewer (PORTABLE=1 VIEW=1): libmicrohttpd beside the binary, and GnuTLS and
+    # what it needs in stagebin/tls/, for a host that lacks them (LD_LIBRARY_PATH=stagebin/tls there)
+    if ldd "$build/splat" | grep -q libmicrohttpd; then
+      cp -L /usr/lib/x86_64-linux-gnu/libmicrohttpd.so.12 stagebin/
+      mkdir -p stagebin/tls
+      ldd /usr/lib/x86_64-linux-gnu/libmicrohttpd.so.12 | awk '$3 ~ /^\// && $1 !~ /^lib(c|m|pthread|dl)\.so/ { print $3 }' |
+        xargs -r -I{} cp -L {} stagebin/tls/
+    fi
     git rev-parse --short HEAD >stagebin/commit
     echo "stagebin: $(du -sh stagebin | cut -f1) (commit $(cat stagebin/commit))"
     ;;
