@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include "io/image.h"
+#include "io/loader.h"
 #include "scene/camera.h"
 #include "scene/synth.h"
 
@@ -304,6 +305,52 @@ static void test_bad_options(void **state) {
     free(dir);
 }
 
+/* The large capture (--scene capture): a transforms.json capture of RGB JPEGs with lens
+ * distortion that the loader reads (every 8th view held out, every view undistorted, opaque),
+ * identical files from identical options whatever the thread count, and a refused split. */
+static void test_capture(void **state) {
+    sp_synth_opts o;
+    sp_synth_capture_defaults(&o);
+    assert_int_equal(o.num_train, 1000);
+    assert_int_equal(o.width, 1600);
+    o.width = 64, o.height = 48, o.num_train = 17;
+    char *a = tu_tmpdir(), *b = tu_tmpdir();
+    assert_int_equal(sp_synth_write(a, &o), 0);
+    int old = omp_get_max_threads();
+    omp_set_num_threads(1);
+    assert_int_equal(sp_synth_write(b, &o), 0);
+    omp_set_num_threads(old);
+    for (int i = 0; i < 17; i += 8) {
+        char *pa = sp_strfmt("%s/images/%05d.jpg", a, i), *pb = sp_strfmt("%s/images/%05d.jpg", b, i), *da, *db;
+        size_t na, nb;
+        assert_int_equal(sp_read_file(pa, &da, &na), 0);
+        assert_int_equal(sp_read_file(pb, &db, &nb), 0);
+        assert_int_equal(na, nb);
+        assert_memory_equal(da, db, na);
+        free(pa), free(pb), free(da), free(db);
+    }
+    sp_load_opts lo = {.downscale = 1, .threads = 1, .load_pixels = 1, .holdout_every = 8};
+    sp_dataset d;
+    sp_problems probs = {0};
+    int rc = sp_dataset_load(a, "auto", &lo, &d, &probs);
+    if (rc) fail_msg("load: %s", probs.n ? probs.items[0] : sp_last_error());
+    sp_problems_free(&probs);
+    assert_string_equal(d.format, "transforms");
+    assert_int_equal(d.train.n, 14);
+    assert_int_equal(d.test.n, 3);
+    assert_int_equal(d.has_alpha, 0);
+    for (int i = 0; i < d.train.n; i++) {
+        assert_int_equal(d.train.views[i].channels, 3);
+        assert_int_equal(d.train.views[i].undistorted, 1);
+        assert_true(d.train.views[i].lens.k1 < 0.0);
+    }
+    sp_dataset_free(&d);
+    o.num_test = 2;
+    assert_int_not_equal(sp_synth_write(a, &o), 0);
+    tu_assert_contains(sp_last_error(), "one view count");
+    tu_rm_rf(a), tu_rm_rf(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout),
@@ -311,6 +358,7 @@ int main(void) {
         cmocka_unit_test(test_origin_projects_to_centre),
         cmocka_unit_test(test_silhouette_matches_pose),
         cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_capture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
