@@ -12,7 +12,7 @@ BIN=${SPLAT_BIN:-build/splat}
 out=$(mktemp -d /tmp/splat-viewbench-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 client() { # URL: frames of test camera 0 at up to 30/s until the server goes away
-  /usr/bin/python3 - "$1" <<'PY'
+  python3 - "$1" <<'PY'
 import sys, time, urllib.request
 url = sys.argv[1] + "api/render?split=test&i=0&q=95"
 n = 0
