@@ -384,8 +384,33 @@ static void test_random_by_views(void **state) {
     sp_gaussians_free(&a), sp_gaussians_free(&b), sp_gaussians_free(&u);
 }
 
+/* Thousands of cameras: SP_INIT_MAX_CAMS evenly spaced ones weigh the points, exactly as when
+ * that subset is given (a 10,000-view capture starts in bounded time). */
+static void test_random_many_views(void **state) {
+    (void)state;
+    enum { NC = 3000, N = 2000 };
+    sp_camera *cams = sp_malloc(sizeof(sp_camera) * NC), some[SP_INIT_MAX_CAMS];
+    const float P[3] = {0.0f, 0.0f, 0.0f};
+    for (int i = 0; i < NC; i++) {
+        float az = 6.2831853f * (float)i / NC, el = 0.2f + 0.5f * (float)(i % 7) / 7.0f;
+        float dir[3] = {cosf(el) * cosf(az), cosf(el) * sinf(az), sinf(el)};
+        float C[3], f[3];
+        for (int k = 0; k < 3; k++) C[k] = P[k] + 4.0f * dir[k], f[k] = -dir[k];
+        camera_looking(&cams[i], C, f);
+    }
+    for (int j = 0; j < SP_INIT_MAX_CAMS; j++) some[j] = cams[(int64_t)j * NC / SP_INIT_MAX_CAMS];
+    float lo[3] = {-4, -4, -4}, hi[3] = {4, 4, 4};
+    sp_gaussians a, b;
+    assert_int_equal(sp_init_random(&a, N, lo, hi, 0, 0.1f, 0.0f, 9, cams, NC), 0);
+    assert_int_equal(sp_init_random(&b, N, lo, hi, 0, 0.1f, 0.0f, 9, some, SP_INIT_MAX_CAMS), 0);
+    assert_memory_equal(a.means, b.means, sizeof(float) * 3 * N);
+    sp_gaussians_free(&a), sp_gaussians_free(&b);
+    free(cams);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_many_views),
         cmocka_unit_test(test_knn_uniform),        cmocka_unit_test(test_knn_hard_clouds),
         cmocka_unit_test(test_knn_large_sampled),  cmocka_unit_test(test_knn_thread_independent),
         cmocka_unit_test(test_from_points_layout), cmocka_unit_test(test_random),

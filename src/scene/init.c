@@ -237,6 +237,16 @@ int sp_init_random(sp_gaussians *g, int count, const float box_min[3], const flo
                             (double)box_max[1], (double)box_max[2]);
     float *xyz = sp_try_alloc((size_t)count * 3, sizeof *xyz, "the initial points", "lower init.count");
     if (!xyz) return -1;
+    sp_camera *some = NULL; /* an evenly spaced subset of many cameras */
+    if (ncams > SP_INIT_MAX_CAMS) {
+        some = sp_try_alloc(SP_INIT_MAX_CAMS, sizeof *some, "the initial points", "lower init.count");
+        if (!some) {
+            free(xyz);
+            return -1;
+        }
+        for (int j = 0; j < SP_INIT_MAX_CAMS; j++) some[j] = cams[(int64_t)j * ncams / SP_INIT_MAX_CAMS];
+        cams = some, ncams = SP_INIT_MAX_CAMS;
+    }
     sp_rng r;
     sp_rng_seed(&r, seed, 0x1417u);
     int64_t tries = 0, budget = 64 * (int64_t)count;
@@ -247,6 +257,7 @@ int sp_init_random(sp_gaussians *g, int count, const float box_min[3], const flo
         if (ncams > 0 && tries++ < budget && sp_rng_uniform(&r) >= seen_fraction(x, cams, ncams)) continue;
         i++;
     }
+    free(some);
     /* grey (NULL colours): the colour comes from the images, as in 3DGS */
     int rc = init_points(g, xyz, NULL, count, sh_degree, opacity, fixed_scale);
     free(xyz);

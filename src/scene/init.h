@@ -25,7 +25,10 @@ int sp_init_from_points(sp_gaussians *g, const float *xyz, const uint8_t *rgb, i
  * Deterministic in seed. With cams (ncams > 0), a uniform candidate is kept with probability the
  * fraction of cameras that see it (in front, projecting inside the image): the points gather
  * where the views overlap, fewer where only some views look, none where no camera looks. After
- * 64 x count candidates the rest are taken uniformly. */
+ * 64 x count candidates the rest are taken uniformly. Of more than SP_INIT_MAX_CAMS cameras, that
+ * many evenly spaced ones estimate the fraction (the cost stays bounded for captures of
+ * thousands of views). */
+#define SP_INIT_MAX_CAMS 256
 int sp_init_random(sp_gaussians *g, int count, const float box_min[3], const float box_max[3], int sh_degree,
                    float opacity, float fixed_scale, uint64_t seed, const sp_camera *cams, int ncams);
 
