@@ -349,10 +349,13 @@ static void test_auto_budget(void **state) {
     (void)state;
     const char *why;
     assert_int_equal(sp_mcmc_auto_budget(100 * 800.0 * 800.0, 0, 0, &why), 280000); /* lego */
-    assert_string_equal(why, "the training pixels");
+    assert_string_equal(why, "the floor");
     assert_int_equal(sp_mcmc_auto_budget(100 * 200.0 * 200.0, 0, 0, &why), 280000); /* the small lego */
     assert_string_equal(why, "the floor");
-    assert_int_equal(sp_mcmc_auto_budget(58 * 1067.0 * 1902.0, 0, 0, &why), 514000); /* fox: 117.7M pixels */
+    assert_int_equal(sp_mcmc_auto_budget(58 * 1067.0 * 1902.0, 0, 0, &why), 280000); /* fox: 117.7M pixels */
+    assert_string_equal(why, "the floor");
+    assert_int_equal(sp_mcmc_auto_budget(200 * 1600.0 * 1200.0, 0, 0, &why), 840000);
+    assert_string_equal(why, "the training pixels");
     assert_int_equal(sp_mcmc_auto_budget(62 * 670.0 * 1230.0, 4414, 0, &why), 280000); /* beer */
     assert_int_equal(sp_mcmc_auto_budget(1e6, 300000, 0, &why), 600000);
     assert_string_equal(why, "twice the sparse points");
@@ -361,7 +364,7 @@ static void test_auto_budget(void **state) {
     /* 8 GiB free: half of it at 1536 bytes a Gaussian */
     assert_int_equal(sp_mcmc_auto_budget(875 * 1600.0 * 1200.0, 0, 8.0 * 1073741824.0, &why), 2796000);
     assert_string_equal(why, "half of the device's free memory");
-    assert_int_equal(sp_mcmc_auto_budget(875 * 1600.0 * 1200.0, 0, 0, NULL), 7350000);
+    assert_int_equal(sp_mcmc_auto_budget(875 * 1600.0 * 1200.0, 0, 0, NULL), 3675000);
 }
 
 int main(void) {

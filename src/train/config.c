@@ -158,8 +158,8 @@ const sp_config_field sp_config_schema[] = {
         "records the choice."),
     INT(refine, max_gaussians, GE(0), 0,
         "mcmc: the Gaussian budget. The count grows by mcmc_grow per refine until it reaches this, and never passes "
-        "it (capacity stays adc's cap). 0 = auto, from the capture: 280k per 64 million training pixels (lego's 100 "
-        "views of 800x800 get 280k), never under 280k nor under twice the sparse points, at most 20M and what half "
+        "it (capacity stays adc's cap). 0 = auto, from the capture: 280k per 128 million training pixels (lego's 100 "
+        "views of 800x800 and fox's 58 of 1067x1902 get 280k), never under 280k nor under twice the sparse points, at most 20M and what half "
         "of the device's free memory holds; the run logs the rule and config.toml records the number "
         "(docs/config.md, \"Large captures\")."),
     INT(refine, mcmc_stop, GE(0), 25000, "mcmc: no relocation or growth after this step (the 3DGS-MCMC schedule)."),

@@ -704,7 +704,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
             if (!r->b->ops->device_memory || r->b->ops->device_memory(r->b, &free_b, &total_b)) free_b = 0;
             const char *why;
             cfg->refine.max_gaussians = sp_mcmc_auto_budget(px, r->data.num_points, (double)free_b, &why);
-            SP_INFO("refine.max_gaussians auto: %d (%s decided: 280k per 64M training pixels, here %.0fM in %d views; "
+            SP_INFO("refine.max_gaussians auto: %d (%s decided: 280k per 128M training pixels, here %.0fM in %d views; "
                     "%d sparse points)", cfg->refine.max_gaussians, why, px / 1e6, r->data.train.n,
                     r->data.num_points);
         }
