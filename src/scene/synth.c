@@ -351,6 +351,43 @@ static void render_row(const sp_synth_opts *o, const float m[16], uint64_t view_
     }
 }
 
+void sp_synth_add_frame(cJSON *frames, const char *file_path, const float m[16]) {
+    cJSON *f = cJSON_CreateObject(), *mat = cJSON_CreateArray();
+    cJSON_AddStringToObject(f, "file_path", file_path);
+    for (int r = 0; r < 4; r++) {
+        cJSON *row = cJSON_CreateArray();
+        for (int c = 0; c < 4; c++) cJSON_AddItemToArray(row, cJSON_CreateNumber((double)m[r * 4 + c]));
+        cJSON_AddItemToArray(mat, row);
+    }
+    cJSON_AddItemToObject(f, "transform_matrix", mat);
+    cJSON_AddItemToArray(frames, f);
+}
+
+int sp_synth_save_images(char *const *paths, const sp_image *imgs, int n, int jpeg_quality) {
+    char *failure = NULL; /* first error message of a worker thread */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(sp_omp_threads())
+    for (int k = 0; k < n; k++) {
+        int rc = imgs[k].channels == 4 ? sp_image_save_png(paths[k], &imgs[k])
+                                       : sp_image_save_jpeg(paths[k], &imgs[k], jpeg_quality);
+        if (rc != 0) {
+#pragma omp critical(synth_failure)
+            if (!failure) failure = sp_strdup(sp_last_error());
+        }
+    }
+    if (!failure) return 0;
+    sp_error("%s", failure);
+    free(failure);
+    return -1;
+}
+
+int sp_synth_write_json(cJSON *root, const char *path, int pretty) {
+    char *text = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+    int rc = text ? sp_write_file_atomic(path, text, strlen(text))
+                  : sp_error("%s: out of memory while formatting JSON", path);
+    free(text);
+    return rc;
+}
+
 static const char *SPLIT_NAMES[3] = {"train", "val", "test"};
 #define BATCH 8 /* views rendered (and written) together: rows of all of them share one parallel loop */
 
@@ -369,8 +406,8 @@ static int write_split(const char *dir, const sp_synth_opts *o, int split, int c
     uint8_t *px = sp_malloc(stride * BATCH);
     float m[BATCH][16];
     uint64_t seeds[BATCH];
-    char *failure = NULL; /* first error message of a worker thread */
-    for (int v0 = 0; !failure && v0 < count; v0 += BATCH) {
+    int rc = 0;
+    for (int v0 = 0; rc == 0 && v0 < count; v0 += BATCH) {
         int nb = sp_mini(BATCH, count - v0);
         for (int b = 0; b < nb; b++) {
             sp_synth_camera_c2w(o, split, v0 + b, m[b]);
@@ -379,46 +416,26 @@ static int write_split(const char *dir, const sp_synth_opts *o, int split, int c
 #pragma omp parallel for collapse(2) schedule(dynamic, 2) num_threads(sp_omp_threads())
         for (int b = 0; b < nb; b++)
             for (int j = 0; j < H; j++) render_row(o, m[b], seeds[b], j, px + stride * b);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(sp_omp_threads())
+        char *paths[BATCH];
+        sp_image imgs[BATCH];
         for (int b = 0; b < nb; b++) {
-            char name[64];
+            char name[64], fp[96];
             snprintf(name, sizeof name, "r_%d.png", v0 + b);
-            char *path = sp_path_join(sub, name);
-            sp_image img = {W, H, 4, px + stride * b};
-            if (sp_image_save_png(path, &img) != 0) {
-#pragma omp critical(synth_failure)
-                if (!failure) failure = sp_strdup(sp_last_error());
-            }
-            free(path);
-        }
-        for (int b = 0; b < nb; b++) {
-            cJSON *f = cJSON_CreateObject(), *mat = cJSON_CreateArray();
-            char fp[96];
+            paths[b] = sp_path_join(sub, name);
+            imgs[b] = (sp_image){W, H, 4, px + stride * b};
             snprintf(fp, sizeof fp, "./%s/r_%d", SPLIT_NAMES[split], v0 + b);
-            cJSON_AddStringToObject(f, "file_path", fp);
-            for (int r = 0; r < 4; r++) {
-                cJSON *row = cJSON_CreateArray();
-                for (int c = 0; c < 4; c++) cJSON_AddItemToArray(row, cJSON_CreateNumber((double)m[b][r * 4 + c]));
-                cJSON_AddItemToArray(mat, row);
-            }
-            cJSON_AddItemToObject(f, "transform_matrix", mat);
-            cJSON_AddItemToArray(frames, f);
+            sp_synth_add_frame(frames, fp, m[b]);
         }
+        rc = sp_synth_save_images(paths, imgs, nb, 0);
+        for (int b = 0; b < nb; b++) free(paths[b]);
     }
     free(px);
-    int rc = 0;
-    if (failure) {
-        rc = sp_error("%s", failure);
-        free(failure);
-    } else {
-        char *text = cJSON_Print(root);
+    if (rc == 0) {
         char name[64];
         snprintf(name, sizeof name, "transforms_%s.json", SPLIT_NAMES[split]);
         char *path = sp_path_join(dir, name);
-        if (!text) rc = sp_error("%s: out of memory while formatting JSON", path);
-        else rc = sp_write_file_atomic(path, text, strlen(text));
+        rc = sp_synth_write_json(root, path, 1);
         free(path);
-        free(text);
     }
     cJSON_Delete(root);
     free(sub);

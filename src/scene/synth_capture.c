@@ -318,8 +318,8 @@ int sp_synth_write_capture(const char *dir, const sp_synth_opts *o) {
     size_t stride = (size_t)W * H * 3;
     float m[BATCH][16];
     uint64_t seeds[BATCH];
-    char *failure = NULL;
-    for (int v0 = 0; !failure && v0 < o->num_train; v0 += BATCH) {
+    int rc = 0;
+    for (int v0 = 0; rc == 0 && v0 < o->num_train; v0 += BATCH) {
         int nb = sp_mini(BATCH, o->num_train - v0);
         for (int b = 0; b < nb; b++) {
             capture_c2w(o, v0 + b, m[b]);
@@ -328,45 +328,25 @@ int sp_synth_write_capture(const char *dir, const sp_synth_opts *o) {
 #pragma omp parallel for collapse(2) schedule(dynamic, 2) num_threads(sp_omp_threads())
         for (int b = 0; b < nb; b++)
             for (int j = 0; j < H; j++) render_row(o, &l, ray, m[b], seeds[b], j, px + stride * b);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(sp_omp_threads())
+        char *paths[BATCH];
+        sp_image imgs[BATCH];
         for (int b = 0; b < nb; b++) {
-            char name[32];
+            char name[32], fp[48];
             snprintf(name, sizeof name, "%05d.jpg", v0 + b);
-            char *path = sp_path_join(images, name);
-            sp_image img = {W, H, 3, px + stride * b};
-            if (sp_image_save_jpeg(path, &img, QUALITY) != 0) {
-#pragma omp critical(synth_capture_failure)
-                if (!failure) failure = sp_strdup(sp_last_error());
-            }
-            free(path);
-        }
-        for (int b = 0; b < nb; b++) {
-            cJSON *f = cJSON_CreateObject(), *mat = cJSON_CreateArray();
-            char fp[48];
+            paths[b] = sp_path_join(images, name);
+            imgs[b] = (sp_image){W, H, 3, px + stride * b};
             snprintf(fp, sizeof fp, "images/%05d.jpg", v0 + b);
-            cJSON_AddStringToObject(f, "file_path", fp);
-            for (int r = 0; r < 4; r++) {
-                cJSON *row = cJSON_CreateArray();
-                for (int c = 0; c < 4; c++) cJSON_AddItemToArray(row, cJSON_CreateNumber((double)m[b][r * 4 + c]));
-                cJSON_AddItemToArray(mat, row);
-            }
-            cJSON_AddItemToObject(f, "transform_matrix", mat);
-            cJSON_AddItemToArray(frames, f);
+            sp_synth_add_frame(frames, fp, m[b]);
         }
+        rc = sp_synth_save_images(paths, imgs, nb, QUALITY);
+        for (int b = 0; b < nb; b++) free(paths[b]);
     }
     free(px);
     free(ray);
-    int rc = 0;
-    if (failure) {
-        rc = sp_error("%s", failure);
-        free(failure);
-    } else {
-        char *text = cJSON_PrintUnformatted(root);
+    if (rc == 0) {
         char *path = sp_path_join(dir, "transforms.json");
-        if (!text) rc = sp_error("%s: out of memory while formatting JSON", path);
-        else rc = sp_write_file_atomic(path, text, strlen(text));
+        rc = sp_synth_write_json(root, path, 0);
         free(path);
-        free(text);
     }
     cJSON_Delete(root);
     free(images);

@@ -4,7 +4,10 @@
 #ifndef SPLAT_SYNTH_INTERNAL_H
 #define SPLAT_SYNTH_INTERNAL_H
 
+#include <cjson/cJSON.h>
 #include <math.h>
+
+#include "io/image.h"
 
 #define PI_F 3.14159265358979f
 #define AMBIENT 0.35f
@@ -29,5 +32,12 @@ void sp_synth_light(float L[3]);
  * the group's own shadows) and distance along d of the first surface the ray meets, else 0. */
 int sp_synth_objects_shade(const float o[3], const float d[3], float col[3], float *t);
 #define SP_SYNTH_GROUND_Z (-0.57f)
+
+/* Writing a scene: a frame {file_path, transform_matrix m (4x4, row-major)} added to frames; n
+ * images saved in parallel (4 channels: PNG, 3: JPEG of jpeg_quality), -1 with the first error;
+ * root written as JSON to path atomically (pretty: indented). */
+void sp_synth_add_frame(cJSON *frames, const char *file_path, const float m[16]);
+int sp_synth_save_images(char *const *paths, const sp_image *imgs, int n, int jpeg_quality);
+int sp_synth_write_json(cJSON *root, const char *path, int pretty);
 
 #endif

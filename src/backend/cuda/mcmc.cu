@@ -57,6 +57,17 @@ __global__ void k_mcmc_noise(cu_params P, int n, float scale, uint64_t seed) {
         P.means[3 * (size_t)i + k] += f * (R[3 * k] * t[0] + R[3 * k + 1] * t[1] + R[3 * k + 2] * t[2]);
 }
 
+/* Zeroes Gaussian d's Adam moments. */
+__device__ static void zero_moments(cu_params M1, cu_params M2, int K, size_t d) {
+    cu_params M[2] = {M1, M2};
+    for (int j = 0; j < 2; j++) {
+        for (int c = 0; c < 3; c++) M[j].means[3 * d + c] = 0.0f, M[j].log_scales[3 * d + c] = 0.0f;
+        for (int c = 0; c < 4; c++) M[j].quats[4 * d + c] = 0.0f;
+        M[j].opacity_logits[d] = 0.0f;
+        for (int c = 0; c < 3 * K; c++) M[j].sh[3 * (size_t)K * d + c] = 0.0f;
+    }
+}
+
 /* The plan of backend.h: entries are independent, one thread each. */
 __global__ void k_mcmc_apply(cu_params P, cu_params M1, cu_params M2, int K, int count, const int32_t *dst,
                              const int32_t *src, const float *logit, const float *ls) {
@@ -70,13 +81,7 @@ __global__ void k_mcmc_apply(cu_params P, cu_params M1, cu_params M2, int K, int
     }
     P.opacity_logits[d] = logit[k];
     for (int c = 0; c < 3; c++) P.log_scales[3 * d + c] = ls[3 * (size_t)k + c];
-    cu_params M[2] = {M1, M2};
-    for (int j = 0; j < 2; j++) {
-        for (int c = 0; c < 3; c++) M[j].means[3 * d + c] = 0.0f, M[j].log_scales[3 * d + c] = 0.0f;
-        for (int c = 0; c < 4; c++) M[j].quats[4 * d + c] = 0.0f;
-        M[j].opacity_logits[d] = 0.0f;
-        for (int c = 0; c < 3 * K; c++) M[j].sh[3 * (size_t)K * d + c] = 0.0f;
-    }
+    zero_moments(M1, M2, K, d);
 }
 
 void cuda_mcmc_reg(const cu_params *P, cu_params *G, int n, float opacity_reg, float scale_reg, cudaStream_t st) {
@@ -200,17 +205,6 @@ __global__ void k_mcmc_draw(const uint64_t *prefix, int n, const int *count, uin
     int s = sp_mcmc_pick(prefix, n, sp_mcmc_draw_point(seed, stream, (uint64_t)k, total));
     drawn[k] = s;
     atomicAdd(&times[s], 1);
-}
-
-/* Zeroes Gaussian d's Adam moments. */
-__device__ static void zero_moments(cu_params M1, cu_params M2, int K, size_t d) {
-    cu_params M[2] = {M1, M2};
-    for (int j = 0; j < 2; j++) {
-        for (int c = 0; c < 3; c++) M[j].means[3 * d + c] = 0.0f, M[j].log_scales[3 * d + c] = 0.0f;
-        for (int c = 0; c < 4; c++) M[j].quats[4 * d + c] = 0.0f;
-        M[j].opacity_logits[d] = 0.0f;
-        for (int c = 0; c < 3 * K; c++) M[j].sh[3 * (size_t)K * d + c] = 0.0f;
-    }
 }
 
 /* Copy k: Gaussian dests[k] (or first + k) becomes a copy of its drawn source, with the spread
