@@ -387,7 +387,9 @@ static int step_deterministic_repeat(const tcase *c, sp_backend *unused) {
 
 /* Streamed views (stage_view): 30 deterministic steps on views staged into the slots, a view
  * staged ahead while the step before it is in flight, give the parameters of the same steps on
- * uploaded views bit for bit; a slot out of range is an error. */
+ * uploaded views bit for bit; so do the same steps with one slot per view (stage_slots: the
+ * device's image cache), each view staged once into slot NVIEWS - view and read from there by
+ * every later step; a slot out of range is an error. */
 static int step_staged_views(const tcase *c, sp_backend *unused) {
     sp_rng r = pt_rng(940);
     sp_gaussians gt, init, out[2];
@@ -399,6 +401,27 @@ static int step_staged_views(const tcase *c, sp_backend *unused) {
     tcase dc = *c;
     dc.cfg.deterministic = 1; /* run for the deterministic variants only; bit-identical needs it */
     int ok = 1;
+    { /* the device's image cache: every view in a slot of its own, staged at its first use */
+        sp_backend *b = make_backend(&dc, 0);
+        assert_int_equal(b->ops->set_gaussians(b, &init, NULL, NULL), 0);
+        if (b->ops->stage_slots) {
+            assert_int_equal(b->ops->stage_slots(b, NVIEWS + 1, (size_t)72 * 56, 4), 0);
+            int staged[NVIEWS] = {0}, stagings = 0;
+            for (int s = 1; s <= 30; s++) {
+                int v = s % NVIEWS;
+                if (!staged[v]) {
+                    assert_int_equal(b->ops->stage_view(b, NVIEWS - v, &views[v], SP_ALPHA_STRAIGHT), 0);
+                    staged[v] = 1, stagings++;
+                }
+                sp_step_args a = step_args(s, NVIEWS - v);
+                a.staged = 1;
+                assert_int_equal(b->ops->train_step(b, &a), 0);
+            }
+            assert_int_equal(b->ops->get_gaussians(b, &out[1], NULL, NULL), 0);
+            assert_int_equal(stagings, NVIEWS);
+        }
+        b->ops->destroy(b);
+    }
     for (int k = 0; k < 2; k++) {
         sp_backend *b = make_backend(&dc, 0);
         if (k == 0) assert_int_equal(b->ops->upload_views(b, views, NVIEWS, SP_ALPHA_STRAIGHT), 0);
@@ -415,6 +438,15 @@ static int step_staged_views(const tcase *c, sp_backend *unused) {
             if (k == 1 && s < 30)
                 assert_int_equal(
                     b->ops->stage_view(b, (s + 1) % SP_STAGE_SLOTS, &views[(s + 1) % NVIEWS], SP_ALPHA_STRAIGHT), 0);
+        }
+        if (k == 0 && out[1].n) { /* the cache's run (out[1], before it is reused below) */
+            assert_int_equal(b->ops->get_gaussians(b, &out[0], NULL, NULL), 0);
+            int same_cache = pt_stores_equal(&out[0], &out[1]);
+            ok &= pt_report(same_cache, c->label, "staged views",
+                            "30 steps with one slot per view (stage_slots) vs uploaded views", "bit-identical (1=yes)",
+                            same_cache, 1);
+            sp_gaussians_free(&out[1]);
+            memset(&out[1], 0, sizeof out[1]);
         }
         assert_int_equal(b->ops->get_gaussians(b, &out[k], NULL, NULL), 0);
         if (k == 1) {
