@@ -9,6 +9,7 @@ pkgs=(build-essential libpng-dev libjpeg62-turbo-dev libcjson-dev libcmocka-dev 
 pkgs+=(libmicrohttpd-dev xxd)  # the viewer (splat view): its HTTP server, and xxd embeds web/view.html
 pkgs+=(chromium chromium-driver python3-selenium python3-pil)  # tests/e2e_view.sh drives the viewer in a real browser
 pkgs+=(libzstd-dev)  # .spz version 4 (zstd streams), read and written by src/io/spz.c
+pkgs+=(libwebp-dev)  # .sog: lossless WebP images, read and written by src/io/sog.c
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
