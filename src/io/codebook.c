@@ -5,7 +5,7 @@
  * means, whatever the number of values.
  *
  * d-D: Lloyd's algorithm (assign every point to its nearest centroid, move every centroid to the
- * mean of its points) from k distinct random points (PCG32, fixed seed). An empty cluster is
+ * mean of its points) from a k-means++ start (PCG32, fixed seed). An empty cluster is
  * moved onto the point farthest from its centroid. For more than LEAF centroids the points are
  * first split into ceil(sqrt(k)) clusters (trained on an even sample of SAMPLE_PER points per
  * cluster, then every point assigned once), and each of those gets its share of k, recursively:
@@ -176,17 +176,31 @@ static int lloyd(const float *pts, int d, const uint32_t *idx, int m, int kk, in
                  uint64_t stream, int parallel, float *cent, uint32_t *lab, float *dist) {
     double *sums = sp_try_alloc((size_t)kk * d, sizeof *sums, "k-means", "");
     uint32_t *counts = sp_try_alloc((size_t)kk, sizeof *counts, "k-means", "");
-    uint32_t *perm = sp_try_alloc((size_t)m, sizeof *perm, "k-means", "");
-    int rc = !sums || !counts || !perm ? -1 : 0;
-    if (rc == 0) { /* start: kk distinct points, a partial Fisher-Yates shuffle */
+    int rc = !sums || !counts ? -1 : 0;
+    if (rc == 0) { /* start (k-means++): each next centroid a point drawn with probability
+                    * proportional to its squared distance to the nearest one so far */
         sp_rng r;
         sp_rng_seed(&r, seed, stream);
-        for (int i = 0; i < m; i++) perm[i] = (uint32_t)i;
-        for (int c = 0; c < kk; c++) {
-            int j = c + (int)(sp_rng_u32(&r) % (uint32_t)(m - c));
-            uint32_t t = perm[c];
-            perm[c] = perm[j], perm[j] = t;
-            memcpy(cent + (size_t)c * d, point_of(pts, d, idx, (int)perm[c]), sizeof(float) * d);
+        int first = (int)(sp_rng_u32(&r) % (uint32_t)m);
+        memcpy(cent, point_of(pts, d, idx, first), sizeof(float) * d);
+        for (int i = 0; i < m; i++) dist[i] = INFINITY;
+        for (int c = 1; c < kk; c++) {
+            const float *prev = cent + (size_t)(c - 1) * d;
+            double total = 0;
+            for (int i = 0; i < m; i++) {
+                const float *p = point_of(pts, d, idx, i);
+                float e = 0;
+                for (int j = 0; j < d; j++) e += (p[j] - prev[j]) * (p[j] - prev[j]);
+                if (e < dist[i]) dist[i] = e;
+                total += dist[i];
+            }
+            int pick = c % m; /* every point already a centroid: repeat one */
+            if (total > 0) {
+                double u = sp_rng_uniform(&r) * total, run = 0;
+                for (pick = 0; pick < m - 1; pick++)
+                    if ((run += dist[pick]) > u && dist[pick] > 0) break;
+            }
+            memcpy(cent + (size_t)c * d, point_of(pts, d, idx, pick), sizeof(float) * d);
         }
     }
     for (int round = 0; rc == 0; round++) {
@@ -212,7 +226,7 @@ static int lloyd(const float *pts, int d, const uint32_t *idx, int m, int kk, in
             dist[far] = 0;
         }
     }
-    free(sums), free(counts), free(perm);
+    free(sums), free(counts);
     return rc;
 }
 

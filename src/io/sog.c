@@ -326,6 +326,7 @@ static int source_load(sog_source *s, const char *name, uint8_t **data, size_t *
         return sp_error("%s: file name '%s' is not a plain name beside meta.json", s->path, name);
     char *p = sp_path_join(s->dir, name);
     int rc = sp_model_read_bytes(p, (char **)data, n);
+    if (rc) sp_error_prefix("%s", s->path); /* meta.json's path, then the image's */
     free(p);
     return rc;
 }
