@@ -1,8 +1,8 @@
-/* test_export.c — .splat and .spz export (and .sog renders; test_sog.c has the rest): each written file is read back by an independent reader
- * written here from the formats' descriptions (export.h) and every field is checked within the
- * format's quantization step; the library's importers round-trip; the spz axis change keeps
- * every SH colour; renders of re-imported models match the original's; broken files give errors
- * that name the file. */
+/* test_export.c — .splat and .spz export (and renders of .sog; test_sog.c has the rest): each
+ * written file is read back by an independent reader written here from the formats'
+ * descriptions (export.h) and every field is checked within the format's quantization step;
+ * the library's importers round-trip; the spz axis change keeps every SH colour; renders of
+ * re-imported models match the original's; broken files give errors that name the file. */
 #include "testutil.h"
 
 #include <math.h>
