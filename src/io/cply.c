@@ -91,11 +91,6 @@ int sp_cply_read_body(ply_file *pf, off_t file_size, sp_gaussians *g) {
         if (size && e->count > (LLONG_MAX - at) / size) return sp_error("%s: element '%s' is too large", path, e->name);
         at += size * e->count;
     }
-    off_t here = ftello(pf->f);
-    long long avail = here >= 0 && file_size > here ? (long long)(file_size - here) : 0;
-    if (at > avail)
-        return sp_error("%s: compressed .ply: the header's elements need %lld bytes but the file has %lld after the "
-                        "header (truncated?)", path, at, avail);
     long long n = v->count;
     if (n == 0) return sp_error("%s: the model has no Gaussians", path);
     if (n > INT_MAX / 2) return sp_error("%s:%d: too many vertices (%lld)", path, v->line, n);
@@ -117,6 +112,11 @@ int sp_cply_read_body(ply_file *pf, off_t file_size, sp_gaussians *g) {
         for (int j = 0; j < nrest; j++) snprintf(names[j], sizeof names[j], "f_rest_%d", j), np[j] = names[j];
         if (offsets(pf, sh, np, nrest, T_U8, "uchar", soff)) return -1;
     }
+    off_t here = ftello(pf->f);
+    long long avail = here >= 0 && file_size > here ? (long long)(file_size - here) : 0;
+    if (at > avail)
+        return sp_error("%s: compressed .ply: the header's elements need %lld bytes but the file has %lld after the "
+                        "header (truncated?)", path, at, avail);
     uint8_t *body = sp_model_buffer(path, (size_t)(at > 0 ? at : 1), 1, "the compressed .ply");
     if (!body) return -1;
     if (fread(body, 1, (size_t)at, pf->f) != (size_t)at) {
