@@ -331,9 +331,11 @@ static int source_load(sog_source *s, const char *name, uint8_t **data, size_t *
     return rc;
 }
 
+/* obj[key]; where names obj in messages (NULL: the top level). */
 static const cJSON *member(const char *path, const cJSON *obj, const char *key, const char *where) {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!m) sp_error("%s: meta.json: %s has no '%s'", path, where, key);
+    if (!m && where) sp_error("%s: meta.json: %s has no '%s'", path, where, key);
+    else if (!m) sp_error("%s: meta.json has no '%s'", path, key);
     return m;
 }
 
@@ -370,7 +372,8 @@ static int integer(const char *path, const cJSON *obj, const char *key, const ch
     const cJSON *v = member(path, obj, key, where);
     if (!v) return -1;
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
-        return sp_error("%s: meta.json: %s.%s must be a whole number from %.0f to %.0f", path, where, key, lo, hi);
+        return sp_error("%s: meta.json: %s%s%s must be a whole number from %.0f to %.0f", path, where ? where : "",
+                        where ? "." : "", key, lo, hi);
     *out = (int)v->valuedouble;
     return 0;
 }
@@ -451,11 +454,11 @@ static int read_sog(sog_source *s, sp_gaussians *g) {
     else if (!cJSON_IsNumber(version) || version->valuedouble != 2)
         rc = cJSON_IsNumber(version) ? sp_error("%s: SOG version %g is not supported (2 is)", path, version->valuedouble)
                                      : sp_error("%s: meta.json: 'version' is not a number", path);
-    if (rc == 0) rc = integer(path, meta, "count", "the model", 0, INT_MAX / 2, &count);
+    if (rc == 0) rc = integer(path, meta, "count", NULL, 0, INT_MAX / 2, &count);
     if (rc == 0 && count == 0) rc = sp_error("%s: the model has no Gaussians", path);
     const cJSON *means = NULL, *scales = NULL, *quats = NULL, *sh0 = NULL, *shn = NULL;
-    if (rc == 0 && !((means = member(path, meta, "means", "meta.json")) && (scales = member(path, meta, "scales", "meta.json")) &&
-                     (quats = member(path, meta, "quats", "meta.json")) && (sh0 = member(path, meta, "sh0", "meta.json"))))
+    if (rc == 0 && !((means = member(path, meta, "means", NULL)) && (scales = member(path, meta, "scales", NULL)) &&
+                     (quats = member(path, meta, "quats", NULL)) && (sh0 = member(path, meta, "sh0", NULL))))
         rc = -1;
     double mins[3], maxs[3], scale_cb[CODEBOOK], color_cb[CODEBOOK], sh_cb[CODEBOOK];
     const char *names[IM_COUNT] = {0};
