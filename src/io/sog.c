@@ -34,7 +34,9 @@
 #include "io/model_check.h"
 #include "io/zip.h"
 
-enum { CODEBOOK = 256, MAX_SIDE = 16383, MAX_PALETTE = 65536, KMEANS_ROUNDS = 10, WEBP_EFFORT = 4 };
+/* WEBP_EFFORT: libwebp's lossless preset (0 fastest .. 9 smallest); 6 is about what its simple lossless
+ * API does */
+enum { CODEBOOK = 256, MAX_SIDE = 16383, MAX_PALETTE = 65536, KMEANS_ROUNDS = 10, WEBP_EFFORT = 6 };
 #define KMEANS_SEED 0x5350u
 #define SQRT2 1.41421356237309515
 
