@@ -59,6 +59,15 @@ LDLIBS  += -lzstd
 endif
 # ---- end of the zstd block
 
+# ---- WebP, for .sog (src/io/sog.c): Debian's libwebp-dev (lossless encode and decode); PORTABLE=1
+# links its static archive so the binaries need no libwebp on the other machine.
+ifeq ($(PORTABLE),1)
+LDLIBS  += -Wl,-Bstatic -lwebp -Wl,-Bdynamic
+else
+LDLIBS  += -lwebp
+endif
+# ---- end of the WebP block
+
 ifeq ($(CUDA),1)
 CFLAGS  += -DSPLAT_HAVE_CUDA=1
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++

@@ -160,8 +160,9 @@ const char *splat_run_dir(splat_context *ctx);
 
 /* ---- the model ---- */
 
-/* Loads a model, replacing the context's: a .ply (3DGS layout), .splat or .spz file, a run's
- * checkpoint.bin, or a run folder (its point_cloud.ply, else its checkpoint.bin). */
+/* Loads a model, replacing the context's: a .ply (3DGS layout, or PlayCanvas's compressed one),
+ * .splat, .spz or .sog file, the meta.json of an unbundled SOG, a run's checkpoint.bin, or a run
+ * folder (its point_cloud.ply, else its checkpoint.bin). */
 splat_status splat_load_model(splat_context *ctx, const char *path);
 /* splat_load_model with reader options: format "spz:rub" reads a .spz written in the spz
  * specification's RUB axes (splat's own older files, Niantic's library converting to RUB) instead of
@@ -176,7 +177,7 @@ splat_status splat_model_info(splat_context *ctx, int *num_gaussians, int *sh_de
  * render.antialias = false afterwards. mean_factor (may be NULL) receives the mean factor applied. */
 splat_status splat_bake_antialias(splat_context *ctx, double *mean_factor);
 /* Writes the model as "ply" (lossless), "splat" (web viewers, base colour only), "glb" (glTF with
- * KHR_gaussian_splatting) or "spz"
+ * KHR_gaussian_splatting), "sog" (PlayCanvas's SOG, k-means compressed) or "spz"
  * (compressed; options after colons: "spz:v3" gzip instead of version 4's zstd, "spz:rub" the
  * spec's RUB axes instead of the .ply axes current tools use); format NULL: from path's
  * extension. Written atomically. */

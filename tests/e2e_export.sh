@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End to end: a run with trainer.save_every leaves cameras.json and point_cloud/iteration_N
-# snapshots that load; `splat export` writes .ply/.splat/.spz that `eval --ply` reads back with
+# snapshots that load; `splat export` writes .ply/.splat/.spz/.sog that `eval --ply` reads back with
 # scores close to the original; `render --path` writes frames, and an .mp4 through ffmpeg when one
 # is on PATH (a stand-in ffmpeg here); bad input gives clear errors.
 . "$(dirname "$0")/lib_e2e.sh"
@@ -44,7 +44,7 @@ cmp -s "$run/point_cloud/iteration_50/point_cloud.ply" "$run/point_cloud.ply" &&
 # export: every format, re-imported by eval
 psnr() { sed -n 's/.*PSNR \([0-9.]*\) dB.*/\1/p' "$1" | tail -1; }
 "$BIN" eval --ply "$run/point_cloud.ply" --data "$TMP/scene" >"$TMP/orig.txt" 2>&1 || bad "eval original"
-for f in ply splat spz; do
+for f in ply splat spz sog; do
   "$BIN" export --run "$run" --out "$TMP/m.$f" >"$TMP/exp_$f.txt" 2>&1 && ok "export $f" || { bad "export $f"; cat "$TMP/exp_$f.txt"; }
   grep -q "wrote $TMP/m.$f" "$TMP/exp_$f.txt" || bad "export $f message"
   "$BIN" eval --ply "$TMP/m.$f" --data "$TMP/scene" >"$TMP/ev_$f.txt" 2>&1 && ok "eval --ply m.$f" || { bad "eval m.$f"; tail -3 "$TMP/ev_$f.txt"; }
@@ -52,13 +52,15 @@ done
 cmp -s "$TMP/m.ply" "$run/point_cloud.ply" && ok "ply export is the same file" || bad "ply export differs"
 o=$(psnr "$TMP/orig.txt"); z=$(psnr "$TMP/ev_spz.txt")
 python3 -c "import sys; sys.exit(0 if abs($o - $z) < 0.5 else 1)" && ok "spz scores within 0.5 dB ($o vs $z)" || bad "spz PSNR $z vs $o"
+z=$(psnr "$TMP/ev_sog.txt")
+python3 -c "import sys; sys.exit(0 if abs($o - $z) < 0.5 else 1)" && ok "sog scores within 0.5 dB ($o vs $z)" || bad "sog PSNR $z vs $o"
 sp=$(stat -c %s "$TMP/m.spz"); pl=$(stat -c %s "$TMP/m.ply")
 [ "$sp" -lt $((pl / 5)) ] && ok "spz is over 5x smaller ($sp vs $pl bytes)" || bad "spz size $sp vs ply $pl"
 "$BIN" export --ply "$TMP/m.spz" --format splat --out "$TMP/conv.bin" >/dev/null 2>&1 && ok "spz -> splat with --format" || bad "spz -> splat"
 
 # export errors
 expect_fail "export missing input" "nothere.ply" "$BIN" export --ply "$TMP/nothere.ply" --out "$TMP/x.spz"
-expect_fail "export unknown format" "--format must be ply, splat, spz or glb" "$BIN" export --run "$run" --format gltf --out "$TMP/x.g"
+expect_fail "export unknown format" "--format must be ply, splat, spz, glb or sog" "$BIN" export --run "$run" --format gltf --out "$TMP/x.g"
 expect_fail "export format from name" "cannot tell the format" "$BIN" export --run "$run" --out "$TMP/x.bin"
 expect_fail "export both inputs" "give --ply FILE or --run DIR" "$BIN" export --run "$run" --ply "$TMP/m.ply" --out "$TMP/x.spz"
 head -c 100 "$TMP/m.spz" >"$TMP/cut.spz"
@@ -67,6 +69,7 @@ expect_fail "truncated spz" "cut.spz" "$BIN" export --ply "$TMP/cut.spz" --out "
 expect_fail "export --spz-version 5" "--spz-version must be 3 or 4, got '5'" "$BIN" export --ply "$TMP/m.ply" --spz-version 5 --out "$TMP/x.spz"
 expect_fail "export --spz-axes up" "--spz-axes must be rdf or rub, got 'up'" "$BIN" export --ply "$TMP/m.ply" --spz-axes up --out "$TMP/x.spz"
 expect_fail "export --spz-axes to .ply" "apply to .spz output only" "$BIN" export --ply "$TMP/m.ply" --spz-axes rub --out "$TMP/x.ply"
+expect_fail "export to meta.json" "the unbundled meta.json form is read, not written" "$BIN" export --ply "$TMP/m.ply" --out "$TMP/meta.json"
 expect_fail "export a directory" "(not a run folder)" "$BIN" export --ply "$TMP/scene" --out "$TMP/x.spz"
 expect_fail "export /dev/zero" "/dev/zero: not a regular file" "$BIN" export --ply /dev/zero --out "$TMP/x.spz"
 # --spz-axes rub then --in-spz-axes rub: the model comes back where it was (v3 and v4)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # End to end with another tool: PlayCanvas's splat-transform (pinned below, installed once with npm
 # into build/npm, or $SPLAT_NPM_DIR) converts each of splat's exports to .ply (and writes a .glb
-# beside splat's), and splat converts its .spz back; the Gaussians must agree within each format's quantization (tests/interop/plycmp.py
-# states the tolerances), and the mean height of the scene must keep its sign, which catches a
-# model turned upside down by an axis convention. Without node, npm or the registry it prints
+# beside splat's), and splat converts its .spz back; splat-transform writes .sog (zipped and
+# unbundled) and .compressed.ply, and splat reads them. The Gaussians must agree within each
+# format's quantization (tests/interop/plycmp.py states the tolerances), and the mean height of the
+# scene must keep its sign, which catches a model turned upside down by an axis convention. Without node, npm or the registry it prints
 # SKIPPED and exits 77, which tests/run.sh counts as skipped, not passed.
 . "$(dirname "$0")/lib_e2e.sh"
 ST_VERSION=3.7.0
@@ -68,7 +69,38 @@ check "theirs.spz -> splat v3 -> splat-transform is unchanged" "$TMP/sp_theirs.p
 ST "$m" "$TMP/theirs.glb" >/dev/null 2>&1 || bad "splat-transform writes .glb"
 out=$($CMP glb "$TMP/ours.glb" "$TMP/theirs.glb" 1e-5 2>&1) && ok "ours.glb = theirs.glb ($out)" || { bad "glb differs"; echo "$out"; }
 
-# 4. The old convention (the spz spec's RUB) reads upright only when asked for: the checker must
+# 4. .sog (PlayCanvas's SOG) and .compressed.ply. Both store the Gaussians in Morton order, so the
+#    comparisons with the model match Gaussians by position (order=pos). Tolerances: positions 16
+#    bits after log(1 + |x|) (about 1e-4 here, a whole step when the writer truncates as
+#    splat-transform does), rotations 8 bits per smallest-three component (0.012 truncated),
+#    alpha 8 bits, scales and colours the nearest of 256 k-means codebook entries (measured 0.013
+#    and 0.002), and the SH rest through a palette of 2048 vectors for the 3000 Gaussians: its
+#    RMS error is about 0.075 against 0.17 for the values themselves (a palette read with the
+#    wrong layout scores above 0.2). A .compressed.ply keeps 11/10/11 bits of each chunk's range
+#    (256 Gaussians) for positions and scales, 10 bits per rotation component, 8 bits of the
+#    chunk's colour range and of alpha, and 8 bits over -4..4 for each SH coefficient.
+SOG_LOSS="order=pos,pos=2e-4,scale=0.03,rot=0.015,rgb=0.005,alpha=0.0045,sh=-,shrms=0.1,up=1e-3"
+CPLY_LOSS="order=pos,pos=2e-3,scale=2.5e-3,rot=2e-3,rgb=2e-3,alpha=2.5e-3,sh=0.0165,shrms=0.01,up=1e-3"
+"$BIN" export --ply "$m" --out "$TMP/ours.sog" >/dev/null || bad "export sog"
+ST "$TMP/ours.sog" "$TMP/st_ours_sog.ply" >/dev/null 2>"$TMP/st.log" || { bad "splat-transform reads ours.sog"; tail -3 "$TMP/st.log"; }
+"$BIN" export --ply "$TMP/ours.sog" --out "$TMP/sp_ours_sog.ply" >/dev/null || bad "splat reads ours.sog"
+check "ours.sog: splat-transform and splat decode alike" "$TMP/sp_ours_sog.ply" "$TMP/st_ours_sog.ply" "$SAME"
+check "ours.sog as splat-transform reads it is the model, upright" "$m" "$TMP/st_ours_sog.ply" "$SOG_LOSS"
+mkdir -p "$TMP/unbundled"
+for f in theirs.sog unbundled/meta.json theirs.compressed.ply; do
+  # SOG's k-means on the CPU (the default asks for a GPU through WebGPU)
+  ST -g cpu "$m" "$TMP/$f" >/dev/null 2>"$TMP/st.log" || { bad "splat-transform writes $f"; tail -3 "$TMP/st.log"; continue; }
+  "$BIN" export --ply "$TMP/$f" --out "$TMP/sp_$(basename "$f").ply" >/dev/null || { bad "splat reads $f"; continue; }
+  tol=$SOG_LOSS; [ "$f" = theirs.compressed.ply ] && tol=$CPLY_LOSS
+  check "$f (splat-transform's) as splat reads it is the model, upright" "$m" "$TMP/sp_$(basename "$f").ply" "$tol"
+done
+ls "$TMP/unbundled"/*.webp >/dev/null 2>&1 && ok "splat-transform wrote the unbundled form (meta.json and images)" || bad "no unbundled images"
+for f in theirs.sog theirs.compressed.ply; do
+  ST "$TMP/$f" "$TMP/st_$f.ply" >/dev/null 2>&1 || { bad "splat-transform reads $f"; continue; }
+  check "$f: splat and splat-transform decode alike" "$TMP/sp_$f.ply" "$TMP/st_$f.ply" "$SAME"
+done
+
+# 5. The old convention (the spz spec's RUB) reads upright only when asked for: the checker must
 #    see the turned-over scene, or it would not catch the bug this test is for.
 "$BIN" export --ply "$m" --spz-axes rub --out "$TMP/rub.spz" >/dev/null || bad "export spz rub"
 ST "$TMP/rub.spz" "$TMP/st_rub.ply" >/dev/null 2>&1 || bad "splat-transform reads rub.spz"

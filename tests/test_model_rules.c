@@ -1,7 +1,8 @@
 /* test_model_rules.c — the rules every model reader applies alike (io/model_check.h), each on
- * .ply, .splat and .spz (versions 3 and 4) with the error text asserted: non-regular files,
- * empty models, non-finite values, zero quaternions, header sizes the file cannot hold, and
- * out-of-memory errors that name the file; and the .spz axis conventions and versions. */
+ * .ply, .splat and .spz (versions 3 and 4) with the error text asserted: non-regular files (also
+ * .sog, a SOG meta.json and .compressed.ply; their other rules are in test_sog.c and
+ * test_cply.c), empty models, non-finite values, zero quaternions, header sizes the file cannot
+ * hold, and out-of-memory errors that name the file; and the .spz axis conventions and versions. */
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,8 +69,8 @@ static const char *kinds[4][2] = {{"m.ply", "ply"}, {"m.splat", "splat"}, {"m3.s
 
 static void test_not_regular(void **state) {
     (void)state;
-    const char *exts[3] = {"ply", "splat", "spz"};
-    for (int e = 0; e < 3; e++) {
+    const char *exts[5] = {"ply", "splat", "spz", "sog", "compressed.ply"};
+    for (int e = 0; e < 5; e++) {
         char *dir = sp_strfmt("%s/dir.%s", g_dir, exts[e]), *fifo = sp_strfmt("%s/fifo.%s", g_dir, exts[e]);
         assert_int_equal(sp_mkdir_p(dir), 0);
         assert_int_equal(mkfifo(fifo, 0600), 0);
@@ -83,7 +84,12 @@ static void test_not_regular(void **state) {
         tu_assert_contains(sp_last_error(), "not a regular file (a FIFO)");
         free(dir), free(fifo);
     }
+    char *meta_dir = sp_strfmt("%s/unbundled/meta.json", g_dir); /* a SOG meta.json that is a folder */
+    assert_int_equal(sp_mkdir_p(meta_dir), 0);
     sp_gaussians g;
+    assert_int_equal(sp_model_read(meta_dir, &g), -1);
+    tu_assert_contains(sp_last_error(), "not a regular file (a directory)");
+    free(meta_dir);
     assert_int_equal(sp_ply_read("/dev/zero", &g), -1);
     tu_assert_contains(sp_last_error(), "/dev/zero: not a regular file (a device or socket)");
     assert_int_equal(sp_splat_read("/dev/zero", &g), -1);

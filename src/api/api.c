@@ -357,13 +357,13 @@ splat_status splat_export(splat_context *ctx, const char *path, const char *form
         if (sp_model_spec_parse(format, &spec)) {
             char msg[512];
             snprintf(msg, sizeof msg, "%s", sp_last_error());
-            return api_leave(ctx, api_fail(SPLAT_INVALID, "export format must be ply, splat or spz: %s", msg));
+            return api_leave(ctx, api_fail(SPLAT_INVALID, "export format must be ply, splat, spz, glb or sog: %s", msg));
         }
     } else {
         sp_model_spec_parse("spz", &spec);
         spec.format = sp_model_format_from_path(path);
         if (spec.format == SP_MODEL_UNKNOWN)
-            return api_leave(ctx, api_fail(SPLAT_INVALID, "cannot tell the format from '%s': give ply, splat or spz", path));
+            return api_leave(ctx, api_fail(SPLAT_INVALID, "cannot tell the format from '%s': give ply, splat, spz, glb or sog", path));
     }
     if (sp_model_write_spec(path, &spec, &ctx->g)) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
     return api_leave(ctx, SPLAT_OK);

@@ -110,7 +110,7 @@ static int open_session(const eval_args *a, session *s) {
     if (!probs.n && splat_dataset_views(ctx, "train", &n) != SPLAT_OK) cli_add_problems(ctx, &probs);
     for (int i = 0; i < probs.n; i++) fprintf(stderr, "error: %s\n", probs.items[i]);
     if (probs.n) goto done;
-    if (splat_load_model(ctx, ply) != SPLAT_OK) { /* .ply, .splat or .spz */
+    if (splat_load_model(ctx, ply) != SPLAT_OK) { /* .ply, .splat, .spz, .sog */
         cli_print_error(ctx);
         goto done;
     }
@@ -239,7 +239,7 @@ int cmd_render(int argc, char **argv) {
                "  spiral  a spiral around the mean pose (forward-facing captures) or the first camera\n"
                "  interp  a smooth path through up to 8 training poses\n"
                "as OUT/frame_0000.png ..., and OUT/<path>.mp4 when ffmpeg is on PATH. FILE may be .ply,\n"
-               ".splat or .spz (docs/formats.md).\n"
+               ".splat, .spz or .sog (docs/formats.md).\n"
                "\n"
                "usage: splat render --ply FILE --data DIR [--split test] --out DIR [--background white|black]\n"
                "\n"

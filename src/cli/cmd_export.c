@@ -1,6 +1,6 @@
-/* cmd_export.c — `splat export`: a model (.ply, .splat or .spz, or a run's point_cloud.ply) written
- * as .ply, .splat, .spz (version and axes as options) or .glb (io/export.h describes the formats),
- * through the public API. */
+/* cmd_export.c — `splat export`: a model (.ply, .compressed.ply, .splat, .spz, .sog or a SOG
+ * meta.json, or a run's point_cloud.ply) written as .ply, .splat, .spz (version and axes as
+ * options), .glb or .sog (io/export.h describes the formats), through the public API. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +14,12 @@
 
 int cmd_export(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
-        printf("usage: splat export (--ply FILE | --run DIR) [--format ply|splat|spz|glb] [--spz-version 3|4]\n"
+        printf("usage: splat export (--ply FILE | --run DIR) [--format ply|splat|spz|glb|sog] [--spz-version 3|4]\n"
                "                    [--spz-axes rdf|rub] [--in-spz-axes rdf|rub] [--no-bake] --out FILE\n"
                "\n"
-               "Writes a model in a format other tools open. The input is a .ply, .splat or .spz file\n"
-               "(--ply) or a run folder's point_cloud.ply (--run). The format defaults to OUT's extension.\n"
+               "Writes a model in a format other tools open. The input is a .ply (also PlayCanvas's\n"
+               ".compressed.ply), .splat, .spz or .sog file, or the meta.json of an unbundled SOG folder\n"
+               "(--ply), or a run folder's point_cloud.ply (--run). The format defaults to OUT's extension.\n"
                "  ply    the standard 3DGS layout, lossless\n"
                "  splat  32 bytes per Gaussian for web viewers; keeps only the base colour (no SH)\n"
                "  spz    Niantic's compressed format (about 10x smaller than .ply): version 4 (zstd) unless\n"
@@ -27,6 +28,9 @@ int cmd_export(int argc, char **argv) {
                "         (the spz spec's y up, z back, what splat wrote before). The file does not say which:\n"
                "         --in-spz-axes rub reads an input .spz written that way (docs/formats.md)\n"
                "  glb    glTF 2.0 binary with the KHR_gaussian_splatting extension (float attributes, y up)\n"
+               "  sog    PlayCanvas's SOG (about 10x smaller than .ply): a zip of lossless WebP images with\n"
+               "         16-bit positions, 8-bit rotations and k-means codebooks for scales, colours and SH;\n"
+               "         the .ply's axes, as splat-transform, SuperSplat and PlayCanvas read it\n"
                "A run trained with render.antialias = true is baked for viewers without the filter: each\n"
                "opacity times the filter's mean factor over the run's training cameras (docs/math.md,\n"
                "\"Antialiasing\"); --no-bake writes the model as trained.\n"
@@ -58,8 +62,8 @@ int cmd_export(int argc, char **argv) {
     }
     sp_model_format f = format ? sp_model_format_from_name(format) : sp_model_format_from_path(out);
     if (f == SP_MODEL_UNKNOWN) {
-        if (format) fprintf(stderr, "splat export: --format must be ply, splat, spz or glb, got '%s'\n", format);
-        else fprintf(stderr, "splat export: cannot tell the format from '%s': give --format ply|splat|spz|glb\n", out);
+        if (format) fprintf(stderr, "splat export: --format must be ply, splat, spz, glb or sog, got '%s'\n", format);
+        else fprintf(stderr, "splat export: cannot tell the format from '%s': give --format ply|splat|spz|glb|sog\n", out);
         return 2;
     }
     if (spz_version && strcmp(spz_version, "3") && strcmp(spz_version, "4")) {

@@ -26,7 +26,7 @@ int cmd_view(int argc, char **argv) {
                "config.toml data.path, or --data DIR) drawn and selectable, a test view beside its\n"
                "ground truth, SH degree and background switches, the frame rate. Frames are rendered here\n"
                "with the run's backend (the picture is `splat render`'s) and sent as JPEG. MODEL may be\n"
-               ".ply, .splat, .spz or checkpoint.bin. --host ADDR serves on another address (a warning\n"
+               ".ply, .splat, .spz, .sog or checkpoint.bin. --host ADDR serves on another address (a warning\n"
                "is printed: there is no authentication). `splat train --view` shows a run live.\n"
                "docs/view.md has more.\n", VIEW_DEFAULT_PORT);
         return 0;

@@ -19,7 +19,7 @@ static void usage(FILE *f) {
             "  check   DATASET_DIR [--config FILE] [--set ...] [--print-config]   validate, train nothing\n"
             "  eval    --run DIR | --ply FILE --data DIR [--split val|test]\n"
             "  render  --ply FILE --data DIR [--split test] --out DIR\n"
-            "  export  --ply FILE | --run DIR [--format ply|splat|spz] --out FILE\n"
+            "  export  --ply FILE | --run DIR [--format ply|splat|spz|glb|sog] --out FILE\n"
             "  synth   --out DIR [--size N] [--views TRAIN,VAL,TEST] [--seed N]\n"
             "  view    RUN_DIR | MODEL [--data DIR] [--port N]   look at a model in a web browser\n"
             "  bench   CHAIN.toml [--set section.key=value ...] [--out DIR]   train several scenes\n"

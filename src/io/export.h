@@ -24,6 +24,11 @@
  *           RUB (y up, z back), which splat wrote before: a 180-degree rotation about x (y -> -y,
  *           z -> -z, quaternion (w, x, -y, -z), SH coefficients whose basis function is odd in
  *           y·z flip sign), applied on write and undone on read.
+ *   .glb    glTF with KHR_gaussian_splatting (io/gltf.c), written only.
+ *   .sog    PlayCanvas's SOG (io/sog.c): a zip of meta.json and lossless WebP images, positions
+ *           16 bits per axis, rotations 8 bits per component, scales, colours and SH through
+ *           k-means codebooks; the .ply's axes. Read also unbundled (meta.json + images).
+ *   .compressed.ply  PlayCanvas's chunked, quantized .ply (io/cply.c), read by the .ply reader.
  *
  * Readers fill an sp_gaussians (any previous content is not freed) and name the file in every
  * error; writers are atomic. */
@@ -35,7 +40,7 @@
 
 #include "scene/gaussians.h"
 
-typedef enum { SP_MODEL_UNKNOWN = 0, SP_MODEL_PLY, SP_MODEL_SPLAT, SP_MODEL_SPZ, SP_MODEL_GLB } sp_model_format;
+typedef enum { SP_MODEL_UNKNOWN = 0, SP_MODEL_PLY, SP_MODEL_SPLAT, SP_MODEL_SPZ, SP_MODEL_GLB, SP_MODEL_SOG } sp_model_format;
 
 typedef enum { SP_SPZ_AXES_RDF = 0, SP_SPZ_AXES_RUB = 1 } sp_spz_axes;
 typedef struct {
@@ -57,15 +62,17 @@ int sp_model_write_spec(const char *path, const sp_model_spec *spec, const sp_ga
 /* Reads a model by its extension; the spec's .spz options (axes) apply to a .spz file. */
 int sp_model_read_spec(const char *path, const sp_model_spec *spec, sp_gaussians *g);
 
-/* "ply", "splat", "spz", "glb" -> format; anything else -> SP_MODEL_UNKNOWN. */
+/* "ply", "splat", "spz", "glb", "sog" -> format; anything else -> SP_MODEL_UNKNOWN. */
 sp_model_format sp_model_format_from_name(const char *name);
-/* From the file name's extension (case-insensitive). */
+/* From the file name's extension (case-insensitive); a name ending in "meta.json" is SOG's
+ * unbundled form. */
 sp_model_format sp_model_format_from_path(const char *path);
 const char *sp_model_format_name(sp_model_format f);
 
 /* Writes g in format f (atomically). */
 int sp_model_write(const char *path, sp_model_format f, const sp_gaussians *g);
-/* Reads a model: .splat and .spz by extension, .ply (or any other name) by the PLY reader. */
+/* Reads a model: .splat, .spz, .sog (and meta.json) by extension, .ply (or any other name) by the
+ * PLY reader, which also reads PlayCanvas's compressed .ply (io/cply.c). */
 int sp_model_read(const char *path, sp_gaussians *g);
 
 int sp_splat_write(const char *path, const sp_gaussians *g);
@@ -81,6 +88,11 @@ int sp_spz_read_opts(const char *path, sp_gaussians *g, sp_spz_axes axes);
 
 /* glTF binary with KHR_gaussian_splatting (io/gltf.c describes the layout); write only. */
 int sp_glb_write(const char *path, const sp_gaussians *g);
+
+/* PlayCanvas's SOG (io/sog.c describes the layout): written as one zip (.sog); read from a .sog
+ * or from the meta.json of the unbundled form (its images beside it). */
+int sp_sog_write(const char *path, const sp_gaussians *g);
+int sp_sog_read(const char *path, sp_gaussians *g);
 
 /* Sign of SH coefficient k (1..15, 3DGS order) under the RDF <-> RUB change of axes. */
 float sp_spz_sh_flip(int k);

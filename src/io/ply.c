@@ -4,7 +4,8 @@
  * reader parses the header into elements and typed properties, maps the properties it needs by
  * name, skips any elements before `vertex`, then streams the vertex records (binary in chunks,
  * ascii line by line) into the Gaussian store, transposing f_rest from channel-major to our
- * coefficient-major sh[N][K][3]. */
+ * coefficient-major sh[N][K][3]. A header in PlayCanvas's compressed layout (a `chunk` element,
+ * packed vertices) is handed to cply.c. */
 #include "io/ply.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include "core/core.h"
 #include "io/model_check.h"
+#include "io/ply_internal.h"
 
 /* ---- byte order ---- */
 static int host_is_le(void) {
@@ -95,8 +97,6 @@ int sp_ply_write(const char *path, const sp_gaussians *g) {
 #define MAX_ELEMS 256
 #define MAX_PROPS 1024
 
-typedef enum { T_NONE, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_F32, T_F64 } ply_type;
-
 static const struct {
     const char *name;
     ply_type type;
@@ -113,7 +113,7 @@ static ply_type parse_type(const char *s) {
     return T_NONE;
 }
 
-static int type_size(ply_type t) {
+int sp_ply_type_size(ply_type t) {
     switch (t) {
     case T_I8: case T_U8: return 1;
     case T_I16: case T_U16: return 2;
@@ -122,32 +122,6 @@ static int type_size(ply_type t) {
     default: return 0;
     }
 }
-
-typedef struct {
-    char name[64];
-    ply_type type;
-    int is_list;
-    int line; /* header line, for messages */
-} ply_prop;
-
-typedef struct {
-    char name[64];
-    long long count;
-    ply_prop *props;
-    int nprops;
-    int line;
-} ply_elem;
-
-typedef enum { F_ASCII, F_BLE, F_BBE } ply_format;
-
-typedef struct {
-    const char *path;
-    FILE *f;
-    ply_format format;
-    ply_elem *elems;
-    int nelems;
-    int line; /* current line (header, then ascii body) */
-} ply_file;
 
 static void free_header(ply_file *pf) {
     for (int i = 0; i < pf->nelems; i++) free(pf->elems[i].props);
@@ -252,7 +226,7 @@ static int parse_header(ply_file *pf) {
 /* Binary value of type t at p as float (floats bit-exact). */
 static float bin_value(const uint8_t *p, ply_type t, int swap) {
     uint8_t b[8];
-    int n = type_size(t);
+    int n = sp_ply_type_size(t);
     memcpy(b, p, (size_t)n);
     if (swap) swap_bytes(b, n);
     switch (t) {
@@ -288,7 +262,7 @@ static void store_vertex(sp_gaussians *g, int i, const ply_map *m, const float *
     for (int k = 0; k < 4; k++) g->quats[4 * (size_t)i + k] = vals[m->slot_prop[s++]];
 }
 
-static int find_prop(const ply_elem *e, const char *name) {
+int sp_ply_find_prop(const ply_elem *e, const char *name) {
     for (int i = 0; i < e->nprops; i++)
         if (!strcmp(e->props[i].name, name)) return i;
     return -1;
@@ -319,7 +293,7 @@ static int build_map(const ply_file *pf, const ply_elem *v, ply_map *m, int *deg
     m->nslots = 0;
     for (int j = 0; j < n; j++) {
         if (!strcmp(names[j], "nx") || !strcmp(names[j], "ny") || !strcmp(names[j], "nz")) continue;
-        int p = find_prop(v, names[j]);
+        int p = sp_ply_find_prop(v, names[j]);
         if (p < 0) return sp_error("%s: vertex element has no property '%s'", pf->path, names[j]);
         m->slot_prop[m->nslots++] = p;
     }
@@ -343,7 +317,7 @@ static int skip_element(ply_file *pf, const ply_elem *e) {
         if (e->props[i].is_list)
             return sp_error("%s:%d: list property in element '%s' before 'vertex' is not supported", pf->path,
                             e->props[i].line, e->name);
-        size += type_size(e->props[i].type);
+        size += sp_ply_type_size(e->props[i].type);
     }
     if (size && e->count > LLONG_MAX / size) return sp_error("%s: element '%s' is too large", pf->path, e->name);
     if (fseeko(pf->f, (off_t)(size * e->count), SEEK_CUR) != 0)
@@ -356,7 +330,7 @@ static int read_binary(ply_file *pf, const ply_elem *v, const ply_map *m, sp_gau
     if (v->nprops > 1024) return sp_error("%s: too many vertex properties (%d)", pf->path, v->nprops);
     for (int i = 0; i < v->nprops; i++) {
         offs[i] = stride;
-        stride += type_size(v->props[i].type);
+        stride += sp_ply_type_size(v->props[i].type);
     }
     /* Check the size first: no allocation for a count the file cannot hold. */
     off_t here = ftello(pf->f);
@@ -443,6 +417,12 @@ int sp_ply_read(const char *path, sp_gaussians *g) {
     off_t file_size;
     if (sp_model_open(path, &pf.f, &file_size)) return -1;
     int rc = parse_header(&pf);
+    if (rc == 0 && sp_cply_detect(&pf)) { /* PlayCanvas's compressed layout (cply.c) */
+        rc = sp_cply_read_body(&pf, file_size, g);
+        free_header(&pf);
+        fclose(pf.f);
+        return rc ? rc : sp_model_check(path, g);
+    }
     int vi = -1;
     if (rc == 0) {
         for (int i = 0; i < pf.nelems; i++)

@@ -6,7 +6,11 @@ order, each quantity in the space its tolerance is stated in:
   rot  normalized quaternion, up to sign      rgb    base colour 0.5 + C0 f_dc, absolute
   alpha  sigmoid(opacity), absolute           sh   SH rest coefficients, absolute ("-": not compared)
   up   mean y of A and of B must agree in sign and within pos + 1 % (catches a scene turned over)
-TOLERANCES is "pos=1e-3,scale=0.04,...". `glb A B TOL` compares two .glb files with the
+  shrms  root mean square of the SH rest differences over all Gaussians (k-means palettes have
+       no useful largest error)
+TOLERANCES is "pos=1e-3,scale=0.04,...". With "order=pos" in it the Gaussians of B are first
+matched to those of A by position (nearest within pos, one to one), for writers that reorder
+them (.sog and .compressed.ply are in Morton order). `glb A B TOL` compares two .glb files with the
 KHR_gaussian_splatting extension: the same attribute names, and every attribute's values within
 TOL (rotations normalized, up to sign). Prints the largest difference of each and exits 1 when
 one is over its tolerance. Standard library only."""
@@ -77,13 +81,46 @@ def quat(g):
     return [c / n for c in q]
 
 
+def match_by_position(a, b, radius):
+    """B reordered so that B[i] is the Gaussian nearest to A[i] (within radius), or None."""
+    cell = max(2 * radius, 1e-6)
+    key = lambda g: tuple(math.floor(g[c] / cell) for c in "xyz")
+    grid = {}
+    for j, g in enumerate(b):
+        grid.setdefault(key(g), []).append(j)
+    out, taken = [], set()
+    for g in a:
+        kx, ky, kz = key(g)
+        best, bd = None, radius * radius
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                for dz in (-1, 0, 1):
+                    for j in grid.get((kx + dx, ky + dy, kz + dz), ()):
+                        d = sum((g[c] - b[j][c]) ** 2 for c in "xyz")
+                        if d <= bd and j not in taken:
+                            best, bd = j, d
+        if best is None:
+            return None
+        taken.add(best)
+        out.append(b[best])
+    return out
+
+
 def cmp(a_path, b_path, tol_text):
-    tol = {k: (None if v == "-" else float(v)) for k, v in (t.split("=") for t in tol_text.split(","))}
+    pairs = dict(t.split("=") for t in tol_text.split(","))
+    order = pairs.pop("order", None)
+    tol = {k: (None if v == "-" else float(v)) for k, v in pairs.items()}
     a, b = read_ply(a_path), read_ply(b_path)
     if len(a) != len(b):
         print(f"FAIL: {a_path} has {len(a)} Gaussians, {b_path} {len(b)}")
         return 1
+    if order == "pos":
+        b = match_by_position(a, b, tol["pos"])
+        if b is None:
+            print(f"FAIL: not every Gaussian of {a_path} has one of {b_path} within pos={tol['pos']:g}")
+            return 1
     worst = {k: 0.0 for k in tol}
+    sq, nsq = 0.0, 0
     rest = [k for k in a[0] if k.startswith("f_rest_")]
     rest_b = [k for k in b[0] if k.startswith("f_rest_")]
     for ga, gb in zip(a, b):
@@ -99,6 +136,9 @@ def cmp(a_path, b_path, tol_text):
                 print(f"FAIL: SH rest coefficients {len(rest)} vs {len(rest_b)}")
                 return 1
             d["sh"] = max((abs(ga[k] - gb[k]) for k in rest), default=0.0)
+        if tol.get("shrms") is not None:
+            sq += sum((ga[k] - gb[k]) ** 2 for k in rest)
+            nsq += len(rest)
         for k in tol:
             if k in d and tol[k] is not None:
                 worst[k] = max(worst[k], d[k])
@@ -109,6 +149,8 @@ def cmp(a_path, b_path, tol_text):
         if ya * yb <= 0 or abs(ya - yb) > tol["up"]:
             print(f"FAIL: mean y {ya:.4f} vs {yb:.4f}: the scene is turned over")
             rc = 1
+    if tol.get("shrms") is not None:
+        worst["shrms"] = math.sqrt(sq / nsq) if nsq else 0.0
     for k, v in tol.items():
         if v is not None and k != "up" and worst[k] > v:
             print(f"FAIL: {k} differs by {worst[k]:.3g} > {v:g}")
