@@ -124,7 +124,11 @@ typedef int (*splat_cancel_fn)(void *user);
 
 typedef struct {
     /* NULL: a fresh run into output.run_dir (default runs/<experiment.name>). A run folder:
-     * continues that run from its checkpoint.bin, with its config.toml. */
+     * continues that run from its checkpoint.bin with the context's configuration, which is not
+     * read from the folder: load the run's config.toml into the context first
+     * (splat_config_load_file), then set what changes, e.g. trainer.max_steps to train longer (as
+     * `splat train --resume` does). The checkpoint must match it (SH degree, dataset, a step
+     * within trainer.max_steps); the first save writes it as the run's config.toml. */
     const char *resume_dir;
     /* A fresh run into a folder that already holds a run fails unless force is non-zero; then
      * the old run's files are replaced (only those). */
@@ -148,8 +152,9 @@ typedef struct {
  * written: a run that fails that early leaves an existing run folder unchanged. A run folder that
  * another training (in this process or another) is writing is refused at once. Saves write the
  * model, checkpoint and result.toml of one step together or not at all; an error once training
- * ran saves the model and a checkpoint first. On resume the context's configuration is replaced by
- * the run's config.toml. */
+ * ran saves the model and a checkpoint first. On resume (opts->resume_dir) the context's
+ * configuration is used as it is and stays as it was: a context without a data.path fails with
+ * SPLAT_INVALID and a message saying to load the run's config.toml. */
 splat_status splat_train(splat_context *ctx, const splat_train_opts *opts);
 /* Asks the training run in progress on ctx to stop at the next step (never waits; callable from
  * any thread). A cancel that arrives while no run is in progress stops the next one before its
@@ -157,6 +162,32 @@ splat_status splat_train(splat_context *ctx, const splat_train_opts *opts);
 void splat_cancel(splat_context *ctx);
 /* The run folder the last splat_train used, or "" (valid until the next call on ctx). */
 const char *splat_run_dir(splat_context *ctx);
+
+/* What a training run with the context's configuration will do, as far as it is known before it
+ * starts: what an estimate of its duration needs (`splat check` and the progress line of `splat
+ * train` make theirs from it and the speed they measure). */
+typedef struct {
+    int max_steps;          /* trainer.max_steps */
+    char backend[16];       /* the backend training picks: "cpu", "cuda" or "vulkan" (backend.kind resolved) */
+    int threads;            /* cpu: backend.threads, or the cores an automatic count starts from; else 0 */
+    char strategy[8];       /* refine.strategy as training resolves it: "mcmc" or "adc" */
+    int initial_gaussians;  /* the count training starts from: the dataset's sparse points, or init.count */
+    /* mcmc: the budget the count grows to (refine.max_gaussians; 0 = auto is resolved from the
+     * dataset here, without the cap of half a GPU's free memory that training applies); adc:
+     * refine.capacity, a ceiling the gradients rarely reach */
+    int max_gaussians;
+    double grow;            /* mcmc: the fraction added at each refine step (refine.mcmc_grow); adc: 0 */
+    /* refine steps: after refine_start, every refine_every steps, before refine_stop (mcmc:
+     * refine.mcmc_stop), as trainer.schedule_steps scales them */
+    int refine_start, refine_stop, refine_every;
+    int train_views;
+    double view_pixels;     /* mean pixels of a training view, after data.downscale */
+} splat_plan;
+
+/* Fills *plan from the configuration and the configured dataset (its cameras and image sizes; no
+ * image is decoded). SPLAT_INVALID: a configuration problem (as splat_config_check); SPLAT_ERROR:
+ * the dataset does not load, or backend.kind is not in this build. */
+splat_status splat_train_plan(splat_context *ctx, splat_plan *plan);
 
 /* ---- the model ---- */
 
