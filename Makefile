@@ -219,6 +219,8 @@ $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/f
 
 # The parity harness's helpers (tests/parity.h, tests/backend_ops_*.h).
 $(BUILD)/tests/test_backend_ops: $(wildcard tests/parity.h tests/backend_ops_*.h)
+# The CLI's estimate (not in libsplat), compiled into its test.
+$(BUILD)/tests/test_estimate: src/cli/estimate.c src/cli/cli.h
 
 $(BUILD)/tests/gpu_test_%: tests/gpu/gpu_test_%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	@mkdir -p $(@D)
