@@ -113,7 +113,9 @@ typedef struct {
     int num_gaussians;
     double steps_per_s;   /* recent smoothed speed; the session's mean in the final report */
     double elapsed_s;     /* wall time of this session's loop, saves included */
-    double eta_s;         /* NaN until the speed is known */
+    double eta_s;         /* the remaining steps at the recent speed, NaN until it is known; it does not
+                             foresee the slower steps of a growing Gaussian count (splat_train_plan
+                             says how the count grows; the splat CLI's ETA uses it) */
     double psnr;          /* latest evaluation PSNR in dB (NaN before the first) */
     int final;            /* 1 on the last call of a run */
 } splat_progress;
@@ -146,8 +148,8 @@ typedef struct {
 } splat_train_opts;
 
 /* Trains with the context's configuration (opts NULL: a fresh run, no callbacks) and writes the
- * run folder (config.toml, log.txt, point_cloud.ply, checkpoint.bin, result.toml, ...; see the
- * README). When it returns SPLAT_OK or SPLAT_CANCELLED the trained model is the context's model.
+ * run folder (config.toml, log.txt, point_cloud.ply, checkpoint.bin, result.toml, ...; see
+ * docs/runs.md). When it returns SPLAT_OK or SPLAT_CANCELLED the trained model is the context's model.
  * Everything that can be checked (dataset, run folder, backend) is checked before anything is
  * written: a run that fails that early leaves an existing run folder unchanged. A run folder that
  * another training (in this process or another) is writing is refused at once. Saves write the

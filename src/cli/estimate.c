@@ -14,7 +14,7 @@
 
 #include "cli/cli.h"
 
-/* The CPU backend on one thread (dev machine; bench/RESULTS.md, 2026-12-02): lego 200x200, SH
+/* The CPU backend on one thread (dev machine; docs/cpu.md, 2026-12-03): lego 200x200, SH
  * degree 3, 300 steps at a constant count of 80k and 280k Gaussians took 131 and 347 ms of CPU
  * time per step, about 1.1 us per Gaussian, and 20k at degree 0 took 58 ms. The rest, 45 ms there,
  * is inflated by the large Gaussians of a random start: on the demo scene under mcmc (10k growing
@@ -22,7 +22,8 @@
  * taken smaller, 0.4 us per pixel. */
 #define CPU_S_PER_PIXEL 0.4e-6
 #define CPU_S_PER_GAUSSIAN 1.2e-6
-/* What each thread after the first adds (two threads on the dev machine: about 1.7 times one). */
+/* What each thread after the first adds, assumed (not measured: on a busy machine the automatic thread
+ * count drops to what the machine gives, and the progress line measures what it gets). */
 #define CPU_EXTRA_THREAD 0.7
 /* GPU backends: no cost model; half of a step is taken as not growing with the count. */
 #define GPU_FIXED_SHARE 0.5
