@@ -53,7 +53,7 @@ int cmd_synth(int argc, char **argv) {
             const char *x = strchr(v, 'x');
             char w[32] = "";
             snprintf(w, sizeof w, "%.*s", x ? (int)(x - v) : (int)strlen(v), v);
-            if (cli_int("synth", "--size (width)", w, 8, 8192, &n)) return 2;
+            if (cli_int("synth", x ? "--size (width)" : "--size", w, 8, 8192, &n)) return 2;
             size_w = size_h = (int)n;
             if (x && cli_int("synth", "--size (height)", x + 1, 8, 8192, &n)) return 2;
             if (x) size_h = (int)n;
