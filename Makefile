@@ -15,6 +15,14 @@ LDLIBS  += -lpng -ljpeg -lcjson -lz -lm -fopenmp -lpthread
 # Position-independent objects: the same objects make libsplat.a and libsplat.so.
 CFLAGS  += -fPIC
 
+# `make install` installs what the last build in $(BUILD) is: its CUDA and VULKAN settings, recorded
+# in $(BUILD)/settings.mk, are used unless given on the command line, so a CPU-only build
+# (`make CUDA=0 VULKAN=0`) is installed as it was built instead of rebuilt with the GPU backends
+# this machine could build, and splat.pc lists the libraries of that build.
+ifneq ($(filter install,$(MAKECMDGOALS)),)
+-include $(BUILD)/settings.mk
+endif
+
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA    ?= $(if $(and $(NVCC),$(wildcard src/backend/cuda/*.cu)),1,0)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
@@ -39,8 +47,8 @@ GPU_TEST_BIN := $(GPU_TEST_SRC:tests/gpu/%.c=$(BUILD)/tests/%)
 # PORTABLE=1: link libpng, libjpeg and zlib statically and find the other shared libraries
 # (cJSON, cmocka) beside the binaries, for running a build on another machine (the GPU host).
 ifeq ($(PORTABLE),1)
-LDLIBS  := -Wl,-Bstatic -lpng16 -ljpeg -lz -Wl,-Bdynamic -lcjson -lm -fopenmp -lpthread \
-           -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..'
+PORTABLE_RPATH := -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..'
+LDLIBS  := -Wl,-Bstatic -lpng16 -ljpeg -lz -Wl,-Bdynamic -lcjson -lm -fopenmp -lpthread $(PORTABLE_RPATH)
 PORTABLE_LIBS := $(BUILD)/libcjson.so.1 $(BUILD)/libcmocka.so.0
 $(BUILD)/libcjson.so.1:
 	@mkdir -p $(@D)
@@ -142,6 +150,8 @@ BUILD_FLAGS := CUDA=$(CUDA) $(CC) $(CFLAGS)
 $(BUILD)/flags.stamp: FORCE
 	@mkdir -p $(@D)
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
+	@printf 'CUDA := %s\nVULKAN := %s\n' '$(CUDA)' '$(VULKAN)' | cmp -s - $(@D)/settings.mk || \
+	  printf 'CUDA := %s\nVULKAN := %s\n' '$(CUDA)' '$(VULKAN)' > $(@D)/settings.mk
 $(LIB_OBJ) $(CLI_OBJ): $(BUILD)/flags.stamp
 
 GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -182,8 +192,11 @@ $(BUILD)/examples/%: examples/%.c include/splat.h $(BUILD)/libsplat.a $(PORTABLE
 
 # make install PREFIX=DIR: PREFIX/lib/libsplat.{a,so}, PREFIX/include/splat.h and
 # PREFIX/lib/pkgconfig/splat.pc (`pkg-config --cflags --libs splat`; --static for libsplat.a).
+# Libs.private: what libsplat.a needs with this build's backends (the CUDA runtime, libvulkan
+# when built with them); a PORTABLE build's run-time search path is for its own binaries only.
 PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/.*sp_version(void) { return "\(.*\)"; }/\1/p' src/core/version.c)
+PC_LIBS = $(filter-out $(PORTABLE_RPATH),$(LDLIBS))
 install: $(BUILD)/libsplat.a $(BUILD)/libsplat.so
 	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	cp $(BUILD)/libsplat.a $(DESTDIR)$(PREFIX)/lib/libsplat.a
@@ -192,7 +205,7 @@ install: $(BUILD)/libsplat.a $(BUILD)/libsplat.so
 	cp include/splat.h $(DESTDIR)$(PREFIX)/include/splat.h
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	  'Name: splat' 'Description: 3D Gaussian Splatting training and rendering' 'Version: $(VERSION)' \
-	  'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lsplat' 'Libs.private: $(LDLIBS)' \
+	  'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lsplat' 'Libs.private: $(PC_LIBS)' \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/splat.pc
 
 $(BUILD)/splat: $(CLI_OBJ) $(BUILD)/libsplat.a $(PORTABLE_LIBS)
@@ -216,6 +229,8 @@ $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/f
 
 # The parity harness's helpers (tests/parity.h, tests/backend_ops_*.h).
 $(BUILD)/tests/test_backend_ops: $(wildcard tests/parity.h tests/backend_ops_*.h)
+# The CLI's estimate (not in libsplat), compiled into its test.
+$(BUILD)/tests/test_estimate: src/cli/estimate.c src/cli/cli.h
 
 $(BUILD)/tests/gpu_test_%: tests/gpu/gpu_test_%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	@mkdir -p $(@D)

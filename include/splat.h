@@ -113,7 +113,9 @@ typedef struct {
     int num_gaussians;
     double steps_per_s;   /* recent smoothed speed; the session's mean in the final report */
     double elapsed_s;     /* wall time of this session's loop, saves included */
-    double eta_s;         /* NaN until the speed is known */
+    double eta_s;         /* the remaining steps at the recent speed, NaN until it is known; it does not
+                             foresee the slower steps of a growing Gaussian count (splat_train_plan
+                             says how the count grows; the splat CLI's ETA uses it) */
     double psnr;          /* latest evaluation PSNR in dB (NaN before the first) */
     int final;            /* 1 on the last call of a run */
 } splat_progress;
@@ -124,7 +126,11 @@ typedef int (*splat_cancel_fn)(void *user);
 
 typedef struct {
     /* NULL: a fresh run into output.run_dir (default runs/<experiment.name>). A run folder:
-     * continues that run from its checkpoint.bin, with its config.toml. */
+     * continues that run from its checkpoint.bin with the context's configuration, which is not
+     * read from the folder: load the run's config.toml into the context first
+     * (splat_config_load_file), then set what changes, e.g. trainer.max_steps to train longer (as
+     * `splat train --resume` does). The checkpoint must match it (SH degree, dataset, a step
+     * within trainer.max_steps); the first save writes it as the run's config.toml. */
     const char *resume_dir;
     /* A fresh run into a folder that already holds a run fails unless force is non-zero; then
      * the old run's files are replaced (only those). */
@@ -142,14 +148,15 @@ typedef struct {
 } splat_train_opts;
 
 /* Trains with the context's configuration (opts NULL: a fresh run, no callbacks) and writes the
- * run folder (config.toml, log.txt, point_cloud.ply, checkpoint.bin, result.toml, ...; see the
- * README). When it returns SPLAT_OK or SPLAT_CANCELLED the trained model is the context's model.
+ * run folder (config.toml, log.txt, point_cloud.ply, checkpoint.bin, result.toml, ...; see
+ * docs/runs.md). When it returns SPLAT_OK or SPLAT_CANCELLED the trained model is the context's model.
  * Everything that can be checked (dataset, run folder, backend) is checked before anything is
  * written: a run that fails that early leaves an existing run folder unchanged. A run folder that
  * another training (in this process or another) is writing is refused at once. Saves write the
  * model, checkpoint and result.toml of one step together or not at all; an error once training
- * ran saves the model and a checkpoint first. On resume the context's configuration is replaced by
- * the run's config.toml. */
+ * ran saves the model and a checkpoint first. On resume (opts->resume_dir) the context's
+ * configuration is used as it is and stays as it was: a context without a data.path fails with
+ * SPLAT_INVALID and a message saying to load the run's config.toml. */
 splat_status splat_train(splat_context *ctx, const splat_train_opts *opts);
 /* Asks the training run in progress on ctx to stop at the next step (never waits; callable from
  * any thread). A cancel that arrives while no run is in progress stops the next one before its
@@ -157,6 +164,32 @@ splat_status splat_train(splat_context *ctx, const splat_train_opts *opts);
 void splat_cancel(splat_context *ctx);
 /* The run folder the last splat_train used, or "" (valid until the next call on ctx). */
 const char *splat_run_dir(splat_context *ctx);
+
+/* What a training run with the context's configuration will do, as far as it is known before it
+ * starts: what an estimate of its duration needs (`splat check` and the progress line of `splat
+ * train` make theirs from it and the speed they measure). */
+typedef struct {
+    int max_steps;          /* trainer.max_steps */
+    char backend[16];       /* the backend training picks: "cpu", "cuda" or "vulkan" (backend.kind resolved) */
+    int threads;            /* cpu: backend.threads, or the cores an automatic count starts from; else 0 */
+    char strategy[8];       /* refine.strategy as training resolves it: "mcmc" or "adc" */
+    int initial_gaussians;  /* the count training starts from: the dataset's sparse points, or init.count */
+    /* mcmc: the budget the count grows to (refine.max_gaussians; 0 = auto is resolved from the
+     * dataset here, without the cap of half a GPU's free memory that training applies); adc:
+     * refine.capacity, a ceiling the gradients rarely reach */
+    int max_gaussians;
+    double grow;            /* mcmc: the fraction added at each refine step (refine.mcmc_grow); adc: 0 */
+    /* refine steps: after refine_start, every refine_every steps, before refine_stop (mcmc:
+     * refine.mcmc_stop), as trainer.schedule_steps scales them */
+    int refine_start, refine_stop, refine_every;
+    int train_views;
+    double view_pixels;     /* mean pixels of a training view, after data.downscale */
+} splat_plan;
+
+/* Fills *plan from the configuration and the configured dataset (its cameras and image sizes; no
+ * image is decoded). SPLAT_INVALID: a configuration problem (as splat_config_check); SPLAT_ERROR:
+ * the dataset does not load, or backend.kind is not in this build. */
+splat_status splat_train_plan(splat_context *ctx, splat_plan *plan);
 
 /* ---- the model ---- */
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End to end: the daily loop. `splat train DIR` and `splat check DIR` without a config file, the
-# check verdict first, the progress line's labels, one "saved" line at the end, result.toml
-# numbers as a person writes them, time to quality (trainer.target_psnr), render splits in their
-# own folders, `version --help`, and the COLMAP downscale hint.
+# check verdict first and its estimate of the run (with the shorter CPU recipe for the 30k-step
+# default), the short-run advice on the terminal, the progress line's labels, one "saved" line at
+# the end, result.toml numbers as a person writes them, time to quality (trainer.target_psnr),
+# render splits in their own folders, `version --help`, and the COLMAP downscale hint.
 . "$(dirname "$0")/lib_e2e.sh"
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 DATA=$(cd "$DATA" 2>/dev/null && pwd || echo "$DATA")
@@ -19,6 +20,14 @@ grep -q "^\[trainer\]" <<<"$out" && bad "check prints the config unasked" || ok 
 out=$("$BIN" check "$TMP/scene" --set trainer.max_steps=0 --set backend.threads=100000 2>&1); rc=$?
 [ $rc -eq 1 ] && [ "$(head -1 <<<"$out")" = "2 problems:" ] && ok "check: problem count first" || { bad "check count"; echo "$out"; }
 grep -q "backend.threads: must be between 0 and 1024" <<<"$out" && ok "threads capped" || bad "threads cap message"
+# check states how long the run would take; the 30k-step default on the CPU is hours, and a CPU user
+# is told the shorter recipe (the first progress lines of train state the estimate too)
+out=$("$BIN" check "$TMP/scene" --set backend.kind=cpu 2>&1)
+grep -q "^# estimate" <<<"$out" && grep -qE "^  about ([0-9]+h[0-9]+m|[0-9]+m[0-9]+s) of training: 30000 steps on the cpu" <<<"$out" &&
+  ok "check: an estimate of the run" || { bad "check estimate"; echo "$out" | tail -6; }
+grep -q "trainer.schedule_steps=30000" <<<"$out" && ok "check: the shorter CPU recipe" || bad "check: no CPU recipe"
+out=$("$BIN" check "$TMP/scene" --set backend.kind=cpu --set trainer.max_steps=300 2>&1)
+grep -q "trainer.schedule_steps=30000" <<<"$out" && bad "the recipe offered to a short run" || ok "no recipe for a short run"
 
 # train DIR with no config: the run is named after the folder.
 (cd "$TMP" && "$BIN" train "$TMP/scene" "${small[@]}" --set trainer.target_psnr=5 >"$TMP/t.log" 2>&1) \
@@ -29,6 +38,8 @@ grep -q "^path = \".*scene\"" "$run/config.toml" && ok "data.path from DIR" || b
 grep -q "done in" "$TMP/t.log" && ok "final line says done in" || bad "no 'done in'"
 grep -q "elapsed .*, ETA" "$TMP/t.log" && ok "progress labels elapsed and ETA" || { bad "progress labels"; cat "$TMP/t.log"; }
 [ "$(grep -c "saved the model and a checkpoint" "$TMP/t.log")" = 1 ] && ok "one 'saved' line" || bad "saved lines"
+grep -q "^note: densification runs to the last step of this 40-step run" "$TMP/t.log" &&
+  ok "short-run advice on the terminal" || bad "no short-run advice on the terminal"
 grep -q "reached the target PSNR 5.00 dB at step" "$TMP/t.log" && ok "time to quality logged" || bad "target message"
 python3 - "$run/result.toml" <<'PY' && ok "result.toml numbers" || bad "result.toml numbers"
 import sys, re

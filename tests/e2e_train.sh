@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End to end on a tiny synthetic scene: a run folder with every file, a .ply that parses with an
 # independent reader, determinism (same seed, same threads: identical .ply), Ctrl-C leaves a
-# loadable model and checkpoint, and --resume completes the run.
+# loadable model and checkpoint and a final line that says where it stopped (not "done in"),
+# --resume completes the run (its time is this session's), --resume on a folder that is not there
+# or holds no run says so, a diverged run does not say "done in".
 . "$(dirname "$0")/lib_e2e.sh"
 
 "$BIN" synth --out "$TMP/scene" --size 32 --views 12,3,3 --samples 2 >/dev/null || bad synth
@@ -63,14 +65,24 @@ wait $pid; rc=$?
 [ $rc -eq 130 ] && ok "Ctrl-C exit status 130" || { bad "Ctrl-C exit status $rc"; tail -5 "$TMP/c.log"; }
 [ -s "$TMP/c/point_cloud.ply" ] && [ -s "$TMP/c/checkpoint.bin" ] && ok "interrupted run saved" || bad "nothing saved"
 grep -q 'status = "interrupted"' "$TMP/c/result.toml" && ok "result says interrupted" || bad "result status"
+# the clock of a stopped run: where it stopped, never "done in"
+grep -q "stopped at step $(sed -n 's/^steps = //p' "$TMP/c/result.toml") after" "$TMP/c.log" && ! grep -q "done in" "$TMP/c.log" &&
+  ok "final line: stopped at step N after" || { bad "final line of an interrupted run"; tail -5 "$TMP/c.log"; }
 "$BIN" eval --ply "$TMP/c/point_cloud.ply" --data "$TMP/scene" >/dev/null 2>&1 && ok "interrupted ply loads" || bad "interrupted ply"
 step=$(sed -n 's/^steps = //p' "$TMP/c/result.toml")
 "$BIN" train --resume "$TMP/c" --set trainer.max_steps=$((step + 40)) >"$TMP/r.log" 2>&1 && ok "resume" || { bad resume; tail -5 "$TMP/r.log"; }
 grep -q "^steps = $((step + 40))$" "$TMP/c/result.toml" && ok "resumed run completed" || bad "resumed steps"
 grep -q 'status = "complete"' "$TMP/c/result.toml" && ok "resumed status complete" || bad "resumed status"
+grep -q "done in .* (this session)" "$TMP/r.log" && ok "a resumed run's time is this session's" ||
+  { bad "resumed final line"; tail -3 "$TMP/r.log"; }
+# --resume on a folder that is not there, or holds no run: said plainly, nothing else tried
+expect_fail "resume a missing folder" "--resume $TMP/nowhere: no such run folder" "$BIN" train --resume "$TMP/nowhere"
+mkdir -p "$TMP/notarun"
+expect_fail "resume a folder without a run" "not a run folder (no config.toml" "$BIN" train --resume "$TMP/notarun"
 # Divergence: a runaway learning rate makes parameters non-finite; the run stops naming the step.
 "$BIN" train --config "$cfg" --set output.run_dir="$TMP/nan" --set adam.opacity_lr=1e30 \
   --set adam.scales_lr=1e30 --set trainer.log_every=10 >"$TMP/nan.log" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q "diverged at step" "$TMP/nan.log" && ok "divergence stops the run" || { bad "divergence rc=$rc"; tail -5 "$TMP/nan.log"; }
+grep -q "done in" "$TMP/nan.log" && bad "a diverged run says done in" || ok "a diverged run does not say done in"
 grep -q 'status = "diverged"' "$TMP/nan/result.toml" 2>/dev/null && ok "result says diverged" || bad "no diverged result"
 finish

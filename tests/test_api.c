@@ -1,7 +1,8 @@
 /* test_api.c — the public API (include/splat.h): statuses and per-context messages, the log
- * callback, configuration, loading and exporting models, cancelling, rendering any camera, and
- * two contexts training on two threads at once with the same results as one at a time, the live
- * model a viewer asks for while training, the render SH degree. */
+ * callback, configuration, loading and exporting models, cancelling, resuming with the context's
+ * configuration, the training plan, rendering any camera, and two contexts training on two
+ * threads at once with the same results as one at a time, the live model a viewer asks for while
+ * training, the render SH degree. */
 #include "testutil.h"
 
 #include <math.h>
@@ -281,6 +282,99 @@ static void test_cancel(void **state) {
     assert_int_equal(splat_train(ctx, &o3), SPLAT_OK);
     free(run);
     free(ply);
+    splat_close(ctx);
+}
+
+/* What splat.h says of resume_dir: the context's configuration is used as it is (not replaced by
+ * the run's config.toml, and unchanged afterwards); a context that holds no configuration is told
+ * to load the run's, and the run folder is left as it was. */
+static void test_resume_uses_the_context_config(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("resumed", 6, 500);
+    int step = 0;
+    splat_train_opts o = {.force = 1, .progress = note_step, .cancel = cancel_at_30, .user = &step};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_CANCELLED);
+    splat_close(ctx);
+    char *run = sp_path_join(g_tmp, "resumed"), *ck = sp_path_join(run, "checkpoint.bin");
+    char *cfg = sp_path_join(run, "config.toml");
+    size_t n0, n1;
+    char *before = read_all(ck, &n0);
+
+    splat_context *fresh;
+    assert_int_equal(splat_open(&fresh), SPLAT_OK);
+    splat_train_opts r = {.resume_dir = run};
+    assert_int_equal(splat_train(fresh, &r), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(fresh), "config.toml");
+    tu_assert_contains(splat_errmsg(fresh), "splat_config_load_file");
+    char *after = read_all(ck, &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, n0);
+    free(after);
+
+    /* the run's configuration loaded, one key changed: that key is used and stays in the context */
+    assert_int_equal(splat_config_load_file(fresh, cfg), SPLAT_OK);
+    assert_int_equal(splat_config_set(fresh, "trainer.max_steps=60"), SPLAT_OK);
+    assert_int_equal(splat_train(fresh, &r), SPLAT_OK);
+    char buf[32];
+    assert_int_equal(splat_config_get(fresh, "trainer.max_steps", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "60");
+    char *res = sp_path_join(run, "result.toml"), *text = read_all(res, NULL), *saved = read_all(cfg, NULL);
+    tu_assert_contains(text, "steps = 60");
+    tu_assert_contains(saved, "max_steps = 60"); /* written as the run's config.toml */
+    free(res);
+    free(text);
+    free(saved);
+    free(before);
+    free(cfg);
+    free(ck);
+    free(run);
+    splat_close(fresh);
+}
+
+/* splat_train_plan: the strategy, budget and schedule a run would use, as the trainer resolves them. */
+static void test_train_plan(void **state) {
+    (void)state;
+    splat_plan p;
+    splat_context *none;
+    assert_int_equal(splat_open(&none), SPLAT_OK);
+    assert_int_equal(splat_train_plan(none, &p), SPLAT_INVALID); /* no data.path */
+    tu_assert_contains(splat_errmsg(none), "data.path");
+    assert_int_equal(splat_train_plan(none, NULL), SPLAT_INVALID);
+    splat_close(none);
+
+    splat_context *ctx = tiny_context("plan", 1, 100);
+    assert_int_equal(splat_train_plan(ctx, &p), SPLAT_OK);
+    assert_string_equal(p.backend, "cpu");
+    assert_true(p.threads >= 1);
+    assert_string_equal(p.strategy, "adc");
+    assert_int_equal(p.max_steps, 100);
+    assert_int_equal(p.initial_gaussians, 400);
+    assert_int_equal(p.max_gaussians, 3000000); /* adc: refine.capacity */
+    assert_true(p.grow == 0.0);
+    assert_int_equal(p.refine_start, 20);
+    assert_int_equal(p.refine_stop, 100);
+    assert_int_equal(p.refine_every, 20);
+    assert_int_equal(p.train_views, 8);
+    assert_true(fabs(p.view_pixels - 24 * 24) < 1e-9);
+
+    /* mcmc with the automatic budget (the floor for this tiny capture), schedules scaled 3000 -> 30000 */
+    assert_int_equal(splat_config_load_string(ctx, "[trainer]\nmax_steps = 3000\nschedule_steps = 30000\n"
+                                                   "[refine]\nstrategy = \"auto\"\nstart = 500\nmax_gaussians = 0\n",
+                                              NULL),
+                     SPLAT_OK);
+    assert_int_equal(splat_train_plan(ctx, &p), SPLAT_OK);
+    assert_string_equal(p.strategy, "mcmc");
+    assert_int_equal(p.max_gaussians, 280000);
+    assert_true(fabs(p.grow - 0.05) < 1e-12);
+    assert_int_equal(p.refine_start, 50);
+    assert_int_equal(p.refine_stop, 2500); /* refine.mcmc_stop 25000, scaled */
+    assert_int_equal(splat_config_set(ctx, "refine.max_gaussians=5000"), SPLAT_OK);
+    assert_int_equal(splat_train_plan(ctx, &p), SPLAT_OK);
+    assert_int_equal(p.max_gaussians, 5000);
+    /* a dataset that is not there */
+    assert_int_equal(splat_config_set(ctx, "data.path=/nonexistent/scene"), SPLAT_OK);
+    assert_int_equal(splat_train_plan(ctx, &p), SPLAT_ERROR);
+    tu_assert_contains(splat_errmsg(ctx), "/nonexistent/scene");
     splat_close(ctx);
 }
 
@@ -693,6 +787,8 @@ int main(void) {
         cmocka_unit_test(test_log_callback_per_call),
         cmocka_unit_test(test_load_export_formats),
         cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_resume_uses_the_context_config),
+        cmocka_unit_test(test_train_plan),
         cmocka_unit_test(test_render_cameras),
         cmocka_unit_test(test_antialias_model),
         cmocka_unit_test(test_two_contexts_two_threads),

@@ -1,10 +1,13 @@
 /* api_run.c — the public API's work calls (include/splat.h): training, cancelling, cameras,
  * rendering any camera into RGBA8 or float pixels, evaluating a split. */
 #include <math.h>
+#include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api_internal.h"
+#include "backend/dist.h"
 #include "eval/eval.h"
 #include "io/export.h"
 #include "io/image.h"
@@ -12,7 +15,9 @@
 #include "scene/campath.h"
 #include "train/aa_bake.h"
 #include "train/checkpoint.h"
+#include "train/mcmc.h"
 #include "train/report.h"
+#include "train/schedule.h"
 #include "train/train.h"
 
 /* ---- training ---- */
@@ -83,6 +88,10 @@ splat_status splat_train(splat_context *ctx, const splat_train_opts *opts) {
     sp_problems probs = {0};
     if (tc.opts.resume_dir && tc.opts.force)
         st = api_fail(SPLAT_INVALID, "force replaces a run and resume_dir continues one: give only one");
+    else if (tc.opts.resume_dir && !cfg.data.path[0])
+        st = api_fail(SPLAT_INVALID, "resume_dir %s: the context has no data.path, so it does not hold the run's "
+                      "configuration; load it first (splat_config_load_file with %s/config.toml), then set what "
+                      "changes", tc.opts.resume_dir, tc.opts.resume_dir);
     else if (sp_config_validate_for_training(&cfg, &probs)) {
         sp_error("%s", probs.items[0]);
         for (int i = 1; i < probs.n; i++) sp_error("%s\n%s", sp_last_error(), probs.items[i]);
@@ -128,6 +137,73 @@ void splat_cancel(splat_context *ctx) {
 }
 
 const char *splat_run_dir(splat_context *ctx) { return ctx ? ctx->run_dir : ""; }
+
+/* What sp_train resolves before its first step, resolved the same way without a backend or a
+ * pixel: the kind (several devices or processes: the replicated cuda backend), the strategy, the
+ * mcmc budget from the training pixels, the scaled refine schedule. */
+splat_status splat_train_plan(splat_context *ctx, splat_plan *plan) {
+    if (!ctx) return SPLAT_INVALID;
+    if (api_enter(ctx)) return SPLAT_INVALID;
+    if (!plan) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_train_plan: no plan (NULL)"));
+    memset(plan, 0, sizeof *plan);
+    sp_config cfg = ctx->cfg;
+    sp_problems probs = {0};
+    if (sp_config_validate_for_training(&cfg, &probs)) {
+        sp_error("%s", probs.items[0]);
+        for (int i = 1; i < probs.n; i++) sp_error("%s\n%s", sp_last_error(), probs.items[i]);
+        sp_problems_free(&probs);
+        return api_leave(ctx, SPLAT_INVALID);
+    }
+    sp_problems_free(&probs);
+    sp_backend_config bc = {.threads = cfg.backend.threads};
+    sp_dist dist = {0};
+    if (sp_dist_from_env(&dist) || sp_dist_backend_config(&bc, cfg.backend.devices, 0, &dist))
+        return api_leave(ctx, SPLAT_INVALID);
+    int several = bc.num_devices > 1 || dist.world > 1;
+    const sp_backend_kind *k = sp_backend_resolve_kind(several ? "cuda" : cfg.backend.kind);
+    if (!k) return api_leave(ctx, api_fail(SPLAT_ERROR, "backend.kind = \"%s\" is not in this build", cfg.backend.kind));
+    if (sp_config_resolve_strategy(&cfg, k->mcmc && !several)) return api_leave(ctx, SPLAT_INVALID);
+    sp_dataset d;
+    sp_load_opts lo = {.downscale = cfg.data.downscale, .threads = cfg.backend.threads, .load_pixels = 0,
+                       .header_only = 1, .images = cfg.data.images, .holdout_every = cfg.data.holdout_every,
+                       .allow_outside_images = cfg.data.allow_outside_images};
+    memset(&d, 0, sizeof d);
+    int rc = sp_dataset_load(cfg.data.path, cfg.data.format, &lo, &d, &probs);
+    if (rc || !d.train.n) {
+        if (probs.n) {
+            sp_error("%s", probs.items[0]);
+            for (int i = 1; i < probs.n; i++) sp_error("%s\n%s", sp_last_error(), probs.items[i]);
+        } else {
+            sp_error("cannot load the dataset %s", cfg.data.path);
+        }
+        sp_problems_free(&probs);
+        sp_dataset_free(&d);
+        return api_leave(ctx, SPLAT_ERROR);
+    }
+    sp_problems_free(&probs);
+    double px = 0;
+    for (int i = 0; i < d.train.n; i++) px += (double)d.train.views[i].cam.width * d.train.views[i].cam.height;
+    int mcmc = !strcmp(cfg.refine.strategy, "mcmc");
+    int points = !strcmp(cfg.init.method, "points") || (!strcmp(cfg.init.method, "auto") && d.num_points > 0);
+    sp_schedule sc;
+    sp_schedule_make(&cfg, &sc);
+    plan->max_steps = cfg.trainer.max_steps;
+    snprintf(plan->backend, sizeof plan->backend, "%s", k->name);
+    if (!strcmp(k->name, "cpu")) plan->threads = cfg.backend.threads > 0 ? cfg.backend.threads : omp_get_num_procs();
+    snprintf(plan->strategy, sizeof plan->strategy, "%s", mcmc ? "mcmc" : "adc");
+    plan->initial_gaussians = points ? d.num_points : cfg.init.count;
+    plan->max_gaussians = !mcmc                         ? cfg.refine.capacity
+                          : cfg.refine.max_gaussians > 0 ? cfg.refine.max_gaussians
+                                                         : sp_mcmc_auto_budget(px, d.num_points, 0, NULL);
+    plan->grow = mcmc ? cfg.refine.mcmc_grow : 0.0;
+    plan->refine_start = sc.refine_start;
+    plan->refine_stop = sc.refine_stop;
+    plan->refine_every = sc.refine_every;
+    plan->train_views = d.train.n;
+    plan->view_pixels = px / d.train.n;
+    sp_dataset_free(&d);
+    return api_leave(ctx, SPLAT_OK);
+}
 
 /* ---- cameras ---- */
 

@@ -16,7 +16,40 @@ int cmd_view(int argc, char **argv);
 /* cmd_view.c: a warning on stderr when host is not 127.0.0.1 (the viewer has no authentication). */
 void view_warn_host(const char *host);
 
-/* progress.c: the live progress line (terminal) or periodic plain lines (pipes, logs). */
+/* estimate.c: how long a run takes. The Gaussian count expected at `step`, from `n` at step `from`
+ * (mcmc: the plan's growth to its budget; adc: adc_slope more per step until densification
+ * stops), and the seconds of steps from+1 .. max_steps when a step costs fixed_s +
+ * per_gaussian_s x count. */
+double cli_est_count(const splat_plan *p, int from, double n, double adc_slope, int step);
+/* The last step whose refine still adds Gaussians (from when none does). */
+int cli_est_growth_end(const splat_plan *p, int from, double n, double adc_slope);
+double cli_est_seconds(const splat_plan *p, int from, double n, double adc_slope, double fixed_s,
+                       double per_gaussian_s);
+/* The part of a step at count n that does not grow with the count (0..1): the CPU backend's costs
+ * per pixel and per Gaussian; half on a GPU. */
+double cli_est_fixed_share(const splat_plan *p, double n);
+/* A step's cost on the CPU backend before any was measured (the dev machine's, scaled by threads). */
+void cli_est_cpu_costs(const splat_plan *p, double *fixed_s, double *per_gaussian_s);
+/* The whole run's seconds from those costs (the CPU backend; NaN on a GPU, whose speed is unknown
+ * until it runs). */
+double cli_est_run_seconds(const splat_plan *p);
+/* The line that tells a CPU user of a long run what a shorter one is (NULL when it does not apply:
+ * another backend, or a run shorter than the default 30000 steps). */
+const char *cli_est_short_recipe(const splat_plan *p);
+/* "1h05m", "3m20s", "45s" ("-" when not finite). */
+void cli_fmt_duration(double s, char *buf, size_t n);
+
+/* progress.c: the live progress line (terminal) or periodic plain lines (pipes, logs). user is a
+ * cli_clock (or NULL: the trainer's ETA at constant speed, "done in"/"stopped after" only). */
+typedef struct {
+    splat_plan plan;      /* have_plan: the ETA follows the plan's Gaussian growth */
+    int have_plan;
+    int resumed;          /* the final line says the time is this session's */
+    int announce;         /* print the estimate line once (and the short CPU recipe when it applies) */
+    /* internal state */
+    int started, announced, first_step, ref_step, last_step;
+    double ref_n, adc_slope;
+} cli_clock;
 void sp_cli_progress(const sp_progress *p, void *user);
 /* Cancel callback for sp_train: 1 once Ctrl-C (SIGINT/SIGTERM) was received. */
 int sp_cli_interrupted(void *user);

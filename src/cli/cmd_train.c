@@ -1,6 +1,7 @@
 /* cmd_train.c — `splat train` and `splat check`: configuration from defaults, a file, a dataset
  * folder given as an argument and --set overrides, then training (through the public API,
  * include/splat.h), or a report of every problem found without training. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,13 +112,68 @@ static int api_config(const train_args *t, splat_context *ctx, sp_problems *prob
     return probs->n ? -1 : 0;
 }
 
+/* What the callbacks of one training share: the --view server (or NULL) and the progress clock. */
+typedef struct {
+    view_server *server;
+    cli_clock clock;
+} train_ui;
+
 static void show_progress(void *user, const splat_progress *p) {
-    view_progress(user, p); /* --view: the live page's scalars (user is the view server or NULL) */
+    train_ui *ui = user;
+    view_progress(ui->server, p); /* --view: the live page's scalars (no-op without a server) */
     sp_progress q = {.step = p->step, .max_steps = p->max_steps, .loss = p->loss, .num_gaussians = p->num_gaussians,
                      .steps_per_s = p->steps_per_s, .elapsed_s = p->elapsed_s, .eta_s = p->eta_s, .psnr = p->psnr,
                      .final = p->final};
-    sp_cli_progress(&q, NULL);
+    sp_cli_progress(&q, &ui->clock);
     cli_set_live_line(!p->final && isatty(STDERR_FILENO)); /* sp_cli_progress draws a live line on a terminal */
+}
+
+static int want_model(void *user) { return view_want_model(((train_ui *)user)->server); }
+
+/* --resume DIR before anything else: a folder that is not there, or holds no run, said plainly. */
+static int check_resume_dir(const char *dir) {
+    if (!*dir) {
+        fprintf(stderr, "splat train: --resume needs a run folder (splat train --resume runs/NAME)\n");
+        return -1;
+    }
+    if (!sp_dir_exists(dir)) {
+        fprintf(stderr, "splat train: --resume %s: no such run folder%s\n", dir,
+                sp_file_exists(dir) ? " (it is a file)" : "");
+        return -1;
+    }
+    char *cfg = sp_path_join(dir, "config.toml");
+    int ok = sp_file_exists(cfg);
+    free(cfg);
+    if (!ok) {
+        fprintf(stderr, "splat train: --resume %s: not a run folder (no config.toml in it; a run folder is what "
+                "splat train writes: config.toml, checkpoint.bin, point_cloud.ply, ...)\n", dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* An int setting of the context (0 when it cannot be read). */
+static int config_int(splat_context *ctx, const char *key) {
+    char buf[64];
+    return splat_config_get(ctx, key, buf, sizeof buf) == SPLAT_OK ? atoi(buf) : 0;
+}
+
+/* Before training: what the terminal should know that the library only writes to log.txt (a short
+ * run whose densification runs to its last step), and the plan the progress clock follows. */
+static void plan_run(splat_context *ctx, const train_args *t, cli_clock *clock) {
+    memset(clock, 0, sizeof *clock);
+    clock->resumed = t->resume != NULL;
+    splat_set_log(ctx, NULL, NULL, SPLAT_LOG_INFO); /* the loader's warnings come once, from training */
+    splat_status st = splat_train_plan(ctx, &clock->plan);
+    splat_set_log(ctx, cli_log, NULL, SPLAT_LOG_INFO);
+    if (st != SPLAT_OK) return; /* the trainer reports the problem */
+    const splat_plan *p = &clock->plan;
+    clock->have_plan = 1;
+    clock->announce = !strcmp(p->backend, "cpu");
+    if (!config_int(ctx, "trainer.schedule_steps") && p->refine_stop > p->max_steps && p->refine_start < p->max_steps)
+        fprintf(stderr, "note: densification runs to the last step of this %d-step run (refine.%s = %d); "
+                "--set trainer.schedule_steps=30000 scales the 30k-step schedules to it (docs/config.md)\n",
+                p->max_steps, strcmp(p->strategy, "mcmc") ? "stop" : "mcmc_stop", p->refine_stop);
 }
 
 /* After a failed training: when the run folder's checkpoint is damaged, say what is still intact
@@ -171,6 +227,7 @@ int cmd_train(int argc, char **argv) {
     }
     train_args t;
     if (parse_args(argc, argv, &t, 1)) return 2;
+    if (t.resume && check_resume_dir(t.resume)) return 2;
     if (!t.config && !t.resume && !t.data) {
         fprintf(stderr, "splat train: give a dataset folder (splat train DIR), --config FILE or --resume RUN_DIR\n");
         return 2;
@@ -191,31 +248,32 @@ int cmd_train(int argc, char **argv) {
         return 2;
     }
     sp_problems_free(&probs);
+    train_ui ui = {0};
+    plan_run(ctx, &t, &ui.clock);
     sp_install_interrupt_handler();
-    splat_train_opts o = {.resume_dir = t.resume, .force = t.force, .progress = show_progress, .cancel = sp_cli_interrupted};
+    splat_train_opts o = {.resume_dir = t.resume, .force = t.force, .progress = show_progress,
+                          .cancel = sp_cli_interrupted, .user = &ui};
     /* --view: a second context, configured as the run, receives the model when a page asks */
     splat_context *live = NULL;
-    view_server *server = NULL;
     if (t.view_port >= 0) {
         live = cli_open_context();
         sp_problems vp = {0};
         if (live && api_config(&t, live, &vp) == 0) {
             view_warn_host(t.view_host);
-            server = view_start(live, t.view_host, t.view_port, 1);
+            ui.server = view_start(live, t.view_host, t.view_port, 1);
         }
         sp_problems_free(&vp);
-        if (!server) {
+        if (!ui.server) {
             splat_close(live);
             splat_close(ctx);
             return 1;
         }
         o.live_model = live;
-        o.want_model = view_want_model;
-        o.user = server;
+        o.want_model = want_model;
     }
     /* the trainer has logged what went wrong (or where a stopped run is kept) */
     splat_status st = splat_train(ctx, &o);
-    view_stop(server);
+    view_stop(ui.server);
     splat_close(live);
     char dir[SP_CONFIG_PATH_MAX + 2] = "", name[SP_CONFIG_NAME_MAX + 2] = "";
     splat_config_get(ctx, "output.run_dir", dir, sizeof dir); /* quoted TOML strings */
@@ -245,6 +303,47 @@ static void summarize_split(const char *name, const sp_split *s) {
     const sp_camera *c = &s->views[0].cam;
     printf("  %-5s: %d views, %dx%d, %d channels, fx %.2f fy %.2f cx %.2f cy %.2f\n", name, s->n, c->width, c->height,
            s->views[0].channels, c->fx, c->fy, c->cx, c->cy);
+}
+
+/* check: how long the run would take (estimate.c), and the shorter recipe for a long CPU run. */
+static void print_estimate(const train_args *t) {
+    splat_context *ctx;
+    if (splat_open(&ctx) != SPLAT_OK) return;
+    sp_problems probs = {0};
+    splat_plan p;
+    if (api_config(t, ctx, &probs) || splat_train_plan(ctx, &p) != SPLAT_OK) {
+        printf("\n# estimate\n  none: %s\n", probs.n ? probs.items[0] : splat_errmsg(ctx));
+        sp_problems_free(&probs);
+        splat_close(ctx);
+        return;
+    }
+    sp_problems_free(&probs);
+    splat_close(ctx);
+    char growth[160] = "";
+    double end_n = cli_est_count(&p, 0, p.initial_gaussians, 0.0, p.max_steps);
+    if (end_n > p.initial_gaussians)
+        snprintf(growth, sizeof growth, ", the Gaussians growing from %d to %.0f by step %d", p.initial_gaussians,
+                 end_n, cli_est_growth_end(&p, 0, p.initial_gaussians, 0.0));
+    else if (strcmp(p.strategy, "mcmc"))
+        snprintf(growth, sizeof growth, ", from %d Gaussians (adc: the count the gradients reach changes it)",
+                 p.initial_gaussians);
+    else
+        snprintf(growth, sizeof growth, ", %d Gaussians", p.initial_gaussians);
+    printf("\n# estimate\n");
+    double s = cli_est_run_seconds(&p);
+    if (isfinite(s)) {
+        char d[32];
+        cli_fmt_duration(s, d, sizeof d);
+        printf("  about %s of training: %d steps on the cpu backend (%d thread%s)%s\n"
+               "  (at the speed of the 2-core dev machine's CPU; the first progress lines of splat train measure "
+               "this one's)\n", d,
+               p.max_steps, p.threads, p.threads == 1 ? "" : "s", growth);
+        const char *recipe = cli_est_short_recipe(&p);
+        if (recipe && s > 1800) printf("  %s\n", recipe);
+    } else {
+        printf("  %d steps on the %s backend%s; the first progress lines of splat train estimate the time (no "
+               "model of a GPU's speed here)\n", p.max_steps, p.backend, growth);
+    }
 }
 
 int cmd_check(int argc, char **argv) {
@@ -312,14 +411,17 @@ int cmd_check(int argc, char **argv) {
         printf("  loaded in %.1f s\n", load_s);
     }
     printf("\n# backend\n  %s\n", dev);
+    if (!probs.n) {
+        char *dir = sp_train_run_dir(cfg);
+        printf("  training would write %s (%d steps, backend %s, refine.strategy %s)%s\n", dir,
+               cfg->trainer.max_steps, cfg->backend.kind, cfg->refine.strategy,
+               t.print_config ? "" : "; --print-config shows every setting");
+        free(dir);
+        print_estimate(&t);
+    }
     if (t.print_config) {
         printf("\n# resolved configuration\n");
         sp_config_print(cfg, stdout);
-    } else if (!probs.n) {
-        char *dir = sp_train_run_dir(cfg);
-        printf("  training would write %s (%d steps, backend %s, refine.strategy %s); --print-config shows every "
-               "setting\n", dir, cfg->trainer.max_steps, cfg->backend.kind, cfg->refine.strategy);
-        free(dir);
     }
     int rc = probs.n ? 1 : 0;
     sp_dataset_free(&d);
