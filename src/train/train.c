@@ -696,17 +696,14 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         r->b = sp_backend_create(cfg->backend.kind, &bc);
         if (!r->b) goto fail;
         SP_INFO("backend: %s", r->b->ops->name);
-        if (cfg->refine.max_gaussians == 0) { /* auto: from the capture (train/mcmc.h) */
-            double px = 0;
+        const char *budget_why = NULL; /* refine.max_gaussians = 0 (auto): from the capture (train/mcmc.h) */
+        double px = 0;
+        if (cfg->refine.max_gaussians == 0) {
             for (int i = 0; i < r->data.train.n; i++)
                 px += (double)r->data.train.views[i].cam.width * r->data.train.views[i].cam.height;
             size_t free_b = 0, total_b = 0;
             if (!r->b->ops->device_memory || r->b->ops->device_memory(r->b, &free_b, &total_b)) free_b = 0;
-            const char *why;
-            cfg->refine.max_gaussians = sp_mcmc_auto_budget(px, r->data.num_points, (double)free_b, &why);
-            SP_INFO("refine.max_gaussians auto: %d (%s decided: 280k per 128M training pixels, here %.0fM in %d views; "
-                    "%d sparse points)", cfg->refine.max_gaussians, why, px / 1e6, r->data.train.n,
-                    r->data.num_points);
+            cfg->refine.max_gaussians = sp_mcmc_auto_budget(px, r->data.num_points, (double)free_b, &budget_why);
         }
         int several = r->b->cfg.num_devices > 1 || r->dist.world > 1;
         int mcmc_runs = r->b->ops->mcmc_read && r->b->ops->mcmc_apply && !several;
@@ -722,6 +719,10 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         if (!strcmp(asked, "auto"))
             SP_INFO("refine.strategy auto: %s%s", cfg->refine.strategy,
                     mcmc_runs ? "" : " (this backend has no MCMC densification)");
+        if (budget_why && !strcmp(cfg->refine.strategy, "mcmc")) /* the budget is mcmc's only */
+            SP_INFO("refine.max_gaussians auto: %d (%s decided: 280k per 128M training pixels, here %.0fM in %d views; "
+                    "%d sparse points)", cfg->refine.max_gaussians, budget_why, px / 1e6, r->data.train.n,
+                    r->data.num_points);
     }
 
     /* progressive resolution: the coarse levels become extra training views */
