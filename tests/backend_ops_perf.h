@@ -92,7 +92,7 @@ static void perf_stages(sp_backend *b, const sp_stage_ops *ops, int n) {
     tu_fill_uniform(&r, pg.mean2d, N * 2, -1.0f, 1.0f);
     tu_fill_uniform(&r, pg.conic, N * 3, -1.0f, 1.0f);
     if (ops->project_back) PERF_TIME("project_back", ops->project_back(b, &s.p, &s.cam, deg, &proj, &pg, &pgr));
-    if (ops->adam) PERF_TIME("adam", ops->adam(b, pa, ga, ma, va, count, 1e-3f, 0.9f, 0.999f, 1e-15f, 1));
+    if (ops->adam) PERF_TIME("adam", ops->adam(b, pa, ga, ma, va, count, 1e-3f, 0.9f, 0.999f, 1e-15f, 1, 0));
     if (ops->refine) {
         sp_gaussians g, m, v;
         pt_scene_store(&s, &g);

@@ -25,7 +25,7 @@ static void test_hand_computed_steps(void **state) {
     const double want_m[3][2] = {{0.05, 0.3}, {-0.055, 0.57}, {-0.0245, 0.5129}};
     const double want_v[3][2] = {{2.5e-4, 9e-3}, {1.24975e-3, 1.7991e-2}, {1.31100025e-3, 1.797301e-2}};
     for (int s = 0; s < 3; s++) {
-        cpu_adam(p, grads[s], m, v, 2, 0.1f, 0.9f, 0.999f, 1e-8f, s + 1);
+        cpu_adam(p, grads[s], m, v, 2, 0.1f, 0.9f, 0.999f, 1e-8f, s + 1, 0);
         for (int i = 0; i < 2; i++) {
             if (fabs(p[i] - want_p[s][i]) > 1e-6) fail_msg("step %d param %d: %.9g, want %.9g", s + 1, i, p[i], want_p[s][i]);
             assert_true(fabs(m[i] - want_m[s][i]) < 1e-6 * fmax(1.0, fabs(want_m[s][i])));
@@ -38,13 +38,13 @@ static void test_hand_computed_steps(void **state) {
 static void test_zero_gradient_and_empty(void **state) {
     (void)state;
     float p[3] = {1, 2, 3}, g[3] = {0, 0, 0}, m[3] = {0, 0, 0}, v[3] = {0, 0, 0};
-    cpu_adam(p, g, m, v, 3, 0.5f, 0.9f, 0.999f, 1e-15f, 1);
+    cpu_adam(p, g, m, v, 3, 0.5f, 0.9f, 0.999f, 1e-15f, 1, 0);
     assert_true(p[0] == 1 && p[1] == 2 && p[2] == 3);
     assert_true(m[0] == 0 && v[2] == 0);
-    cpu_adam(NULL, NULL, NULL, NULL, 0, 0.1f, 0.9f, 0.999f, 1e-8f, 1); /* nothing to do */
+    cpu_adam(NULL, NULL, NULL, NULL, 0, 0.1f, 0.9f, 0.999f, 1e-8f, 1, 0); /* nothing to do */
     /* A step below 1 is treated as the first step (no division by 1 − β^0 = 0). */
     float q = 1.0f, gq = 0.5f, mq = 0, vq = 0;
-    cpu_adam(&q, &gq, &mq, &vq, 1, 0.1f, 0.9f, 0.999f, 1e-8f, 0);
+    cpu_adam(&q, &gq, &mq, &vq, 1, 0.1f, 0.9f, 0.999f, 1e-8f, 0, 0);
     assert_true(isfinite(q) && fabs(q - 0.9) < 1e-6);
 }
 
@@ -61,9 +61,9 @@ static void test_thread_count_independent(void **state) {
     for (int s = 1; s <= 4; s++) {
         tu_fill_uniform(&r, g, N, -2, 2);
         omp_set_num_threads(1);
-        cpu_adam(p1, g, m1, v1, N, 0.01f, 0.9f, 0.999f, 1e-15f, s);
+        cpu_adam(p1, g, m1, v1, N, 0.01f, 0.9f, 0.999f, 1e-15f, s, 0);
         omp_set_num_threads(3);
-        cpu_adam(p2, g, m2, v2, N, 0.01f, 0.9f, 0.999f, 1e-15f, s);
+        cpu_adam(p2, g, m2, v2, N, 0.01f, 0.9f, 0.999f, 1e-15f, s, 0);
     }
     omp_set_num_threads(threads);
     assert_memory_equal(p1, p2, N * sizeof(float));
@@ -78,11 +78,11 @@ static void test_interleaved_settings(void **state) {
     float q[3] = {0.5f, 0, 2}, mq[3] = {0}, vq[3] = {0};
     const float g[2] = {0.3f, -0.7f}, gq[3] = {1, 2, 3};
     for (int s = 1; s <= 5; s++) {
-        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.5f, 0.9f, 1e-8f, s);   /* same step, other betas */
-        cpu_adam(p1, g, m1, v1, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s);
-        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.9f, 0.999f, 1e-8f, 100 - s); /* same betas, other step */
+        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.5f, 0.9f, 1e-8f, s, 0);   /* same step, other betas */
+        cpu_adam(p1, g, m1, v1, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s, 0);
+        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.9f, 0.999f, 1e-8f, 100 - s, 0); /* same betas, other step */
     }
-    for (int s = 1; s <= 5; s++) cpu_adam(p2, g, m2, v2, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s);
+    for (int s = 1; s <= 5; s++) cpu_adam(p2, g, m2, v2, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s, 0);
     assert_memory_equal(p1, p2, sizeof p1);
     assert_memory_equal(v1, v2, sizeof v1);
 }
@@ -96,14 +96,40 @@ static void test_quadratic_converges(void **state) {
     for (int s = 1; s <= 3000; s++) {
         for (int i = 0; i < N; i++) g[i] = 2.0f * a[i] * (p[i] - c[i]);
         float lr = 0.05f * powf(0.01f, (float)s / 3000.0f); /* exponential decay, as for the means */
-        cpu_adam(p, g, m, v, N, lr, 0.9f, 0.999f, 1e-15f, s);
+        cpu_adam(p, g, m, v, N, lr, 0.9f, 0.999f, 1e-15f, s, 0);
     }
     for (int i = 0; i < N; i++)
         if (fabsf(p[i] - c[i]) > 1e-2f) fail_msg("coordinate %d: %g, minimum at %g", i, p[i], c[i]);
 }
 
+/* Sparse: an element with a zero gradient keeps value and moments bit for bit; the others take
+ * exactly the dense update. The dense update of the same zero moves it (its momentum). */
+static void test_sparse_skips_zero_gradients(void **state) {
+    (void)state;
+    float p[4] = {1, 2, 3, 4}, m[4] = {0.1f, -0.2f, 0.3f, 0}, v[4] = {0.01f, 0.02f, 0.03f, 0};
+    float pd[4], md[4], vd[4];
+    memcpy(pd, p, sizeof p), memcpy(md, m, sizeof m), memcpy(vd, v, sizeof v);
+    const float g[4] = {0.5f, 0.0f, -0.25f, 0.0f};
+    cpu_adam(p, g, m, v, 4, 0.01f, 0.9f, 0.999f, 1e-15f, 3, 1);
+    cpu_adam(pd, g, md, vd, 4, 0.01f, 0.9f, 0.999f, 1e-15f, 3, 0);
+    for (int i = 0; i < 4; i += 2) {
+        assert_memory_equal(&p[i], &pd[i], sizeof(float));
+        assert_memory_equal(&m[i], &md[i], sizeof(float));
+        assert_memory_equal(&v[i], &vd[i], sizeof(float));
+    }
+    assert_true(p[1] == 2.0f && m[1] == -0.2f && v[1] == 0.02f);
+    assert_true(p[3] == 4.0f && m[3] == 0.0f && v[3] == 0.0f);
+    assert_true(pd[1] != 2.0f); /* dense: the momentum still moves it */
+    /* SH: the DC and rest rates as cpu_adam_sh applies them, zeros left alone */
+    float sh[6] = {1, 1, 1, 1, 1, 1}, gs[6] = {1, 0, 1, 1, 0, 1}, ms[6] = {0}, vs[6] = {0};
+    cpu_adam_sh(sh, gs, ms, vs, 1, 2, 0.1f, 0.001f, 0.9f, 0.999f, 1e-15f, 1, 1);
+    assert_true(sh[1] == 1.0f && sh[4] == 1.0f && ms[1] == 0.0f && vs[4] == 0.0f);
+    assert_true(fabsf(sh[0] - 0.9f) < 1e-6f && fabsf(sh[3] - 0.999f) < 1e-6f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sparse_skips_zero_gradients),
         cmocka_unit_test(test_hand_computed_steps),
         cmocka_unit_test(test_zero_gradient_and_empty),
         cmocka_unit_test(test_thread_count_independent),

@@ -539,13 +539,19 @@ out:
 }
 
 /* ---- adam ---- */
-static int check_adam(const tcase *c, sp_backend *b, const sp_stage_ops *ops, const size_case *sz, int si) {
-    const char *stage = "adam";
+/* Dense, and sparse (adam.sparse) over a gradient with exact zeros: single ones and runs that
+ * cover whole 4-float groups, so the GPU's skip of a group is checked as well as its lanes. */
+static int check_adam_mode(const tcase *c, sp_backend *b, const sp_stage_ops *ops, const size_case *sz, int si,
+                           int sparse) {
+    const char *stage = sparse ? "adam (sparse)" : "adam";
     sp_rng r = pt_rng(700 + si);
     int64_t n = sz->n ? 3 * (int64_t)sz->n + 7 : 0;
     size_t bytes = (size_t)(n ? n : 1) * 4;
     float *p[3], *m[3], *v[3], *g = sp_malloc(bytes);
     tu_fill_uniform(&r, g, (size_t)n, -1.0f, 1.0f);
+    if (sparse)
+        for (int64_t i = 0; i < n; i++)
+            if (i % 7 == 3 || (i / 16) % 3 == 1) g[i] = 0.0f;
     for (int k = 0; k < 3; k++) p[k] = sp_malloc(bytes), m[k] = sp_malloc(bytes), v[k] = sp_malloc(bytes);
     tu_fill_uniform(&r, p[0], (size_t)n, -2.0f, 2.0f);
     tu_fill_uniform(&r, m[0], (size_t)n, -0.1f, 0.1f);
@@ -553,8 +559,8 @@ static int check_adam(const tcase *c, sp_backend *b, const sp_stage_ops *ops, co
     for (int k = 1; k < 3; k++) memcpy(p[k], p[0], bytes), memcpy(m[k], m[0], bytes), memcpy(v[k], v[0], bytes);
     int ok = 1;
     char what[96];
-    cpu_adam(p[0], g, m[0], v[0], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7);
-    if (ops->adam(b, p[1], g, m[1], v[1], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7)) {
+    cpu_adam(p[0], g, m[0], v[0], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7, sparse);
+    if (ops->adam(b, p[1], g, m[1], v[1], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7, sparse)) {
         ok = pt_report(0, c->label, stage, sz->name, sp_last_error(), 1, 0);
         goto out;
     }
@@ -569,7 +575,7 @@ static int check_adam(const tcase *c, sp_backend *b, const sp_stage_ops *ops, co
     ok &= check_finite(c, stage, what,
                        pt_nonfinite(p[1], (size_t)n) + pt_nonfinite(m[1], (size_t)n) + pt_nonfinite(v[1], (size_t)n));
     if (c->cfg.deterministic) {
-        int r2 = ops->adam(b, p[2], g, m[2], v[2], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7);
+        int r2 = ops->adam(b, p[2], g, m[2], v[2], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7, sparse);
         ok &= check_repeat(c, stage, what,
                            r2 == 0 && !memcmp(p[1], p[2], (size_t)n * 4) && !memcmp(m[1], m[2], (size_t)n * 4) &&
                                !memcmp(v[1], v[2], (size_t)n * 4));
@@ -578,6 +584,11 @@ out:
     for (int k = 0; k < 3; k++) free(p[k]), free(m[k]), free(v[k]);
     free(g);
     return ok;
+}
+
+static int check_adam(const tcase *c, sp_backend *b, const sp_stage_ops *ops, const size_case *sz, int si) {
+    int ok = check_adam_mode(c, b, ops, sz, si, 0);
+    return check_adam_mode(c, b, ops, sz, si, 1) & ok;
 }
 
 /* ---- refine over host stores ---- */

@@ -54,6 +54,9 @@ typedef struct {
     /* Adam */
     int adam_step; /* 1-based, for bias correction */
     float beta1, beta2, eps;
+    /* 1 = sparse Adam (adam.sparse): an element whose gradient sum is exactly 0 is left alone, its
+     * moments not decayed and no momentum step taken (a Gaussian no pixel reached this step) */
+    int adam_sparse;
     sp_lrs lr;
     int collect_stats; /* accumulate densification statistics this step */
     /* Batches: 1 = add this view's gradients to the running sum and stop before Adam; the next

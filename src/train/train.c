@@ -810,6 +810,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         a.beta1 = (float)cfg->adam.beta1;
         a.beta2 = (float)cfg->adam.beta2;
         a.eps = (float)cfg->adam.eps;
+        a.adam_sparse = cfg->adam.sparse;
         a.lr = (sp_lrs){means_lr(cfg, step, extent), (float)cfg->adam.scales_lr, (float)cfg->adam.quats_lr,
                         (float)cfg->adam.opacity_lr, (float)cfg->adam.sh_dc_lr, (float)cfg->adam.sh_rest_lr};
         float *lrs[6] = {&a.lr.means, &a.lr.log_scales, &a.lr.quats, &a.lr.opacity, &a.lr.sh_dc, &a.lr.sh_rest};

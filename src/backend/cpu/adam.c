@@ -4,7 +4,8 @@
  *   m = β1 m + (1 − β1) g,   v = β2 v + (1 − β2) g²,
  *   p −= lr · (m / (1 − β1^step)) / (sqrt(v / (1 − β2^step)) + eps)
  *
- * step counts updates from 1; a step below 1 is treated as 1. The bias corrections are computed
+ * step counts updates from 1; a step below 1 is treated as 1. Sparse (adam.sparse): an element
+ * whose gradient is exactly 0 keeps its value and moments. The bias corrections are computed
  * in double and rounded to float; the per-element arithmetic is float, as on the GPU.
  * Callers may update many small arrays (one per Gaussian), so small counts run without a
  * parallel region and the bias corrections of the last (β1, β2, step) are remembered per thread. */
@@ -36,7 +37,8 @@ static void bias_corrections(float beta1, float beta2, int step, float *bc1, flo
 
 /* The update of one element. */
 static inline void adam_one(float *p, float g, float *m, float *v, float lr, float beta1, float beta2, float eps,
-                            float bc1, float bc2) {
+                            float bc1, float bc2, int sparse) {
+    if (sparse && g == 0.0f) return;
     float mi = beta1 * *m + (1.0f - beta1) * g;
     float vi = beta2 * *v + (1.0f - beta2) * g * g;
     *m = mi;
@@ -45,17 +47,17 @@ static inline void adam_one(float *p, float g, float *m, float *v, float lr, flo
 }
 
 void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
-              float beta2, float eps, int step) {
+              float beta2, float eps, int step, int sparse) {
     if (count <= 0) return;
     if (step < 1) step = 1;
     float bc1, bc2;
     bias_corrections(beta1, beta2, step, &bc1, &bc2);
 #pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN) num_threads(sp_omp_threads())
-    for (int64_t i = 0; i < count; i++) adam_one(&param[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);
+    for (int64_t i = 0; i < count; i++) adam_one(&param[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2, sparse);
 }
 
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
-                 float beta1, float beta2, float eps, int step) {
+                 float beta1, float beta2, float eps, int step, int sparse) {
     if (n <= 0) return;
     if (step < 1) step = 1;
     float bc1, bc2;
@@ -64,6 +66,6 @@ void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, in
 #pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN) num_threads(sp_omp_threads())
     for (int64_t i = 0; i < n * per; i++) {
         float lr = i % per < 3 ? lr_dc : lr_rest;
-        adam_one(&sh[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);
+        adam_one(&sh[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2, sparse);
     }
 }

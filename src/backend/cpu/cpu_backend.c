@@ -208,14 +208,15 @@ static void adam_store(sp_gaussians *g, const sp_gaussians *gr, sp_gaussians *m,
                        const sp_step_args *a) {
     int64_t n = g->n;
     float b1 = a->beta1, b2 = a->beta2, eps = a->eps;
-    int s = a->adam_step;
-    cpu_adam(g->means, gr->means, m->means, v->means, 3 * n, a->lr.means, b1, b2, eps, s);
-    cpu_adam(g->log_scales, gr->log_scales, m->log_scales, v->log_scales, 3 * n, a->lr.log_scales, b1, b2, eps, s);
-    cpu_adam(g->quats, gr->quats, m->quats, v->quats, 4 * n, a->lr.quats, b1, b2, eps, s);
+    int s = a->adam_step, sp = a->adam_sparse;
+    cpu_adam(g->means, gr->means, m->means, v->means, 3 * n, a->lr.means, b1, b2, eps, s, sp);
+    cpu_adam(g->log_scales, gr->log_scales, m->log_scales, v->log_scales, 3 * n, a->lr.log_scales, b1, b2, eps, s,
+             sp);
+    cpu_adam(g->quats, gr->quats, m->quats, v->quats, 4 * n, a->lr.quats, b1, b2, eps, s, sp);
     cpu_adam(g->opacity_logits, gr->opacity_logits, m->opacity_logits, v->opacity_logits, n, a->lr.opacity, b1, b2,
-             eps, s);
+             eps, s, sp);
     /* SH: DC and rest have their own rates; coefficients are [N][K][3], DC first. */
-    cpu_adam_sh(g->sh, gr->sh, m->sh, v->sh, n, g->K, a->lr.sh_dc, a->lr.sh_rest, b1, b2, eps, s);
+    cpu_adam_sh(g->sh, gr->sh, m->sh, v->sh, n, g->K, a->lr.sh_dc, a->lr.sh_rest, b1, b2, eps, s, sp);
 }
 
 static int train_step(cpu_backend *b, const sp_step_args *a);
@@ -410,8 +411,8 @@ static int st_loss(sp_backend *b, const float *rgb, const float *target, int w, 
 }
 
 static int st_adam(sp_backend *b, float *param, const float *grad, float *m, float *v, int64_t count, float lr,
-                   float beta1, float beta2, float eps, int step) {
-    cpu_adam(param, grad, m, v, count, lr, beta1, beta2, eps, step);
+                   float beta1, float beta2, float eps, int step, int sparse) {
+    cpu_adam(param, grad, m, v, count, lr, beta1, beta2, eps, step, sparse);
     return 0;
 }
 

@@ -126,13 +126,14 @@ double cpu_loss(const float *rgb, const float *target, int w, int h, float ssim_
 /* Mean SSIM of two [H][W][3] images (11x11 Gaussian window, sigma 1.5, zero padding). */
 double sp_ssim(const float *a, const float *b, int w, int h);
 
-/* adam: one update over a flat array (bias-corrected). */
+/* adam: one update over a flat array (bias-corrected). sparse = 1: an element whose gradient is
+ * exactly 0 is left alone (value and moments), as adam.sparse trains. */
 void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
-              float beta2, float eps, int step);
+              float beta2, float eps, int step, int sparse);
 
 /* adam over SH coefficients [n][K][3]: the DC coefficient (first 3 floats of each Gaussian) with
  * lr_dc, the rest with lr_rest. */
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
-                 float beta1, float beta2, float eps, int step);
+                 float beta1, float beta2, float eps, int step, int sparse);
 
 #endif

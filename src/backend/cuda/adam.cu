@@ -14,6 +14,7 @@ __device__ __forceinline__ void adam_val(float *p, float gi, float *m, float *v,
 
 __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, float *v, size_t i, float lr,
                                          const cu_adam_args *a) {
+    if (a->sparse && g[i] == 0.0f) return;
     adam_val(p + i, g[i], m + i, v + i, lr, a);
 }
 
@@ -21,7 +22,9 @@ __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, flo
  * back to back), four consecutive elements per thread through 16-byte loads and stores; each
  * element's learning rate comes from its region, found by comparisons (and one remainder per four
  * SH elements), not per-element division. Elements outside [first, end) at the ends are left
- * alone. The buffers come from cu_alloc (cudaMalloc: 256-byte aligned). */
+ * alone. The buffers come from cu_alloc (cudaMalloc: 256-byte aligned). Sparse (adam.sparse): the
+ * gradients are read first, a group of four zeros touches nothing else, and a zero in a mixed
+ * group keeps its value and moments. */
 __global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n, uint32_t per, int64_t first,
                         int64_t end, cu_adam_args a) {
     int64_t t0 = (first & ~(int64_t)3) + 4 * ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
@@ -42,12 +45,15 @@ __global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n,
         }
     }
     if (t0 >= first && t0 + 4 <= end) {
-        float4 gi = *(const float4 *)(g + t0), mi = *(const float4 *)(m + t0), vi = *(const float4 *)(v + t0);
+        float4 gi = *(const float4 *)(g + t0);
+        if (a.sparse && gi.x == 0.0f && gi.y == 0.0f && gi.z == 0.0f && gi.w == 0.0f) return;
+        float4 mi = *(const float4 *)(m + t0), vi = *(const float4 *)(v + t0);
         float4 pi = *(const float4 *)(p + t0);
         float gg[4] = {gi.x, gi.y, gi.z, gi.w}, mm[4] = {mi.x, mi.y, mi.z, mi.w}, vv[4] = {vi.x, vi.y, vi.z, vi.w};
         float pp[4] = {pi.x, pi.y, pi.z, pi.w};
 #pragma unroll
-        for (int i = 0; i < 4; i++) adam_val(&pp[i], gg[i], &mm[i], &vv[i], lr[i], &a);
+        for (int i = 0; i < 4; i++)
+            if (!a.sparse || gg[i] != 0.0f) adam_val(&pp[i], gg[i], &mm[i], &vv[i], lr[i], &a);
         *(float4 *)(m + t0) = make_float4(mm[0], mm[1], mm[2], mm[3]);
         *(float4 *)(v + t0) = make_float4(vv[0], vv[1], vv[2], vv[3]);
         *(float4 *)(p + t0) = make_float4(pp[0], pp[1], pp[2], pp[3]);

@@ -650,6 +650,7 @@ int cuda_backend_adam_range(cu_backend *b, const sp_step_args *a, int64_t first,
     aa.lr[0] = a->lr.means, aa.lr[1] = a->lr.log_scales, aa.lr[2] = a->lr.quats;
     aa.lr[3] = a->lr.opacity, aa.lr[4] = a->lr.sh_dc, aa.lr[5] = a->lr.sh_rest;
     aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = a->eps;
+    aa.sparse = a->adam_sparse;
     aa.bc1 = (float)(1.0 - pow((double)a->beta1, (double)a->adam_step));
     aa.bc2 = (float)(1.0 - pow((double)a->beta2, (double)a->adam_step));
     cuda_adam_range((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, b->K,

@@ -206,6 +206,7 @@ void cuda_score_image(const float *rgb, const uint8_t *g8, uint8_t *p8, int w, i
 typedef struct {
     float lr[6]; /* means, log_scales, quats, opacity, sh_dc, sh_rest */
     float beta1, beta2, eps, bc1, bc2;
+    int sparse; /* adam.sparse: elements whose gradient is exactly 0 are left alone */
 } cu_adam_args;
 /* The update of elements first .. end-1 of n Gaussians' parameters in the packed layout (cu_params_at
  * with cap = n: the buffers' floats first .. end-1); 0 .. n (11 + 3K) is one whole step. */

@@ -335,7 +335,7 @@ static int st_loss(sp_backend *b, const float *rgb, const float *target, int w, 
 }
 
 static int st_adam(sp_backend *b, float *param, const float *grad, float *m, float *v, int64_t count, float lr,
-                   float beta1, float beta2, float eps, int step) {
+                   float beta1, float beta2, float eps, int step, int sparse) {
     arena A;
     arena_begin(&A, b);
     size_t bytes = (size_t)count * 4;
@@ -345,6 +345,7 @@ static int st_adam(sp_backend *b, float *param, const float *grad, float *m, flo
         cu_adam_args a;
         memset(&a, 0, sizeof a);
         a.beta1 = beta1, a.beta2 = beta2, a.eps = eps;
+        a.sparse = sparse;
         a.bc1 = (float)(1.0 - pow((double)beta1, (double)step));
         a.bc2 = (float)(1.0 - pow((double)beta2, (double)step));
         cuda_adam_flat(dp, dg, dm, dv, count, lr, &a, 0);

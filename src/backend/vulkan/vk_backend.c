@@ -362,6 +362,7 @@ static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
     memcpy(w + 11, reg, sizeof reg);
     w[21] = 3 * (uint32_t)b->K;
     w[22] = l.total;
+    w[23] = a->adam_sparse ? 1u : 0u;
     vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2};
     if (vk_dispatch(&b->c, k, VP_ADAM, bufs, 4, w, vk_groups(l.total, VK_WG))) return -1;
     vk_stamp(&b->c, k, VS_ADAM);

@@ -202,7 +202,7 @@ static int st_loss(sp_backend *base, const float *rgb, const float *target, int 
 }
 
 static int st_adam(sp_backend *base, float *param, const float *grad, float *m, float *v, int64_t count, float lr,
-                   float beta1, float beta2, float eps, int step) {
+                   float beta1, float beta2, float eps, int step, int sparse) {
     vk_backend *b = (vk_backend *)base;
     size_t bytes = (size_t)count * 4;
     if (vk_wait_all(b) || vk_ensure_gaussians(b, (int)(count / sp_gaussian_floats(b->K)) + 1, b->sh_degree)) return -1;
@@ -215,7 +215,7 @@ static int st_adam(sp_backend *base, float *param, const float *grad, float *m, 
     w[9] = vk_f2u((float)(1.0 - pow((double)beta1, (double)step)));
     w[10] = vk_f2u((float)(1.0 - pow((double)beta2, (double)step)));
     w[11] = 0, w[12] = (uint32_t)count;
-    w[21] = 3, w[22] = (uint32_t)count;
+    w[21] = 3, w[22] = (uint32_t)count, w[23] = sparse ? 1u : 0u;
     vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2};
     RUN(b, vk_dispatch(&b->c, &b->kb, VP_ADAM, bufs, 4, w, vk_groups(count, VK_WG)));
     return down(b, &b->P, param, bytes) || down(b, &b->M1, m, bytes) || down(b, &b->M2, v, bytes) ? -1 : 0;

@@ -4,7 +4,8 @@
 // learning rates; in the SH region the first 3 floats of each Gaussian (DC) take lr_dc.
 // Words (no camera here): 0-5 lr means, log_scales, quats, opacity, sh dc, sh rest;
 // 6 beta1, 7 beta2, 8 eps, 9 1-beta1^t, 10 1-beta2^t; 11-20 (start, length) x 5; 21 floats per
-// Gaussian's SH (3K); 22 total floats to visit.
+// Gaussian's SH (3K); 22 total floats to visit; 23 sparse (1: an element whose gradient is exactly
+// 0 keeps its value and moments, adam.sparse).
 #include "common.glsl"
 
 layout(std430, binding = 0) buffer B0 { float P[]; };
@@ -26,6 +27,7 @@ void main() {
     if (lr < 0.0) return;
     float b1 = pf(6), b2 = pf(7), eps = pf(8), bc1 = pf(9), bc2 = pf(10);
     float g = Gr[e];
+    if (pc.u[23] != 0u && g == 0.0) return;
     float mi = b1 * M1[e] + (1.0 - b1) * g;
     float vi = b2 * M2[e] + (1.0 - b2) * g * g;
     M1[e] = mi;
