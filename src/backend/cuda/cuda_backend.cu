@@ -169,6 +169,20 @@ static int ensure_loss_buffers(cu_backend *b, int w, int h) {
 
 static cu_params params_of(cu_backend *b, cu_buf *buf) { return cu_params_at((float *)buf->p, b->n, b->K); }
 
+static cu_bins current_bins(cu_backend *b);
+
+/* The Adam arguments of a step (bias corrections in double, rounded once, as the reference). */
+static cu_adam_args adam_args(const sp_step_args *a) {
+    cu_adam_args aa;
+    aa.lr[0] = a->lr.means, aa.lr[1] = a->lr.log_scales, aa.lr[2] = a->lr.quats;
+    aa.lr[3] = a->lr.opacity, aa.lr[4] = a->lr.sh_dc, aa.lr[5] = a->lr.sh_rest;
+    aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = a->eps;
+    aa.sparse = a->adam_sparse;
+    aa.bc1 = (float)(1.0 - pow((double)a->beta1, (double)a->adam_step));
+    aa.bc2 = (float)(1.0 - pow((double)a->beta2, (double)a->adam_step));
+    return aa;
+}
+
 /* ---- the forward half: project, emit_pairs, sort, tile_ranges, rasterize ---- */
 /* train: the backward pass follows (the per-splat variant needs the bucket state). weight: NULL, or
  * where rasterize adds the blend weights (cu_buckets.weight). */
@@ -213,11 +227,13 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
         cu_free(&b->mem, &b->ids);
         cu_free(&b->mem, &b->inv);
         cu_free(&b->mem, &b->pair_grad);
+        cu_free(&b->mem, &b->wmask);
         b->pair_cap = 0;
         size_t c = (size_t)cap;
         if (cu_alloc(&b->mem, &b->keys, c * 8, "pair keys") || cu_alloc(&b->mem, &b->keys_sorted, c * 8, "pair keys") ||
             cu_alloc(&b->mem, &b->vals, c * 4, "pair values") ||
-            cu_alloc(&b->mem, &b->vals_sorted, c * 4, "pair values"))
+            cu_alloc(&b->mem, &b->vals_sorted, c * 4, "pair values") ||
+            cu_alloc(&b->mem, &b->wmask, c, "pair warp masks"))
             return -1;
         if (det && (cu_alloc(&b->mem, &b->pair_gid, c * 4, "pair Gaussian ids") ||
                     cu_alloc(&b->mem, &b->ids, c * 4, "sorted pair ids") ||
@@ -255,15 +271,12 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     cuda_tile_ranges(b->sorted_keys, (int)np, tiles, (uint2 *)b->ranges.p, b->st);
     if (cu_reserve(&b->mem, &b->tile_order, cuda_tile_order_bytes(tiles), "tile order")) return -1;
     b->order = cuda_tile_order((const uint2 *)b->ranges.p, NULL, tiles, b->tile_order.p, b->st);
-    cu_prof_end(b);
 
-    cu_bins bins;
-    bins.tiles_x = b->tiles_x;
-    bins.tiles_y = b->tiles_y;
-    bins.num_pairs = (int)np;
-    bins.ids = det ? (const uint32_t *)b->ids.p : b->sorted_vals;
-    bins.range = (const uint2 *)b->ranges.p;
-    bins.order = b->order;
+    cu_bins bins = current_bins(b);
+    bins.wmask = NULL;
+    cuda_warp_masks(&b->proj, &bins, b->sorted_keys, (uint8_t *)b->wmask.p, b->st);
+    bins.wmask = (const uint8_t *)b->wmask.p;
+    cu_prof_end(b);
     cu_raster out = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
     cu_buckets bk = {NULL, NULL, NULL, weight};
     if (train) {
@@ -297,6 +310,7 @@ static cu_bins current_bins(cu_backend *b) {
     bins.ids = b->base.cfg.deterministic ? (const uint32_t *)b->ids.p : b->sorted_vals;
     bins.range = (const uint2 *)b->ranges.p;
     bins.order = b->order;
+    bins.wmask = (const uint8_t *)b->wmask.p;
     return bins;
 }
 
@@ -646,13 +660,7 @@ int cuda_backend_adam(cu_backend *b, const sp_step_args *a) {
 int cuda_backend_adam_range(cu_backend *b, const sp_step_args *a, int64_t first, int64_t end) {
     int n = b->n;
     cu_prof_begin(b, CU_ST_ADAM);
-    cu_adam_args aa;
-    aa.lr[0] = a->lr.means, aa.lr[1] = a->lr.log_scales, aa.lr[2] = a->lr.quats;
-    aa.lr[3] = a->lr.opacity, aa.lr[4] = a->lr.sh_dc, aa.lr[5] = a->lr.sh_rest;
-    aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = a->eps;
-    aa.sparse = a->adam_sparse;
-    aa.bc1 = (float)(1.0 - pow((double)a->beta1, (double)a->adam_step));
-    aa.bc2 = (float)(1.0 - pow((double)a->beta2, (double)a->adam_step));
+    cu_adam_args aa = adam_args(a);
     cuda_adam_range((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, b->K,
                     first, end, &aa, b->st);
     cu_prof_end(b);

@@ -91,6 +91,9 @@ typedef struct {
     const uint32_t *ids;   /* [num_pairs] Gaussian per sorted position */
     const uint2 *range;    /* [tiles] start, end */
     const uint32_t *order; /* [tiles] the tile each block takes, most pairs first (cuda_tile_order); NULL = in order */
+    /* [num_pairs] bit k: the pair's Gaussian reaches warp k's 8x4 pixels of the tile (cuda_warp_masks);
+     * rasterize and the fast per-pixel backward read it */
+    const uint8_t *wmask;
 } cu_bins;
 
 typedef struct {
@@ -164,6 +167,10 @@ void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *ran
  * cuda_tile_order_bytes(tiles) bytes; returns the order (inside scratch). */
 size_t cuda_tile_order_bytes(int tiles);
 const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int tiles, void *scratch, cudaStream_t s);
+/* mask[j] for every sorted position j of bins (bins->wmask's layout; keys: the sorted keys, tile in
+ * the high word): the rectangle test each warp of rasterize and backward_raster would make, made
+ * once per pair. */
+void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, const uint64_t *keys, uint8_t *mask, cudaStream_t s);
 /* Deterministic mode: ids[j] = pair_gid[perm[j]], inv[perm[j]] = j. */
 void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, uint32_t *inv,
                      cudaStream_t s);
@@ -214,7 +221,6 @@ void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n,
                      const cu_adam_args *a, cudaStream_t s);
 void cuda_adam_flat(float *param, const float *grad, float *m, float *v, int64_t count, float lr,
                     const cu_adam_args *a, cudaStream_t s);
-
 /* ---- device helpers ---- */
 #define CU_GRID(n, b) ((unsigned)(((int64_t)(n) + (b)-1) / (b)))
 
@@ -249,6 +255,7 @@ typedef struct {
     cu_proj_grad pgrad;
     /* pairs */
     cu_buf keys, keys_sorted, vals, vals_sorted, pair_gid, ids, inv, pair_grad;
+    cu_buf wmask; /* [pair_cap] cu_bins.wmask */
     uint64_t *sorted_keys; /* the sort's output: keys or keys_sorted */
     uint32_t *sorted_vals;
     int64_t pair_cap;

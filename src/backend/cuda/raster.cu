@@ -146,10 +146,8 @@ void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pai
 
 /* ---- rasterize ---- */
 /* Each warp (8x4 pixels, cu_tile_lx/ly) walks its tile's list on its own, 32 positions at a time:
- * its lanes load one Gaussian each into the warp's slice of shared memory, test whether its ellipse
- * reaches the warp's pixels (tile_cull.h's rectangle test, with a float tau widened as emit_pairs'
- * is: conservative, so nothing that would blend is skipped) and the warp then blends only the hits,
- * in list order. No block-wide barrier inside the walk: a warp whose pixels are all done leaves
+ * a lane whose position's warp mask (cuda_warp_masks) has the warp's bit loads that Gaussian into
+ * the warp's slice of shared memory, and the warp then blends only those hits, in list order. No block-wide barrier inside the walk: a warp whose pixels are all done leaves
  * while the others go on, and the next batch's loads are issued before the current one is blended.
  * STATE 1 (training with the per-splat backward): at every 32nd position of its tile's list a pixel
  * still blending stores (T, accumulated colour) into its bucket's slot; STATE 2 (the per-pixel
@@ -178,15 +176,35 @@ __device__ __forceinline__ cu_splat cu_load_splat(const cu_proj &proj, uint32_t 
     return s;
 }
 
-/* Puts s into slot `lane` of a warp's shared arrays; 1 when its ellipse reaches the warp's pixels
- * (the rectangle whose top-left pixel is (rx, ry)). */
-__device__ __forceinline__ int cu_stash_hit(const cu_splat &s, int lane, float2 *w_mean, float4 *w_conic_op,
-                                            float3 *w_color, int rx, int ry) {
-    w_mean[lane] = s.m;
-    w_conic_op[lane] = s.co;
-    w_color[lane] = s.col;
-    sp_tile_ellipse_t el = sp_tile_ellipse_tau(s.m.x, s.m.y, s.co.x, s.co.y, s.co.z, cu_warp_tau(s.co.w));
-    return sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
+/* ---- warp masks ---- */
+/* One thread per sorted position j (its tile in keys[j]'s high word): bit k of mask[j] says whether
+ * the position's Gaussian reaches warp k's 8x4 pixels (tile_cull.h's rectangle test with the level
+ * tau of cu_warp_tau: conservative, so nothing that would blend is left out). Made once per pair
+ * here, rasterize and the fast per-pixel backward then load only the Gaussians that reach their
+ * warp and test nothing (each of a tile's 8 warps used to load and test every Gaussian of the
+ * tile's list). */
+__global__ void k_warp_masks(cu_proj proj, const uint64_t *keys, const uint32_t *ids, int num_pairs, int tiles_x,
+                             uint8_t *mask) {
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= num_pairs) return;
+    int tile = (int)(keys[j] >> 32), tx = tile % tiles_x, ty = tile / tiles_x;
+    uint32_t g = ids[j];
+    sp_tile_ellipse_t el = sp_tile_ellipse_tau(proj.mean2d[2 * g], proj.mean2d[2 * g + 1], proj.conic[3 * g],
+                                               proj.conic[3 * g + 1], proj.conic[3 * g + 2],
+                                               cu_warp_tau(proj.opacity[g]));
+    uint32_t m = 0;
+#pragma unroll
+    for (int k = 0; k < CU_BLOCK / 32; k++) {
+        int rx = tx * CU_TILE + cu_tile_lx(k * 32), ry = ty * CU_TILE + cu_tile_ly(k * 32);
+        m |= (uint32_t)sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H) << k;
+    }
+    mask[j] = (uint8_t)m;
+}
+
+void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, const uint64_t *keys, uint8_t *mask, cudaStream_t s) {
+    if (bins->num_pairs <= 0) return;
+    k_warp_masks<<<CU_GRID(bins->num_pairs, 256), 256, 0, s>>>(*proj, keys, bins->ids, bins->num_pairs, bins->tiles_x,
+                                                               mask);
 }
 
 /* A tile's 8 warps run in CU_RASTER_PARTS blocks of CU_RASTER_THREADS threads: warps no longer
@@ -210,7 +228,6 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
     int lane = (int)threadIdx.x & 31, wp = t >> 5;
     int lx = cu_tile_lx(t), ly = cu_tile_ly(t);
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
-    int rx = tx * CU_TILE + cu_tile_lx(wp * 32), ry = ty * CU_TILE + cu_tile_ly(wp * 32);
     int inside = px < w && py < h;
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
     uint2 rg = bins.range[tile];
@@ -226,18 +243,24 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
     float T = 1.0f, C0 = 0.0f, C1 = 0.0f, C2 = 0.0f;
     int n_contrib = 0;
     int done = !inside;
-    /* this lane's Gaussian of the next batch, loaded ahead */
+    /* this lane's Gaussian of the next batch, loaded ahead; with warp masks only when it reaches
+     * this warp (mcur: its bit for the batch in hand, mnext: for the one after) */
+    const uint8_t *wm = bins.wmask;
     cu_splat sp = {};
-    if (start + lane < end) sp = cu_load_splat(proj, bins.ids[start + lane]);
-    uint32_t gid = STATE == 3 && start + lane < end ? bins.ids[start + lane] : 0u;
+    uint32_t gid = 0u;
+    int mcur = start + lane < end ? (wm[start + lane] >> wp) & 1 : 0;
+    int mnext = start + 32 + lane < end ? (wm[start + 32 + lane] >> wp) & 1 : 0;
+    if (mcur) sp = cu_load_splat(proj, gid = bins.ids[start + lane]);
     for (int base = start; base < end; base += 32) {
         if (__all_sync(0xffffffffu, done)) break;
-        int hit = base + lane < end && cu_stash_hit(sp, lane, w_mean, w_conic_op, w_color, rx, ry);
+        int hit = mcur;
+        if (hit) w_mean[lane] = sp.m, w_conic_op[lane] = sp.co, w_color[lane] = sp.col;
         if (STATE == 3) w_wsum[lane] = 0ull, w_wid[lane] = gid;
         uint32_t bits = __ballot_sync(0xffffffffu, hit);
         __syncwarp();
-        if (base + 32 + lane < end) sp = cu_load_splat(proj, bins.ids[base + 32 + lane]);
-        if (STATE == 3 && base + 32 + lane < end) gid = bins.ids[base + 32 + lane];
+        mcur = mnext;
+        mnext = base + 64 + lane < end ? (wm[base + 64 + lane] >> wp) & 1 : 0;
+        if (mcur) sp = cu_load_splat(proj, gid = bins.ids[base + 32 + lane]);
         if (STATE == 1 && !done) state[(size_t)((base - start) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
         if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
             chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
@@ -449,22 +472,25 @@ __global__ void __launch_bounds__(DET ? CU_BLOCK : CU_BWD_THREADS, DET ? 5 : 20)
         float4 *w_conic_op = s_conic_op + wl * 32;
         float3 *w_color = s_color + wl * 32;
         int top = min(c_hi, warp_nc);
-        /* this lane's Gaussian of the next batch, loaded ahead */
+        /* this lane's Gaussian of the next batch, loaded ahead; with warp masks only when it reaches
+         * this warp (mcur: its bit for the batch in hand, mnext: for the one below) */
+        const uint8_t *wm = bins.wmask;
         uint32_t g = 0;
         cu_splat sp = {};
         int k = top - 32 + lane;
-        if (k >= c_lo && k < top) sp = cu_load_splat(proj, g = bins.ids[start + k]);
+        int mcur = k >= c_lo && k < top ? (wm[start + k] >> warp) & 1 : 0;
+        int mnext = k - 32 >= c_lo ? (wm[start + k - 32] >> warp) & 1 : 0;
+        if (mcur) sp = cu_load_splat(proj, g = bins.ids[start + k]);
         for (; top > c_lo; top -= 32) {
             int lo = top - 32; /* slot s holds position lo + s; positions below c_lo are not loaded */
-            int hit = 0;
-            if (lo + lane >= c_lo) {
-                w_id[lane] = g;
-                hit = cu_stash_hit(sp, lane, w_mean, w_conic_op, w_color, rx, ry);
-            }
+            int hit = mcur;
+            if (hit) w_id[lane] = g, w_mean[lane] = sp.m, w_conic_op[lane] = sp.co, w_color[lane] = sp.col;
             uint32_t bits = __ballot_sync(0xffffffffu, hit);
             __syncwarp();
             k = lo - 32 + lane;
-            if (k >= c_lo) sp = cu_load_splat(proj, g = bins.ids[start + k]);
+            mcur = mnext;
+            mnext = k - 32 >= c_lo ? (wm[start + k - 32] >> warp) & 1 : 0;
+            if (mcur) sp = cu_load_splat(proj, g = bins.ids[start + k]);
             while (bits) { /* back to front: the highest slot first */
                 int sl = 31 - __clz(bits);
                 bits ^= 1u << sl;

@@ -114,7 +114,27 @@ static cu_bins upload_bins(arena *A, const sp_bins *b) {
     /* the kernels take the tiles heaviest first, as in training: the results must not depend on it */
     void *scratch = arena_alloc(A, cuda_tile_order_bytes(tiles));
     d.order = scratch ? cuda_tile_order(d.range, NULL, tiles, scratch, 0) : NULL;
+    d.wmask = NULL; /* with_masks adds them once proj is on the device */
     return d;
+}
+
+/* The warp masks of b's pairs (cuda_warp_masks; the tile of each position from the ranges), which
+ * rasterize and backward_raster read. */
+static void with_masks(arena *A, const sp_bins *b, const cu_proj *d, cu_bins *db) {
+    size_t P = (size_t)b->num_pairs;
+    uint64_t *keys = (uint64_t *)malloc((P ? P : 1) * 8);
+    if (!keys) {
+        A->failed = 1;
+        return;
+    }
+    for (int t = 0; t < b->tiles_x * b->tiles_y; t++)
+        for (uint32_t j = b->range[2 * t]; j < b->range[2 * t + 1]; j++) keys[j] = (uint64_t)t << 32;
+    const uint64_t *dk = (const uint64_t *)arena_up(A, keys, P * 8);
+    free(keys);
+    uint8_t *wmask = (uint8_t *)arena_alloc(A, P ? P : 1);
+    if (A->failed) return;
+    cuda_warp_masks(d, db, dk, wmask, 0);
+    db->wmask = wmask;
 }
 
 static int st_project(sp_backend *b, const sp_params *p, const sp_camera *cam, int sh_degree, sp_proj *out) {
@@ -203,6 +223,7 @@ static int st_rasterize(sp_backend *b, const sp_proj *proj, int n, const sp_bins
     size_t np = (size_t)w * h;
     cu_proj d = upload_proj(&A, proj, n);
     cu_bins db = upload_bins(&A, bins);
+    with_masks(&A, bins, &d, &db);
     cu_raster r = alloc_raster(&A, w, h);
     if (!A.failed) {
         cuda_rasterize(&d, &db, w, h, make_float3(bg[0], bg[1], bg[2]), &r, NULL, 0);
@@ -257,6 +278,7 @@ static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const s
         free(fill);
     }
     int tiles = db.tiles_x * db.tiles_y;
+    with_masks(&A, bins, &d, &db);
     cu_buckets bk = {NULL, NULL, NULL};
     bk.tile_max_nc = (int32_t *)arena_alloc(&A, (size_t)tiles * 4);
     void *work_scratch = NULL;
