@@ -19,21 +19,15 @@ extern "C" {
 #define CU_BWD_BATCH 128 /* Gaussians per shared-memory batch in backward_raster */
 #define CU_PAIR_GRADS 9  /* dmean2d 2, dconic 3, dopacity 1, dcolor 3 */
 
-/* Where thread t of a tile's block sits in the 16x16 tile. CU_WARP_RECT 1: each warp covers an
- * 8x4 rectangle (a warp's footprint has a shorter border than a 16x2 strip, so more Gaussians miss
- * the whole warp and the per-warp skips in backward_raster fire more often); 0: row-major. Every
- * raster kernel uses this mapping, so per-pixel state written by one kernel is read at the same
- * pixel by another. */
-#ifndef CU_WARP_RECT
-#define CU_WARP_RECT 1
-#endif
+/* Where thread t of a tile's block sits in the 16x16 tile: each warp covers an 8x4 rectangle (a
+ * warp's footprint has a shorter border than a 16x2 strip, so more Gaussians miss the whole warp
+ * and the warp masks skip more). Every raster kernel uses this mapping, so per-pixel state written
+ * by one kernel is read at the same pixel by another. */
+#define CU_WARP_W 8
+#define CU_WARP_H 4
 #ifdef __CUDACC__
-__host__ __device__ static inline int cu_tile_lx(int t) {
-    return CU_WARP_RECT ? ((t >> 5) & 1) * 8 + (t & 7) : t % CU_TILE;
-}
-__host__ __device__ static inline int cu_tile_ly(int t) {
-    return CU_WARP_RECT ? (t >> 6) * 4 + ((t >> 3) & 3) : t / CU_TILE;
-}
+__host__ __device__ static inline int cu_tile_lx(int t) { return ((t >> 5) & 1) * 8 + (t & 7); }
+__host__ __device__ static inline int cu_tile_ly(int t) { return (t >> 6) * 4 + ((t >> 3) & 3); }
 #endif
 
 /* Device memory accounting: every allocation of the backend goes through cu_alloc/cu_free. */

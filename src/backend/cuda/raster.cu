@@ -153,8 +153,6 @@ void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pai
  * still blending stores (T, accumulated colour) into its bucket's slot; STATE 2 (the per-pixel
  * backward in chunks): the same at every CU_CHUNK-th position. With bk.tile_max_nc the block
  * records the largest contributor count of the tile. */
-#define CU_WARP_W (CU_WARP_RECT ? 8 : 16)
-#define CU_WARP_H (CU_WARP_RECT ? 4 : 2)
 
 /* The level tau of sp_tile_tau in float: __logf's error is far inside the 0.1 % widening. */
 __device__ __forceinline__ float cu_warp_tau(float sigma) {
