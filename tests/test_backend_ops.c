@@ -2,7 +2,7 @@
  * model). For every backend kind compiled in (backend.h's table) whose device is present, under
  * every variant it honours (deterministic on/off, backward_splat, cas_atomics), every stage of its
  * table (backend/stage_ops.h) runs on random inputs of several sizes and is compared with the CPU
- * reference (backend/cpu/stages.h); project, project_back and the render / train_step check run
+ * reference (backend/ref/stages.h); project, project_back and the render / train_step check run
  * once more with the opacity-compensated filter on (sp_backend_config.antialias, first variant). Then whole steps through the backend's ops: render, one
  * train_step's loss and gradients, refine, a short training run with its profile, and (in
  * deterministic mode) two runs that must agree bit for bit. The cpu kind runs too, as a
@@ -47,8 +47,8 @@
 #include <time.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/refine.h"
-#include "backend/cpu/stages.h"
+#include "backend/ref/refine.h"
+#include "backend/ref/stages.h"
 #include "backend/stage_ops.h"
 #include "backend/tile_cull.h"
 #include "eval/metrics.h"

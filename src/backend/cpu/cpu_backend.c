@@ -1,5 +1,5 @@
-/* cpu_backend.c — the reference backend: runs the stages of stages.h on host memory with
- * OpenMP. Owns parameters, Adam moments, gradients, densification statistics and images. */
+/* cpu_backend.c — the reference backend: runs the reference stages (backend/ref/stages.h) on host
+ * memory with OpenMP. Owns parameters, Adam moments, gradients, densification statistics and images. */
 #include <math.h>
 #include <omp.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -10,9 +10,9 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/autothreads.h"
-#include "backend/cpu/mcmc.h"
-#include "backend/cpu/refine.h"
-#include "backend/cpu/stages.h"
+#include "backend/ref/mcmc.h"
+#include "backend/ref/refine.h"
+#include "backend/ref/stages.h"
 #include "backend/stage_ops.h"
 #include "core/core.h"
 #include "core/threads.h"

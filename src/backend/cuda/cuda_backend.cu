@@ -16,7 +16,7 @@
 #include "backend/cuda/cuda_internal.h"
 
 extern "C" {
-#include "backend/cpu/loss.h"
+#include "backend/ref/loss.h"
 }
 
 static const char *k_stage_names[CU_NUM_STAGES] = {"project", "emit_pairs",      "sort",         "tile_ranges",

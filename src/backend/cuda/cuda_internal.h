@@ -54,7 +54,7 @@ int cu_reserve(cu_mem *mem, cu_buf *b, size_t bytes, const char *what);
 /* Records a CUDA error as sp_error ("cuda: what: message"); returns -1 if err != success. */
 int cu_check(cudaError_t err, const char *what);
 
-/* Projected Gaussians on the device (layouts of sp_proj in backend/cpu/stages.h). */
+/* Projected Gaussians on the device (layouts of sp_proj in backend/ref/stages.h). */
 typedef struct {
     float *mean2d, *conic, *depth, *opacity, *color, *radius;
     int32_t *rect;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/loss.h"
-#include "backend/cpu/mcmc.h"
+#include "backend/ref/loss.h"
+#include "backend/ref/mcmc.h"
 #include "backend/stage_ops.h"
 #include "backend/vulkan/vk_backend.h"
 #include "core/core.h"

@@ -9,8 +9,8 @@
 #include <vulkan/vulkan.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/refine.h"
-#include "backend/cpu/stages.h"
+#include "backend/ref/refine.h"
+#include "backend/ref/stages.h"
 
 /* Compute pipelines, one per shader (or shader variant). */
 enum {
