@@ -1,8 +1,8 @@
 /* backend.c — the table of backend kinds compiled in, and picking one by name: "cpu", "cuda",
  * "vulkan", or "auto" (the first kind of the table whose device is present and that auto may pick:
  * cuda, then vulkan on a hardware GPU (never software Vulkan, which is slower than the cpu
- * backend), then cpu); a one-line description of the chosen device for `splat check`; and
- * rendering several cameras through a backend's render_many, or render one by one. */
+ * backend), then cpu); a one-line description of the chosen device for `splat check`; the names of
+ * the stages; and rendering several cameras through a backend's render_many, or render one by one. */
 #include "backend/backend.h"
 
 #include <omp.h>
@@ -10,6 +10,13 @@
 #include <string.h>
 
 #include "core/core.h"
+
+#define SP_STAGE_NAME_(id, name) [SP_STAGE_##id] = name,
+static const char *const k_stage_names[SP_STAGE_COUNT] = {SP_STAGES(SP_STAGE_NAME_)};
+#undef SP_STAGE_NAME_
+_Static_assert(SP_STAGE_COUNT <= SP_MAX_STAGES, "sp_profile has a row for every stage");
+
+const char *sp_stage_name(int stage) { return stage >= 0 && stage < SP_STAGE_COUNT ? k_stage_names[stage] : NULL; }
 
 static int always(void) { return 1; }
 

@@ -3,7 +3,7 @@
  * A backend owns its buffers: the Gaussian parameters, their Adam moments, gradients,
  * densification statistics and the training images. The trainer drives it through this table
  * of functions and never touches backend memory. One training step is one call (train_step)
- * running the stages of docs/math.md in order:
+ * running the stages of docs/math.md in order (SP_STAGES below):
  *   project, emit_pairs, sort, tile_ranges, rasterize, loss, backward_raster, project_back, adam
  * and refine is its own call. The stage names are used for kernels and profiling rows. */
 #ifndef SPLAT_BACKEND_H
@@ -106,7 +106,27 @@ typedef struct {
     const float *log_scales;    /* [count][3] */
 } sp_mcmc_plan;
 
-/* Per-stage timing, filled when profile is on. Rows use the stage names of docs/math.md. */
+/* The stages of docs/math.md in the order a step runs them: the one list of stage names, for
+ * kernels, profiling rows (sp_profile) and their enum, SP_STAGE_PROJECT .. SP_STAGE_REFINE. */
+#define SP_STAGES(X)                           \
+    X(PROJECT, "project")                      \
+    X(EMIT_PAIRS, "emit_pairs")                \
+    X(SORT, "sort")                            \
+    X(TILE_RANGES, "tile_ranges")              \
+    X(RASTERIZE, "rasterize")                  \
+    X(LOSS, "loss")                            \
+    X(BACKWARD_RASTER, "backward_raster")      \
+    X(PROJECT_BACK, "project_back")            \
+    X(ADAM, "adam")                            \
+    X(REFINE, "refine")
+#define SP_STAGE_ENUM_(id, name) SP_STAGE_##id,
+typedef enum { SP_STAGES(SP_STAGE_ENUM_) SP_STAGE_COUNT } sp_stage;
+#undef SP_STAGE_ENUM_
+/* "project", "emit_pairs", ...: the name of a stage; NULL outside 0 .. SP_STAGE_COUNT - 1. */
+const char *sp_stage_name(int stage);
+
+/* Per-stage timing, filled when profile is on. Rows are named by sp_stage_name (a backend that runs
+ * consecutive stages as one may time them in one row named "first+...+last"). */
 #define SP_MAX_STAGES 16
 typedef struct {
     int num_stages;

@@ -289,21 +289,8 @@ typedef struct {
     long prof_calls;
 } cu_backend;
 
-enum {
-    CU_ST_PROJECT,
-    CU_ST_EMIT,
-    CU_ST_SORT,
-    CU_ST_RANGES,
-    CU_ST_RASTER,
-    CU_ST_LOSS,
-    CU_ST_BACKWARD,
-    CU_ST_PROJECT_BACK,
-    CU_ST_ADAM,
-    CU_ST_REFINE,
-    CU_NUM_STAGES
-};
-
-/* Profiling spans (no-ops unless cfg.profile and a set is active). */
+/* Profiling spans (no-ops unless cfg.profile and a set is active), one profiling row per stage of
+ * backend.h (stage: SP_STAGE_PROJECT .. SP_STAGE_REFINE). */
 void cu_prof_begin(cu_backend *b, int stage);
 void cu_prof_end(cu_backend *b);
 /* Starts/ends a profiled span set (train_step, refine). */
