@@ -247,7 +247,7 @@ static int step_refine_ops(const tcase *c, sp_backend *b) {
 static void make_views(sp_view *views, const sp_gaussians *gt, int w, int h) {
     sp_backend_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    sp_backend *ref = sp_cpu_backend_create(&cfg);
+    sp_backend *ref = sp_backend_create("cpu", &cfg);
     assert_non_null(ref);
     assert_int_equal(ref->ops->set_gaussians(ref, gt, NULL, NULL), 0);
     float *rgb = sp_malloc((size_t)w * h * 3 * 4);

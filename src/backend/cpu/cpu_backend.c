@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/autothreads.h"
+#include "backend/cpu/cpu_backend.h"
 #include "backend/ref/mcmc.h"
 #include "backend/ref/refine.h"
 #include "backend/ref/stages.h"
@@ -483,7 +484,7 @@ static const sp_backend_ops cpu_ops = {
     .blend_weights = cpu_blend_weights_op,
 };
 
-sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {
+static sp_backend *cpu_create(const sp_backend_config *cfg) {
     cpu_backend *b = SP_NEW(cpu_backend, 1);
     b->base.ops = &cpu_ops;
     b->base.cfg = *cfg;
@@ -507,3 +508,20 @@ sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {
     sp_gaussians_init(&b->g, 1, 0);
     return &b->base;
 }
+
+static int cpu_describe(const sp_backend_config *cfg, char *out, size_t n) {
+    snprintf(out, n, "cpu (%d threads)", cfg->threads > 0 ? cfg->threads : omp_get_num_procs());
+    return 0;
+}
+
+static int always(void) { return 1; }
+
+const sp_backend_kind sp_kind_cpu = {
+    .name = "cpu",
+    .gpu = 0,
+    .variants = 0,
+    .mcmc = 1,
+    .available = always,
+    .create = cpu_create,
+    .describe = cpu_describe,
+};

@@ -13,6 +13,7 @@
 
 #include <cub/cub.cuh>
 
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_internal.h"
 
 extern "C" {
@@ -820,6 +821,13 @@ extern "C" int sp_cuda_device_count(void) {
     return n;
 }
 
+static int cu_available(void) { return sp_cuda_device_count() > 0; }
+
+static int cu_describe(const sp_backend_config *cfg, char *out, size_t n) {
+    snprintf(out, n, "cuda (device %d)", cfg->device);
+    return 0;
+}
+
 extern "C" sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg) {
     int count = sp_cuda_device_count();
     if (count <= 0) {
@@ -852,3 +860,10 @@ fail:
     cu_destroy(&b->base);
     return NULL;
 }
+
+/* name, gpu, variants, mcmc, available, auto_pick (NULL: when available), create, describe, and
+ * several devices or processes through replicated.cu */
+extern "C" const sp_backend_kind sp_kind_cuda = {
+    "cuda", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_BACKWARD_SPLAT, 1, cu_available, NULL, sp_cuda_backend_create,
+    cu_describe, sp_replicated_create, sp_replicated_describe,
+};

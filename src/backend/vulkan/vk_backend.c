@@ -14,6 +14,7 @@
 #include "backend/ref/mcmc.h"
 #include "backend/stage_ops.h"
 #include "backend/vulkan/vk_backend.h"
+#include "backend/vulkan/vulkan_backend.h"
 #include "core/core.h"
 
 int vk_usable_degree(int degree, int K) {
@@ -852,7 +853,7 @@ static const sp_backend_ops vk_ops = {
     .stages = &vk_stage_ops,
 };
 
-sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg) {
+static sp_backend *vk_create(const sp_backend_config *cfg) {
     vk_backend *b = SP_NEW(vk_backend, 1);
     b->base.ops = &vk_ops;
     b->base.cfg = *cfg;
@@ -870,3 +871,22 @@ sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg) {
     }
     return &b->base;
 }
+
+static int vk_kind_describe(const sp_backend_config *cfg, char *out, size_t n) {
+    if (vk_describe(cfg->device, cfg->cas_atomics, out, n) == 0) return 0;
+    snprintf(out, n, "vulkan: %s", sp_last_error());
+    return -1;
+}
+
+/* auto picks a hardware device only (software Vulkan is slower than the cpu backend); the parity
+ * harness runs on any, lavapipe included. */
+const sp_backend_kind sp_kind_vulkan = {
+    .name = "vulkan",
+    .gpu = 1,
+    .variants = SP_VARIANT_DETERMINISTIC | SP_VARIANT_CAS_ATOMICS,
+    .mcmc = 1,
+    .available = vk_available,
+    .auto_pick = vk_hardware_available,
+    .create = vk_create,
+    .describe = vk_kind_describe,
+};
