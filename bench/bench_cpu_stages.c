@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 #include "core/core.h"
 #include "scene/gaussians.h"
 

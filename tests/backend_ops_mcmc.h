@@ -1,6 +1,6 @@
 /* backend_ops_mcmc.h — the MCMC checks of the parity harness (test_backend_ops.c): the stage
  * table's mcmc_step (regularizer gradients and position noise, the kernels a training step runs)
- * and mcmc_apply against the CPU reference (backend/cpu/mcmc.c), and a relocation / growth plan
+ * and mcmc_apply against the CPU reference (backend/ref/mcmc.c), and a relocation / growth plan
  * decided on the host (train/mcmc.c) applied through the backend's ops. A backend without MCMC
  * (ops->mcmc_apply NULL: the trainer refuses refine.strategy = "mcmc" there) is skipped with a note.
  * Tolerances: gradients 1e-6 relative (max over values; the gradients start in [0, 1e-7], the
@@ -12,7 +12,7 @@
 #ifndef SPLAT_BACKEND_OPS_MCMC_H
 #define SPLAT_BACKEND_OPS_MCMC_H
 
-#include "backend/cpu/mcmc.h"
+#include "backend/ref/mcmc.h"
 #include "train/mcmc.h"
 
 /* A store whose opacities span dead (< 0.005) to opaque and whose scales span 1e-3 .. 0.05. */

@@ -175,14 +175,14 @@ static int perf_main(const char *only, int size, int steps) {
     const char *e = getenv("SPLAT_TEST_SEED");
     pt_seed = (e && *e) ? strtoull(e, NULL, 10) : 1;
     int n = size > 0 ? size : 20000, s = steps > 0 ? steps : 300, nk, rc = 0;
-    const sp_backend_kind *kinds = sp_backend_kinds(&nk);
+    const sp_backend_kind *const *kinds = sp_backend_kinds(&nk);
     for (int k = 0; k < nk; k++) {
-        if (only && strcmp(only, kinds[k].name)) continue;
-        if (!kinds[k].available()) {
-            printf("perf %s: no device: skipped\n", kinds[k].name);
+        if (only && strcmp(only, kinds[k]->name)) continue;
+        if (!kinds[k]->available()) {
+            printf("perf %s: no device: skipped\n", kinds[k]->name);
             continue;
         }
-        rc |= perf_kind(&kinds[k], n, s);
+        rc |= perf_kind(kinds[k], n, s);
     }
     return rc;
 }

@@ -247,7 +247,7 @@ static int step_refine_ops(const tcase *c, sp_backend *b) {
 static void make_views(sp_view *views, const sp_gaussians *gt, int w, int h) {
     sp_backend_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    sp_backend *ref = sp_cpu_backend_create(&cfg);
+    sp_backend *ref = sp_backend_create("cpu", &cfg);
     assert_non_null(ref);
     assert_int_equal(ref->ops->set_gaussians(ref, gt, NULL, NULL), 0);
     float *rgb = sp_malloc((size_t)w * h * 3 * 4);
@@ -289,8 +289,22 @@ static sp_step_args step_args(int step, int view) {
     return a;
 }
 
+/* A profiling row is named from backend.h's list of stages: one stage, or consecutive stages joined
+ * by '+' (the cpu backend's "emit_pairs+sort+tile_ranges"). */
+static int row_named_by_stages(const char *name) {
+    for (int next = -1;;) {
+        size_t len = strcspn(name, "+");
+        int s = 0;
+        while (s < SP_STAGE_COUNT && !(strlen(sp_stage_name(s)) == len && !strncmp(sp_stage_name(s), name, len))) s++;
+        if (s == SP_STAGE_COUNT || (next >= 0 && s != next)) return 0;
+        if (!name[len]) return 1;
+        next = s + 1;
+        name += len + 1;
+    }
+}
+
 /* 200 steps on a synthetic scene: the loss falls, the parameters stay finite, the profile rows add
- * up to busy time; a bad view index is an error, not a crash. */
+ * up to busy time and are named by stages; a bad view index is an error, not a crash. */
 static int step_train_and_profile(const tcase *c, sp_backend *unused) {
     const char *stage = "training";
     sp_rng r = pt_rng(920);
@@ -322,15 +336,17 @@ static int step_train_and_profile(const tcase *c, sp_backend *unused) {
     sp_profile p;
     assert_int_equal(b->ops->get_profile(b, &p), 0);
     double sum = 0.0;
-    int all_positive = 1;
+    int all_positive = 1, named = 1;
     for (int i = 0; i < p.num_stages; i++) {
         printf("INFO %s profile %-28s %9.3f ms\n", c->label, p.name[i], p.ms[i]);
         sum += p.ms[i];
-        if (strcmp(p.name[i], "refine") && !(p.ms[i] > 0.0)) all_positive = 0;
+        if (strcmp(p.name[i], sp_stage_name(SP_STAGE_REFINE)) && !(p.ms[i] > 0.0)) all_positive = 0;
+        if (!row_named_by_stages(p.name[i])) named = 0;
     }
-    snprintf(what, sizeof what, "profile: rows %.4f ms, busy %.4f ms, calls %ld, peak %lld bytes, rows > 0: %d", sum,
-             p.busy_ms, p.calls, (long long)p.peak_bytes, all_positive);
-    int good = p.calls == total && all_positive && (!c->kind->gpu || p.peak_bytes > 0);
+    snprintf(what, sizeof what,
+             "profile: rows %.4f ms, busy %.4f ms, calls %ld, peak %lld bytes, rows > 0: %d, rows named by stages: %d",
+             sum, p.busy_ms, p.calls, (long long)p.peak_bytes, all_positive, named);
+    int good = p.calls == total && all_positive && named && (!c->kind->gpu || p.peak_bytes > 0);
     double gap = fabs(sum - p.busy_ms);
     ok &= pt_report(good && gap <= 1e-9 * fmax(1.0, sum), c->label, stage, what, "|rows - busy| ms",
                     good ? gap : INFINITY, 1e-9 * fmax(1.0, sum));

@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
 # The library (src/ outside src/cli/) never ends the process, installs no signal handler and
-# sets no process-wide OpenMP thread count (tests/check_library_rules.py); the checker itself
-# finds a planted call and ignores comments, strings and src/cli/.
+# sets no process-wide OpenMP thread count, and nothing outside src/backend/cpu/ includes from it
+# but the CPU backend's own tests (tests/check_library_rules.py); the checker itself finds planted
+# calls and includes, and ignores comments, strings, src/cli/ and the CPU backend's own files.
 . "$(dirname "$0")/lib_e2e.sh"
 check=tests/check_library_rules.py
 
-if out=$(python3 "$check" .); then ok "no exit, signal handler or omp_set_num_threads in the library"
+if out=$(python3 "$check" .); then ok "no exit, signal handler, omp_set_num_threads or include of backend/cpu/ outside it"
 else bad "library rules:"; echo "$out"; fi
 
-mkdir -p "$TMP/src/io" "$TMP/src/cli"
+mkdir -p "$TMP/src/io" "$TMP/src/cli" "$TMP/src/backend/cpu" "$TMP/src/backend/ref" "$TMP/src/backend/vulkan" "$TMP/tests"
 printf '/* exit(1) */\nstatic const char *s = "signal(x)";\nint jpeg_error_exit(void);\n' >"$TMP/src/io/clean.c"
 printf '#include <stdlib.h>\nvoid g(void) { exit(1); }\n' >"$TMP/src/cli/main.c"
-python3 "$check" "$TMP" >/dev/null && ok "comments, strings, longer names and src/cli/ pass" || bad "false positive"
+printf '#include "backend/cpu/autothreads.h"\n' >"$TMP/src/backend/cpu/cpu_backend.c"
+printf '#include "backend/ref/stages.h"\n/* #include "backend/cpu/stages.h" */\n// #include "../cpu/x.h"\n' >"$TMP/src/backend/ref/clean.c"
+printf '#include "backend/cpu/autothreads.h"\n' >"$TMP/tests/test_autothreads.c"
+python3 "$check" "$TMP" >/dev/null && ok "comments, strings, longer names, src/cli/ and src/backend/cpu/'s own includes pass" ||
+  bad "false positive"
 printf 'void h(int n) {\n  omp_set_num_threads(n);\n  sigaction (2, 0, 0);\n}\n' >"$TMP/src/io/bad.c"
+printf '#include <stdio.h>\n#include "backend/cpu/autothreads.h"\n' >"$TMP/src/io/inc.c"
+printf '#include "../cpu/cpu_backend.h"\n' >"$TMP/src/backend/vulkan/rel.c"
+printf '\n\n  #  include <backend/cpu/stages.h>\n' >"$TMP/tests/test_loss.c"
 out=$(python3 "$check" "$TMP")
 [ $? -eq 1 ] && grep -q "src/io/bad.c:2: omp_set_num_threads(" <<<"$out" && grep -q "bad.c:3: sigaction(" <<<"$out" &&
   ok "planted calls found with file and line" || { bad "planted calls not found"; echo "$out"; }
+grep -q "src/io/inc.c:2: #include backend/cpu/autothreads.h" <<<"$out" &&
+  grep -q "src/backend/vulkan/rel.c:1: #include ../cpu/cpu_backend.h" <<<"$out" &&
+  grep -q "tests/test_loss.c:3: #include backend/cpu/stages.h" <<<"$out" && [ "$(grep -c '#include' <<<"$out")" -eq 3 ] &&
+  ok "planted includes of backend/cpu/ found with file and line" || { bad "planted includes not found"; echo "$out"; }
 finish

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 #include "scene/gaussians.h"
 #include "core/core.h"
 
@@ -21,7 +21,7 @@ static uint64_t st_events;
 #define SP_MATH_EVENT(kind, j) (st_events = st_events * 1000003u + (uint64_t)(kind) * 65599u + (uint64_t)(j) + 1u)
 #define SP_REAL double
 #define SP_SUFFIX d
-#include "backend/cpu/stage_math.h"
+#include "backend/ref/stage_math.h"
 #undef SP_REAL
 #undef SP_SUFFIX
 

@@ -43,7 +43,7 @@ static sp_split split_of(sp_view *v, const sp_camera *cams, int n) {
 
 static float *render_with(const sp_gaussians *g, const sp_camera *cam, int antialias) {
     sp_backend_config bc = {.threads = 1, .antialias = antialias};
-    sp_backend *b = sp_cpu_backend_create(&bc);
+    sp_backend *b = sp_backend_create("cpu", &bc);
     assert_non_null(b);
     assert_int_equal(b->ops->set_gaussians(b, g, NULL, NULL), 0);
     float *rgb = sp_malloc((size_t)W * H * 3 * sizeof(float)), bg[3] = {1.0f, 1.0f, 1.0f};

@@ -5,7 +5,7 @@
 
 #include "testutil.h"
 
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 
 /* Two parameters, three steps, β = (0.9, 0.999), lr 0.1, eps 1e-8.
  * Parameter 0 from 1.0 with gradients 0.5, −1, 0.25:

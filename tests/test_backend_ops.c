@@ -2,7 +2,7 @@
  * model). For every backend kind compiled in (backend.h's table) whose device is present, under
  * every variant it honours (deterministic on/off, backward_splat, cas_atomics), every stage of its
  * table (backend/stage_ops.h) runs on random inputs of several sizes and is compared with the CPU
- * reference (backend/cpu/stages.h); project, project_back and the render / train_step check run
+ * reference (backend/ref/stages.h); project, project_back and the render / train_step check run
  * once more with the opacity-compensated filter on (sp_backend_config.antialias, first variant). Then whole steps through the backend's ops: render, one
  * train_step's loss and gradients, refine, a short training run with its profile, and (in
  * deterministic mode) two runs that must agree bit for bit. The cpu kind runs too, as a
@@ -47,8 +47,8 @@
 #include <time.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/refine.h"
-#include "backend/cpu/stages.h"
+#include "backend/ref/refine.h"
+#include "backend/ref/stages.h"
 #include "backend/stage_ops.h"
 #include "backend/tile_cull.h"
 #include "eval/metrics.h"
@@ -776,32 +776,46 @@ static void run_case(void **state) {
     assert_true(ok);
 }
 
-/* The kind table itself: unique names, cpu last and always there, each kind with a device creates
- * a backend of its name with a stage table (and MCMC ops exactly when its row says so: refine.strategy
- * = auto reads the row), auto picks the first kind that wants it, and an unknown kind is an error
- * that names it. */
+/* "a|b|c" lists name. */
+static int choice_listed(const char *choices, const char *name) {
+    char *all = sp_strfmt("|%s|", choices), *one = sp_strfmt("|%s|", name);
+    int found = strstr(all, one) != NULL;
+    free(all), free(one);
+    return found;
+}
+
+/* The kind table itself: unique names, cpu last and always there, each kind one of backend.kind's
+ * choices; each kind with a device creates a backend of its name with a stage table (and MCMC ops
+ * exactly when its row says so: refine.strategy = auto reads the row) and describes its device;
+ * auto picks the first kind that wants it, and an unknown kind is an error that names it. */
 static void test_kind_table(void **state) {
     (void)state;
     int nk;
-    const sp_backend_kind *kinds = sp_backend_kinds(&nk);
+    const sp_backend_kind *const *kinds = sp_backend_kinds(&nk);
     assert_true(nk >= 1);
-    assert_string_equal(kinds[nk - 1].name, "cpu");
-    assert_true(kinds[nk - 1].available());
+    assert_string_equal(kinds[nk - 1]->name, "cpu");
+    assert_true(kinds[nk - 1]->available());
     sp_backend_config cfg;
     memset(&cfg, 0, sizeof cfg);
     const char *auto_kind = NULL;
     for (int i = 0; i < nk; i++) {
-        for (int j = 0; j < i; j++) assert_true(strcmp(kinds[i].name, kinds[j].name) != 0);
-        assert_ptr_equal(sp_backend_find_kind(kinds[i].name), &kinds[i]);
-        int want = kinds[i].auto_pick ? kinds[i].auto_pick() : kinds[i].available();
-        if (!auto_kind && want) auto_kind = kinds[i].name;
-        if (!kinds[i].available()) continue;
-        sp_backend *b = sp_backend_create(kinds[i].name, &cfg);
-        if (!b) fail_msg("%s: %s", kinds[i].name, sp_last_error());
-        assert_string_equal(b->ops->name, kinds[i].name);
+        for (int j = 0; j < i; j++) assert_true(strcmp(kinds[i]->name, kinds[j]->name) != 0);
+        assert_ptr_equal(sp_backend_find_kind(kinds[i]->name), kinds[i]);
+        assert_true(choice_listed(sp_backend_kind_choices, kinds[i]->name));
+        assert_non_null(kinds[i]->create);
+        assert_non_null(kinds[i]->describe);
+        int want = kinds[i]->auto_pick ? kinds[i]->auto_pick() : kinds[i]->available();
+        if (!auto_kind && want) auto_kind = kinds[i]->name;
+        if (!kinds[i]->available()) continue;
+        sp_backend *b = sp_backend_create(kinds[i]->name, &cfg);
+        if (!b) fail_msg("%s: %s", kinds[i]->name, sp_last_error());
+        assert_string_equal(b->ops->name, kinds[i]->name);
         assert_non_null(b->ops->stages);
-        assert_int_equal(kinds[i].mcmc, b->ops->mcmc_read != NULL && b->ops->mcmc_apply != NULL);
+        assert_int_equal(kinds[i]->mcmc, b->ops->mcmc_read != NULL && b->ops->mcmc_apply != NULL);
         b->ops->destroy(b);
+        char line[256];
+        if (sp_backend_describe(kinds[i]->name, &cfg, line, sizeof line)) fail_msg("%s: %s", kinds[i]->name, line);
+        tu_assert_contains(line, kinds[i]->name);
     }
     assert_ptr_equal(sp_backend_resolve_kind(auto_kind), sp_backend_find_kind(auto_kind));
     assert_string_equal(sp_backend_resolve_kind("auto")->name, auto_kind);
@@ -836,15 +850,15 @@ static int variant_configs(const sp_backend_kind *k, sp_backend_config *out, cha
 
 static int list_kinds(void) {
     int nk;
-    const sp_backend_kind *kinds = sp_backend_kinds(&nk);
+    const sp_backend_kind *const *kinds = sp_backend_kinds(&nk);
     for (int i = 0; i < nk; i++) {
-        unsigned v = kinds[i].variants;
+        unsigned v = kinds[i]->variants;
         char vars[64] = "";
         if (v & SP_VARIANT_DETERMINISTIC) strcat(vars, ",deterministic");
         if (v & SP_VARIANT_BACKWARD_SPLAT) strcat(vars, ",backward_splat");
         if (v & SP_VARIANT_CAS_ATOMICS) strcat(vars, ",cas_atomics");
-        printf("%s %s %s %s\n", kinds[i].name, kinds[i].available() ? "device" : "no-device",
-               kinds[i].gpu ? "gpu" : "cpu", v ? vars + 1 : "-");
+        printf("%s %s %s %s\n", kinds[i]->name, kinds[i]->available() ? "device" : "no-device",
+               kinds[i]->gpu ? "gpu" : "cpu", v ? vars + 1 : "-");
     }
     return 0;
 }
@@ -888,7 +902,7 @@ int main(int argc, char **argv) {
            (unsigned long long)pt_seed);
 
     int nk;
-    const sp_backend_kind *kinds = sp_backend_kinds(&nk);
+    const sp_backend_kind *const *kinds = sp_backend_kinds(&nk);
     size_t max_tests = (size_t)(nk + 1) * 9 * NUM_CHECKS + 2 * NUM_STAGE_CHECKS + 1;
     tcase *cases = sp_calloc(max_tests, sizeof *cases);
     struct CMUnitTest *tests = sp_calloc(max_tests, sizeof *tests);
@@ -896,18 +910,18 @@ int main(int argc, char **argv) {
     int nt = 0;
     tests[nt++] = (struct CMUnitTest){"backend kind table", test_kind_table, NULL, NULL, NULL};
     for (int k = 0; k < nk; k++) {
-        if (only && strcmp(only, kinds[k].name)) continue;
-        if (!kinds[k].available()) { /* one skipped test says so */
-            cases[nt].kind = &kinds[k];
-            snprintf(cases[nt].label, sizeof cases[nt].label, "%s", kinds[k].name);
-            names[nt] = sp_strfmt("%s: device", kinds[k].name);
+        if (only && strcmp(only, kinds[k]->name)) continue;
+        if (!kinds[k]->available()) { /* one skipped test says so */
+            cases[nt].kind = kinds[k];
+            snprintf(cases[nt].label, sizeof cases[nt].label, "%s", kinds[k]->name);
+            names[nt] = sp_strfmt("%s: device", kinds[k]->name);
             tests[nt] = (struct CMUnitTest){names[nt], run_case, NULL, NULL, &cases[nt]};
             nt++;
             continue;
         }
         sp_backend_config cfgs[9];
         char labels[9][96];
-        int nv = variant_configs(&kinds[k], cfgs, labels);
+        int nv = variant_configs(kinds[k], cfgs, labels);
         /* the antialias filter: the first variant again, for the checks that project */
         cfgs[nv] = cfgs[0];
         cfgs[nv].antialias = 1;
@@ -922,7 +936,7 @@ int main(int argc, char **argv) {
                     !cfgs[v].deterministic)
                     continue;
                 tcase *c = &cases[nt];
-                c->kind = &kinds[k];
+                c->kind = kinds[k];
                 c->cfg = cfgs[v];
                 c->check = ch;
                 memcpy(c->label, labels[v], sizeof c->label);

@@ -9,7 +9,7 @@
 #include <zlib.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 #include "eval/metrics.h"
 #include "io/export.h"
 #include "io/image.h"

@@ -8,8 +8,8 @@
 
 #include "testutil.h"
 
-#include "backend/cpu/loss.h"
-#include "backend/cpu/stages.h"
+#include "backend/ref/loss.h"
+#include "backend/ref/stages.h"
 
 /* ---- reference ---- */
 

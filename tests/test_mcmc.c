@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-#include "backend/cpu/mcmc.h"
+#include "backend/ref/mcmc.h"
 #include "train/config.h"
 #include "train/schedule.h"
 #include "train/mcmc.h"

@@ -4,7 +4,7 @@
 
 #include "testutil.h"
 
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 #include "eval/metrics.h"
 #include "eval/plot.h"
 #include "io/image.h"

@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/refine.h"
+#include "backend/ref/refine.h"
 #include "io/loader.h"
 #include "scene/init.h"
 #include "scene/synth.h"

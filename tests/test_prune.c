@@ -6,7 +6,7 @@
 
 #include <math.h>
 
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 #include "parity.h"
 #include "train/prune.h"
 

@@ -11,7 +11,7 @@
 
 #define SP_REAL float
 #define SP_SUFFIX f
-#include "backend/cpu/stage_math.h"
+#include "backend/ref/stage_math.h"
 #undef SP_REAL
 #undef SP_SUFFIX
 

@@ -235,7 +235,7 @@ static void test_config(void **state) {
     }
     big.views = views, big.n = 2;
     sp_backend_config bc = {.threads = 1, .deterministic = 1};
-    sp_backend *b = sp_cpu_backend_create(&bc);
+    sp_backend *b = sp_backend_create("cpu", &bc);
     assert_non_null(b);
     sp_stream_opts so = {.cache_mb = 3, .device_cache_mb = -1, .first_step = 1, .last_step = 10};
     assert_null(sp_train_stream_create(&big, b, SP_ALPHA_STRAIGHT, &so));

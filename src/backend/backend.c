@@ -1,75 +1,109 @@
 /* backend.c — the table of backend kinds compiled in, and picking one by name: "cpu", "cuda",
  * "vulkan", or "auto" (the first kind of the table whose device is present and that auto may pick:
  * cuda, then vulkan on a hardware GPU (never software Vulkan, which is slower than the cpu
- * backend), then cpu); a one-line description of the chosen device for `splat check`; and
- * rendering several cameras through a backend's render_many, or render one by one. */
+ * backend), then cpu); a one-line description of the chosen device for `splat check`; the names of
+ * the stages; and rendering several cameras through a backend's render_many, or render one by one.
+ *
+ * Adding a backend: its folder src/backend/NAME/ (its code, a header with its entry points, and its
+ * kind row `const sp_backend_kind sp_kind_NAME`), its line in SP_KINDS and its row in k_kinds below
+ * (under its build switch), and its build switch in the Makefile. Nothing else outside its folder. */
 #include "backend/backend.h"
 
-#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/core.h"
 
-static int always(void) { return 1; }
+#define SP_STAGE_NAME_(id, name) [SP_STAGE_##id] = name,
+static const char *const k_stage_names[SP_STAGE_COUNT] = {SP_STAGES(SP_STAGE_NAME_)};
+#undef SP_STAGE_NAME_
+_Static_assert(SP_STAGE_COUNT <= SP_MAX_STAGES, "sp_profile has a row for every stage");
 
-int sp_backend_cuda_available(void) {
-#ifdef SPLAT_HAVE_CUDA
-    return sp_cuda_device_count() > 0;
-#else
-    return 0;
-#endif
-}
+const char *sp_stage_name(int stage) { return stage >= 0 && stage < SP_STAGE_COUNT ? k_stage_names[stage] : NULL; }
 
-/* GPU kinds first, in the order auto prefers them; cpu last. A new backend adds its row here (under
- * its build switch) and is then picked by auto, listed by `test_backend_ops --list`, and run through
- * the parity harness and tests/e2e_backends.sh. */
-static const sp_backend_kind k_kinds[] = {
+/* Every kind splat has, whether this build has it or not, in the order backend.kind lists them:
+ * X(name, its name in messages, what a build that lacks it did not find). */
+#define SP_KINDS(X)                                                                             \
+    X(cpu, "CPU", NULL)                                                                         \
+    X(cuda, "CUDA", "nvcc was not found at build time")                                         \
+    X(vulkan, "Vulkan", "Vulkan headers or glslc were not found at build time; docs/vulkan.md")
+
+/* Each kind's row, defined in its own folder (only those compiled in are referred to). */
+#define KIND_ROW_(name, title, absent) extern const sp_backend_kind sp_kind_##name;
+SP_KINDS(KIND_ROW_)
+#undef KIND_ROW_
+
+/* The kinds compiled in: GPU kinds first, in the order auto prefers them; cpu last. A kind listed
+ * here is picked by auto, listed by `test_backend_ops --list`, and run through the parity harness
+ * and tests/e2e_backends.sh. */
+static const sp_backend_kind *const k_kinds[] = {
 #ifdef SPLAT_HAVE_CUDA
-    {"cuda", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_BACKWARD_SPLAT, 1, sp_backend_cuda_available, NULL,
-     sp_cuda_backend_create},
+    &sp_kind_cuda,
 #endif
 #ifdef SPLAT_HAVE_VULKAN
-    {"vulkan", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_CAS_ATOMICS, 1, sp_vulkan_available, sp_vulkan_hardware_available,
-     sp_vulkan_backend_create},
+    &sp_kind_vulkan,
 #endif
-    {"cpu", 0, 0, 1, always, NULL, sp_cpu_backend_create},
+    &sp_kind_cpu,
 };
+#define NUM_KINDS (sizeof k_kinds / sizeof *k_kinds)
 
-const sp_backend_kind *sp_backend_kinds(int *count) {
-    *count = (int)(sizeof k_kinds / sizeof *k_kinds);
+#define KIND_CHOICE_(name, title, absent) "|" #name
+const char sp_backend_kind_choices[] = "auto" SP_KINDS(KIND_CHOICE_);
+#undef KIND_CHOICE_
+
+typedef struct {
+    const char *name, *title, *absent;
+} known_kind;
+#define KIND_KNOWN_(name, title, absent) {#name, title, absent},
+static const known_kind k_known[] = {SP_KINDS(KIND_KNOWN_)};
+#undef KIND_KNOWN_
+#define NUM_KNOWN (sizeof k_known / sizeof *k_known)
+
+static const known_kind *known(const char *name) {
+    for (size_t i = 0; i < NUM_KNOWN; i++)
+        if (!strcmp(k_known[i].name, name)) return &k_known[i];
+    return NULL;
+}
+
+const sp_backend_kind *const *sp_backend_kinds(int *count) {
+    *count = (int)NUM_KINDS;
     return k_kinds;
 }
 
 const sp_backend_kind *sp_backend_find_kind(const char *name) {
-    for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds; i++)
-        if (!strcmp(k_kinds[i].name, name)) return &k_kinds[i];
+    for (size_t i = 0; i < NUM_KINDS; i++)
+        if (!strcmp(k_kinds[i]->name, name)) return k_kinds[i];
     return NULL;
 }
 
 const sp_backend_kind *sp_backend_resolve_kind(const char *kind) {
     if (strcmp(kind, "auto")) return sp_backend_find_kind(kind);
-    for (size_t i = 0; i < sizeof k_kinds / sizeof *k_kinds; i++)
-        if (k_kinds[i].auto_pick ? k_kinds[i].auto_pick() : k_kinds[i].available()) return &k_kinds[i];
+    for (size_t i = 0; i < NUM_KINDS; i++)
+        if (k_kinds[i]->auto_pick ? k_kinds[i]->auto_pick() : k_kinds[i]->available()) return k_kinds[i];
     return sp_backend_find_kind("cpu");
 }
 
-/* Several devices or processes: the cuda backend replicated over NCCL. */
+/* Several devices or processes: the kind that trains on several (its row has create_several), cuda
+ * replicated over NCCL. */
+#define SEVERAL_KIND "cuda"
 static int wants_replicas(const sp_backend_config *cfg) { return cfg->num_devices > 1 || cfg->world > 1; }
 
-static int replicas_need_cuda(const char *kind, char *out, size_t n) {
-    if (!strcmp(kind, "cuda") || !strcmp(kind, "auto")) {
-#ifdef SPLAT_HAVE_CUDA
-        if (sp_backend_cuda_available()) return 0;
-        snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need a CUDA GPU; none is visible");
-#else
-        snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need the cuda backend, "
-                         "which this build lacks (nvcc was not found at build time)");
-#endif
+/* 0 when `kind` can train on several devices here, else -1 with the reason in out. */
+static int replicas_need_several(const char *kind, char *out, size_t n) {
+    if (!strcmp(kind, SEVERAL_KIND) || !strcmp(kind, "auto")) {
+        const sp_backend_kind *k = sp_backend_find_kind(SEVERAL_KIND);
+        const known_kind *kn = known(SEVERAL_KIND);
+        if (k && k->available()) return 0;
+        if (k)
+            snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need a %s GPU; "
+                             "none is visible", kn->title);
+        else
+            snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need the %s backend, "
+                             "which this build lacks (%s)", kn->name, kn->absent);
         return -1;
     }
-    snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need backend.kind = \"cuda\" "
-                     "(or auto); the %s backend trains on one device", kind);
+    snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need backend.kind = \"%s\" "
+                     "(or auto); the %s backend trains on one device", SEVERAL_KIND, kind);
     return -1;
 }
 
@@ -84,23 +118,26 @@ int sp_backend_render_many(sp_backend *b, const sp_camera *const *cams, int coun
 sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
     if (wants_replicas(cfg)) {
         char why[256];
-        if (replicas_need_cuda(kind, why, sizeof why)) {
+        if (replicas_need_several(kind, why, sizeof why)) {
             sp_error("%s", why);
             return NULL;
         }
-#ifdef SPLAT_HAVE_CUDA
-        return sp_replicated_create(cfg);
-#endif
+        return sp_backend_find_kind(SEVERAL_KIND)->create_several(cfg);
     }
     const sp_backend_kind *k = sp_backend_resolve_kind(kind);
     if (!k) {
-        if (!strcmp(kind, "cuda"))
-            sp_error("backend.kind = \"cuda\" but this build has no CUDA backend (nvcc was not found at build time)");
-        else if (!strcmp(kind, "vulkan"))
-            sp_error("backend.kind = \"vulkan\" but this build has no Vulkan backend (Vulkan headers or glslc were "
-                     "not found at build time; docs/vulkan.md)");
-        else
-            sp_error("unknown backend kind \"%s\" (expected auto, cpu, cuda or vulkan)", kind);
+        const known_kind *kn = known(kind);
+        if (kn)
+            sp_error("backend.kind = \"%s\" but this build has no %s backend (%s)", kind, kn->title, kn->absent);
+        else {
+            char expected[128] = "auto"; /* "auto, cpu, cuda or vulkan" */
+            for (size_t i = 0; i < NUM_KNOWN; i++) {
+                size_t len = strlen(expected);
+                snprintf(expected + len, sizeof expected - len, "%s%s", i + 1 < NUM_KNOWN ? ", " : " or ",
+                         k_known[i].name);
+            }
+            sp_error("unknown backend kind \"%s\" (expected %s)", kind, expected);
+        }
         return NULL;
     }
     if (!k->available()) {
@@ -111,14 +148,11 @@ sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
 }
 
 int sp_backend_describe(const char *kind, const sp_backend_config *cfg, char *out, size_t n) {
-    const sp_backend_kind *k = NULL;
     if (wants_replicas(cfg)) {
-        if (replicas_need_cuda(kind, out, n)) return -1;
-#ifdef SPLAT_HAVE_CUDA
-        return sp_replicated_describe(cfg, out, n);
-#endif
+        if (replicas_need_several(kind, out, n)) return -1;
+        return sp_backend_find_kind(SEVERAL_KIND)->describe_several(cfg, out, n);
     }
-    k = sp_backend_resolve_kind(kind);
+    const sp_backend_kind *k = sp_backend_resolve_kind(kind);
     if (!k) {
         snprintf(out, n, "%s: not in this build", kind);
         return -1;
@@ -127,14 +161,5 @@ int sp_backend_describe(const char *kind, const sp_backend_config *cfg, char *ou
         snprintf(out, n, "%s: no usable device", k->name);
         return -1;
     }
-#ifdef SPLAT_HAVE_VULKAN
-    if (!strcmp(k->name, "vulkan")) {
-        if (sp_vulkan_describe(cfg->device, cfg->cas_atomics, out, n) == 0) return 0;
-        snprintf(out, n, "vulkan: %s", sp_last_error());
-        return -1;
-    }
-#endif
-    if (!strcmp(k->name, "cpu")) snprintf(out, n, "cpu (%d threads)", cfg->threads > 0 ? cfg->threads : omp_get_num_procs());
-    else snprintf(out, n, "%s (device %d)", k->name, cfg->device);
-    return 0;
+    return k->describe(cfg, out, n);
 }

@@ -3,9 +3,12 @@
  * A backend owns its buffers: the Gaussian parameters, their Adam moments, gradients,
  * densification statistics and the training images. The trainer drives it through this table
  * of functions and never touches backend memory. One training step is one call (train_step)
- * running the stages of docs/math.md in order:
+ * running the stages of docs/math.md in order (SP_STAGES below):
  *   project, emit_pairs, sort, tile_ranges, rasterize, loss, backward_raster, project_back, adam
- * and refine is its own call. The stage names are used for kernels and profiling rows. */
+ * and refine is its own call. The stage names are used for kernels and profiling rows.
+ *
+ * Each backend lives in its own folder (src/backend/NAME/), declares its entry points in a header
+ * there and describes itself in one kind row (sp_backend_kind); backend.c lists the rows. */
 #ifndef SPLAT_BACKEND_H
 #define SPLAT_BACKEND_H
 
@@ -109,7 +112,27 @@ typedef struct {
     const float *log_scales;    /* [count][3] */
 } sp_mcmc_plan;
 
-/* Per-stage timing, filled when profile is on. Rows use the stage names of docs/math.md. */
+/* The stages of docs/math.md in the order a step runs them: the one list of stage names, for
+ * kernels, profiling rows (sp_profile) and their enum, SP_STAGE_PROJECT .. SP_STAGE_REFINE. */
+#define SP_STAGES(X)                           \
+    X(PROJECT, "project")                      \
+    X(EMIT_PAIRS, "emit_pairs")                \
+    X(SORT, "sort")                            \
+    X(TILE_RANGES, "tile_ranges")              \
+    X(RASTERIZE, "rasterize")                  \
+    X(LOSS, "loss")                            \
+    X(BACKWARD_RASTER, "backward_raster")      \
+    X(PROJECT_BACK, "project_back")            \
+    X(ADAM, "adam")                            \
+    X(REFINE, "refine")
+#define SP_STAGE_ENUM_(id, name) SP_STAGE_##id,
+typedef enum { SP_STAGES(SP_STAGE_ENUM_) SP_STAGE_COUNT } sp_stage;
+#undef SP_STAGE_ENUM_
+/* "project", "emit_pairs", ...: the name of a stage; NULL outside 0 .. SP_STAGE_COUNT - 1. */
+const char *sp_stage_name(int stage);
+
+/* Per-stage timing, filled when profile is on. Rows are named by sp_stage_name (a backend that runs
+ * consecutive stages as one may time them in one row named "first+...+last"). */
 #define SP_MAX_STAGES 16
 typedef struct {
     int num_stages;
@@ -197,8 +220,10 @@ struct sp_backend {
     sp_backend_config cfg;
 };
 
-/* The backend kinds compiled into this build, in the order `auto` tries them (GPU kinds first, cpu
- * last). The parity harness and the end-to-end test enumerate them; a new backend adds one row. */
+/* A backend kind: what a backend says of itself, in one row defined in its own folder (the row of
+ * the cpu backend is sp_kind_cpu in cpu/cpu_backend.c). backend.c lists the rows compiled in, in the
+ * order `auto` tries them (GPU kinds first, cpu last); the parity harness and the end-to-end test
+ * enumerate them. */
 enum {
     SP_VARIANT_DETERMINISTIC = 1,   /* cfg.deterministic changes what runs (fixed-order reductions) */
     SP_VARIANT_BACKWARD_SPLAT = 2,  /* cfg.backward_splat selects another backward_raster */
@@ -212,10 +237,17 @@ typedef struct {
     int (*available)(void); /* 1 if a usable device is present (a software device counts: it is tested) */
     int (*auto_pick)(void); /* 1 if `auto` should choose this kind here (NULL: when available) */
     sp_backend *(*create)(const sp_backend_config *cfg);
+    /* One line naming the device cfg selects and the limits that matter (`splat check`); -1 with the
+     * reason in out when it cannot run. Called only when available() says 1. */
+    int (*describe)(const sp_backend_config *cfg, char *out, size_t n);
+    /* Several devices or processes (cfg->num_devices > 1 or cfg->world > 1): create and describe
+     * as above; NULL for a kind that trains on one device. */
+    sp_backend *(*create_several)(const sp_backend_config *cfg);
+    int (*describe_several)(const sp_backend_config *cfg, char *out, size_t n);
 } sp_backend_kind;
 
-/* The table of kinds compiled in; *count receives its length. */
-const sp_backend_kind *sp_backend_kinds(int *count);
+/* The kinds compiled in, in the order `auto` tries them; *count receives their number. */
+const sp_backend_kind *const *sp_backend_kinds(int *count);
 /* The kind named name, or NULL if this build has none of that name. */
 const sp_backend_kind *sp_backend_find_kind(const char *name);
 
@@ -232,24 +264,9 @@ sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg);
 /* One line naming the device `kind` resolves to and the limits that matter (for `splat check`);
  * -1 (with the reason in out) when that backend cannot run here. */
 int sp_backend_describe(const char *kind, const sp_backend_config *cfg, char *out, size_t n);
-/* 1 if this build has the CUDA backend and a GPU is visible. */
-int sp_backend_cuda_available(void);
 
-sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg);
-#ifdef SPLAT_HAVE_CUDA
-sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg);
-int sp_cuda_device_count(void);
-/* cuda/replicated.cu: one cuda backend per device of cfg->devices (and per process of cfg->world),
- * gradients and densification statistics summed over NCCL (loaded at run time). */
-sp_backend *sp_replicated_create(const sp_backend_config *cfg);
-/* One line for `splat check`; -1 with the reason (no NCCL, too few devices) in out. */
-int sp_replicated_describe(const sp_backend_config *cfg, char *out, size_t n);
-#endif
-#ifdef SPLAT_HAVE_VULKAN
-sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg);
-int sp_vulkan_available(void);          /* any usable Vulkan device, software (lavapipe) included */
-int sp_vulkan_hardware_available(void); /* a usable hardware Vulkan device: what auto asks */
-int sp_vulkan_describe(int device, int cas_atomics, char *out, size_t n);
-#endif
+/* backend.kind's choices for the configuration schema: "auto|cpu|cuda|..." — auto and every kind
+ * splat has, whether this build has it or not (backend.c, SP_KINDS). */
+extern const char sp_backend_kind_choices[];
 
 #endif

@@ -2,7 +2,7 @@
  *
  * This is what the one parity harness (tests/test_backend_ops.c) drives for every backend that is
  * compiled in and has a device: each stage on random inputs, compared with the CPU reference
- * (backend/cpu/stages.h, whose array layouts these functions share). A backend fills this table
+ * (backend/ref/stages.h, whose array layouts these functions share). A backend fills this table
  * and the harness tests it with no test code of its own (ggml's test-backend-ops is the model).
  *
  * Each function uploads its inputs into the backend's own buffers, runs the stage exactly as a
@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 
 typedef struct sp_stage_ops {
     /* project: out allocated by the caller (sp_proj_alloc(out, p->n)); every field of a Gaussian

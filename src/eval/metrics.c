@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 #include "core/core.h"
 #include "io/image.h"
 

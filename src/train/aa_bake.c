@@ -1,5 +1,5 @@
 /* aa_bake.c — the antialias filter baked into opacities (aa_bake.h), with the projection math the
- * backends share (backend/cpu/stage_math.h, in double). */
+ * backends share (backend/ref/stage_math.h, in double). */
 #include "train/aa_bake.h"
 
 #include <math.h>
@@ -11,7 +11,7 @@
 
 #define SP_REAL double
 #define SP_SUFFIX d
-#include "backend/cpu/stage_math.h"
+#include "backend/ref/stage_math.h"
 
 /* Mean rho of Gaussian i over cameras cams[0..n) (see sp_aa_bake_rho). */
 static double rho_over(const sp_gaussians *g, int i, const sp_mcam_d *cams, int n, int *seen_by) {

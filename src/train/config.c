@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "backend/dist.h"
 #include "core/paths.h"
 #include "io/toml.h"
@@ -199,7 +200,7 @@ const sp_config_field sp_config_schema[] = {
          "peak, so a model renders alike at other resolutions (docs/math.md, \"Antialiasing\"). Rendering (eval, "
          "the C API) uses the value a model was trained with; standard 3DGS viewers render without it."),
 
-    STR(backend, kind, "auto|cpu|cuda|vulkan", "auto",
+    STR(backend, kind, sp_backend_kind_choices, "auto",
         "Compute backend; auto = cuda when a CUDA GPU is present, else vulkan on a hardware Vulkan GPU, else cpu."),
     INT(backend, threads, IN(0, 1024), 0,
         "CPU threads; 0 = automatic (the cores, fewer when the machine is busy). At most 1024."),

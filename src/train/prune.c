@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 #include "core/core.h"
 
 int sp_blend_weights_host(const sp_gaussians *g, int antialias, const sp_camera *cams, int count, float *weight) {

@@ -11,6 +11,8 @@
 #include "parity.h"
 
 #ifdef SPLAT_HAVE_CUDA
+#include "backend/cuda/cuda_backend.h"
+
 static int g_have_gpu;
 
 #define SKIP_WITHOUT_GPU()              \

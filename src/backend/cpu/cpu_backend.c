@@ -1,25 +1,31 @@
-/* cpu_backend.c — the reference backend: runs the stages of stages.h on host memory with
- * OpenMP. Owns parameters, Adam moments, gradients, densification statistics and images. */
+/* cpu_backend.c — the reference backend: runs the reference stages (backend/ref/stages.h) on host
+ * memory with OpenMP. Owns parameters, Adam moments, gradients, densification statistics and images. */
 #include <math.h>
 #include <omp.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
 #include "backend/cpu/autothreads.h"
-#include "backend/cpu/mcmc.h"
-#include "backend/cpu/refine.h"
-#include "backend/cpu/stages.h"
+#include "backend/cpu/cpu_backend.h"
+#include "backend/ref/mcmc.h"
+#include "backend/ref/refine.h"
+#include "backend/ref/stages.h"
 #include "backend/stage_ops.h"
 #include "core/core.h"
 #include "core/threads.h"
 
+/* Profiling rows: one per stage of backend.h, except that cpu_bin runs emit_pairs, sort and tile_ranges
+ * as one call, timed in one row named "emit_pairs+sort+tile_ranges". k_row_first: each row's first
+ * stage; a row covers the stages up to the next row's first. */
 enum { ST_PROJECT, ST_BINS, ST_RASTERIZE, ST_LOSS, ST_BACKWARD_RASTER, ST_PROJECT_BACK, ST_ADAM, ST_REFINE, ST_COUNT };
-static const char *stage_names[ST_COUNT] = {"project", "emit_pairs+sort+tile_ranges", "rasterize", "loss",
-                                            "backward_raster", "project_back", "adam", "refine"};
+static const sp_stage k_row_first[ST_COUNT] = {SP_STAGE_PROJECT,      SP_STAGE_EMIT_PAIRS, SP_STAGE_RASTERIZE,
+                                               SP_STAGE_LOSS,         SP_STAGE_BACKWARD_RASTER,
+                                               SP_STAGE_PROJECT_BACK, SP_STAGE_ADAM,       SP_STAGE_REFINE};
 
 typedef struct {
     sp_backend base;
@@ -46,6 +52,7 @@ typedef struct {
     int loss_steps, loss_bad;
     /* profile */
     double stage_s[ST_COUNT];
+    char row_name[ST_COUNT][64];
     long steps;
     sp_autothreads threads;
 } cpu_backend;
@@ -358,7 +365,7 @@ static int cpu_get_profile(sp_backend *base, sp_profile *p) {
     memset(p, 0, sizeof *p);
     p->num_stages = ST_COUNT;
     for (int i = 0; i < ST_COUNT; i++) {
-        p->name[i] = stage_names[i];
+        p->name[i] = b->row_name[i];
         p->ms[i] = 1e3 * b->stage_s[i];
         p->busy_ms += p->ms[i];
     }
@@ -478,10 +485,17 @@ static const sp_backend_ops cpu_ops = {
     .blend_weights = cpu_blend_weights_op,
 };
 
-sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {
+static sp_backend *cpu_create(const sp_backend_config *cfg) {
     cpu_backend *b = SP_NEW(cpu_backend, 1);
     b->base.ops = &cpu_ops;
     b->base.cfg = *cfg;
+    for (int i = 0; i < ST_COUNT; i++) {
+        int last = i + 1 < ST_COUNT ? k_row_first[i + 1] - 1 : SP_STAGE_COUNT - 1;
+        for (int s = k_row_first[i]; s <= last; s++) {
+            size_t len = strlen(b->row_name[i]);
+            snprintf(b->row_name[i] + len, sizeof b->row_name[i] - len, "%s%s", len ? "+" : "", sp_stage_name(s));
+        }
+    }
     /* No process-wide OpenMP setting: every region of the backend names its thread count. */
     sp_autothreads_init(&b->threads, sp_omp_threads_for(cfg->threads), cfg->threads > 0);
     int old = sp_omp_threads_set(b->threads.max);
@@ -495,3 +509,20 @@ sp_backend *sp_cpu_backend_create(const sp_backend_config *cfg) {
     sp_gaussians_init(&b->g, 1, 0);
     return &b->base;
 }
+
+static int cpu_describe(const sp_backend_config *cfg, char *out, size_t n) {
+    snprintf(out, n, "cpu (%d threads)", cfg->threads > 0 ? cfg->threads : omp_get_num_procs());
+    return 0;
+}
+
+static int always(void) { return 1; }
+
+const sp_backend_kind sp_kind_cpu = {
+    .name = "cpu",
+    .gpu = 0,
+    .variants = 0,
+    .mcmc = 1,
+    .available = always,
+    .create = cpu_create,
+    .describe = cpu_describe,
+};

@@ -13,15 +13,12 @@
 
 #include <cub/cub.cuh>
 
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_internal.h"
 
 extern "C" {
-#include "backend/cpu/loss.h"
+#include "backend/ref/loss.h"
 }
-
-static const char *k_stage_names[CU_NUM_STAGES] = {"project", "emit_pairs",      "sort",         "tile_ranges",
-                                                   "rasterize", "loss",         "backward_raster", "project_back",
-                                                   "adam",      "refine"};
 
 /* ---- memory ---- */
 int cu_check(cudaError_t err, const char *what) {
@@ -196,11 +193,11 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     if (ensure_scratch(b, n) || ensure_pixels(b, w, h)) return -1;
     cu_params P = params_of(b, &b->params);
 
-    cu_prof_begin(b, CU_ST_PROJECT);
+    cu_prof_begin(b, SP_STAGE_PROJECT);
     cuda_project(&P, n, b->K, cam, sh_degree, b->base.cfg.antialias, &b->proj, b->st);
     cu_prof_end(b);
 
-    cu_prof_begin(b, CU_ST_EMIT);
+    cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
     size_t tb = 0;
     cub::DeviceScan::InclusiveSum(NULL, tb, b->proj.touched, b->proj.offsets, n, b->st);
     if (cu_reserve(&b->mem, &b->scan_temp, tb, "scan scratch")) return -1;
@@ -242,12 +239,12 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
             return -1;
         b->pair_cap = cap;
     }
-    cu_prof_begin(b, CU_ST_EMIT);
+    cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
     cuda_emit_pairs(&b->proj, n, b->tiles_x, det, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p,
                     (uint32_t *)b->pair_gid.p, b->st);
     cu_prof_end(b);
 
-    cu_prof_begin(b, CU_ST_SORT);
+    cu_prof_begin(b, SP_STAGE_SORT);
     int end_bit = 32 + cuda_tile_bits(tiles);
     size_t sb = 0;
     /* Double-buffered sort: scratch stays small; the result lands in whichever buffer CUB picks. */
@@ -267,7 +264,7 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
                         (uint32_t *)b->inv.p, b->st);
     cu_prof_end(b);
 
-    cu_prof_begin(b, CU_ST_RANGES);
+    cu_prof_begin(b, SP_STAGE_TILE_RANGES);
     cuda_tile_ranges(b->sorted_keys, (int)np, tiles, (uint2 *)b->ranges.p, b->st);
     if (cu_reserve(&b->mem, &b->tile_order, cuda_tile_order_bytes(tiles), "tile order")) return -1;
     b->order = cuda_tile_order((const uint2 *)b->ranges.p, NULL, tiles, b->tile_order.p, b->st);
@@ -296,7 +293,7 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
             return -1;
         bk.chunk = (float4 *)b->chunk_state.p;
     }
-    cu_prof_begin(b, CU_ST_RASTER);
+    cu_prof_begin(b, SP_STAGE_RASTERIZE);
     cuda_rasterize(&b->proj, &bins, w, h, bg, &out, train || weight ? &bk : NULL, b->st);
     cu_prof_end(b);
     return cu_check(cudaGetLastError(), "forward");
@@ -436,7 +433,7 @@ static int cu_stage_view(sp_backend *base, int slot, const sp_view *v, sp_alpha_
 static int cu_mcmc_refine(sp_backend *base, float dead_opacity, int add, uint64_t seed, int *relocated, int *added) {
     cu_backend *b = (cu_backend *)base;
     cu_prof_open(b, 0);
-    cu_prof_begin(b, CU_ST_REFINE);
+    cu_prof_begin(b, SP_STAGE_REFINE);
     int rc = cuda_mcmc_refine(b, dead_opacity, add, seed, relocated, added);
     cu_prof_end(b);
     cu_prof_close(b);
@@ -589,7 +586,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_bins bins = current_bins(b);
     cu_raster fwd = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
 
-    cu_prof_begin(b, CU_ST_LOSS);
+    cu_prof_begin(b, SP_STAGE_LOSS);
     cuda_composite_target(view_pix, view->channels,
                           b->alpha == SP_ALPHA_PREMULTIPLIED, w, h, bg, (float *)b->target.p, b->st);
     double *acc = (double *)b->acc.p;
@@ -597,7 +594,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
               (float *)b->loss_work.p, (double *)b->partials.p, acc, acc + 3, b->st);
     cu_prof_end(b);
 
-    cu_prof_begin(b, CU_ST_BACKWARD);
+    cu_prof_begin(b, SP_STAGE_BACKWARD_RASTER);
     if (!det) cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
     if (b->base.cfg.backward_splat) {
         cu_buckets bk = {(float4 *)b->bucket_state.p, (int32_t *)b->tile_max_nc.p, NULL};
@@ -615,7 +612,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
                                &b->pgrad, b->st);
     cu_prof_end(b);
 
-    cu_prof_begin(b, CU_ST_PROJECT_BACK);
+    cu_prof_begin(b, SP_STAGE_PROJECT_BACK);
     /* project_back writes (not adds) its gradients: a view added to a pending sum goes through
      * grads_view */
     int add = b->grads_pending;
@@ -639,7 +636,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_prof_end(b);
     int rc = a->accumulate ? 0 : cuda_backend_adam(b, a);
     if (rc == 0 && !a->accumulate && a->noise_scale != 0.0f) { /* MCMC: after the update, as the reference */
-        cu_prof_begin(b, CU_ST_ADAM);
+        cu_prof_begin(b, SP_STAGE_ADAM);
         cuda_mcmc_noise(&P, n, a->noise_scale, a->noise_seed, b->st);
         cu_prof_end(b);
     }
@@ -659,7 +656,7 @@ int cuda_backend_adam(cu_backend *b, const sp_step_args *a) {
 
 int cuda_backend_adam_range(cu_backend *b, const sp_step_args *a, int64_t first, int64_t end) {
     int n = b->n;
-    cu_prof_begin(b, CU_ST_ADAM);
+    cu_prof_begin(b, SP_STAGE_ADAM);
     cu_adam_args aa = adam_args(a);
     cuda_adam_range((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, b->K,
                     first, end, &aa, b->st);
@@ -684,7 +681,7 @@ static int cu_take_loss(sp_backend *base, double *mean_loss, int *steps) {
 static int cu_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result *r) {
     cu_backend *b = (cu_backend *)base;
     cu_prof_open(b, 0);
-    cu_prof_begin(b, CU_ST_REFINE);
+    cu_prof_begin(b, SP_STAGE_REFINE);
     int rc = cuda_refine(b, a, r);
     b->grads_pending = 0; /* refine gives fresh zero gradients */
     cu_prof_end(b);
@@ -699,7 +696,7 @@ static int cu_mcmc_read(sp_backend *base, float *opacity_logits, float *log_scal
 static int cu_mcmc_apply(sp_backend *base, const sp_mcmc_plan *p) {
     cu_backend *b = (cu_backend *)base;
     cu_prof_open(b, 0);
-    cu_prof_begin(b, CU_ST_REFINE);
+    cu_prof_begin(b, SP_STAGE_REFINE);
     int rc = cuda_mcmc_apply(b, p);
     cu_prof_end(b);
     cu_prof_close(b);
@@ -804,9 +801,9 @@ static int cu_get_profile(sp_backend *base, sp_profile *p) {
     cu_backend *b = (cu_backend *)base;
     for (int r = 0; r < CU_PROF_RING; r++) prof_harvest(b, &b->prof[r]);
     memset(p, 0, sizeof *p);
-    p->num_stages = CU_NUM_STAGES;
-    for (int i = 0; i < CU_NUM_STAGES; i++) {
-        p->name[i] = k_stage_names[i];
+    p->num_stages = SP_STAGE_COUNT;
+    for (int i = 0; i < SP_STAGE_COUNT; i++) {
+        p->name[i] = sp_stage_name(i);
         p->ms[i] = b->prof_ms[i];
         p->busy_ms += b->prof_ms[i];
     }
@@ -831,6 +828,13 @@ extern "C" int sp_cuda_device_count(void) {
         return 0;
     }
     return n;
+}
+
+static int cu_available(void) { return sp_cuda_device_count() > 0; }
+
+static int cu_describe(const sp_backend_config *cfg, char *out, size_t n) {
+    snprintf(out, n, "cuda (device %d)", cfg->device);
+    return 0;
 }
 
 extern "C" sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg) {
@@ -865,3 +869,10 @@ fail:
     cu_destroy(&b->base);
     return NULL;
 }
+
+/* name, gpu, variants, mcmc, available, auto_pick (NULL: when available), create, describe, and
+ * several devices or processes through replicated.cu */
+extern "C" const sp_backend_kind sp_kind_cuda = {
+    "cuda", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_BACKWARD_SPLAT, 1, cu_available, NULL, sp_cuda_backend_create,
+    cu_describe, sp_replicated_create, sp_replicated_describe,
+};

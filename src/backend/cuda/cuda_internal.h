@@ -48,7 +48,7 @@ int cu_reserve(cu_mem *mem, cu_buf *b, size_t bytes, const char *what);
 /* Records a CUDA error as sp_error ("cuda: what: message"); returns -1 if err != success. */
 int cu_check(cudaError_t err, const char *what);
 
-/* Projected Gaussians on the device (layouts of sp_proj in backend/cpu/stages.h). */
+/* Projected Gaussians on the device (layouts of sp_proj in backend/ref/stages.h). */
 typedef struct {
     float *mean2d, *conic, *depth, *opacity, *color, *radius;
     int32_t *rect;
@@ -291,21 +291,8 @@ typedef struct {
     long prof_calls;
 } cu_backend;
 
-enum {
-    CU_ST_PROJECT,
-    CU_ST_EMIT,
-    CU_ST_SORT,
-    CU_ST_RANGES,
-    CU_ST_RASTER,
-    CU_ST_LOSS,
-    CU_ST_BACKWARD,
-    CU_ST_PROJECT_BACK,
-    CU_ST_ADAM,
-    CU_ST_REFINE,
-    CU_NUM_STAGES
-};
-
-/* Profiling spans (no-ops unless cfg.profile and a set is active). */
+/* Profiling spans (no-ops unless cfg.profile and a set is active), one profiling row per stage of
+ * backend.h (stage: SP_STAGE_PROJECT .. SP_STAGE_REFINE). */
 void cu_prof_begin(cu_backend *b, int stage);
 void cu_prof_end(cu_backend *b);
 /* Starts/ends a profiled span set (train_step, refine). */

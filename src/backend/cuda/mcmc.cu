@@ -2,7 +2,7 @@
  * regularizer gradients added in every step, the position noise after Adam, a relocation / growth
  * plan decided on the host (train/mcmc.c) applied by one small kernel, and the same decisions made
  * on the device (cuda_mcmc_refine: weights, prefix sums, draws and copies in a few kernels, two
- * scalars read back). Each follows the CPU reference (backend/cpu/mcmc.c, train/mcmc.c) operation
+ * scalars read back). Each follows the CPU reference (backend/ref/mcmc.c, train/mcmc.c) operation
  * for operation: the noise uses the PCG32 stream (seed, index) exactly as the host does, and the
  * decisions share backend/mcmc_rule.h with the host, so both draw the same Gaussians. */
 #include <math.h>
@@ -14,10 +14,10 @@
 #include "backend/mcmc_rule.h"
 
 extern "C" {
-#include "backend/cpu/mcmc.h" /* sp_mcmc_plan_check */
+#include "backend/ref/mcmc.h" /* sp_mcmc_plan_check */
 }
 
-/* the noise gate of backend/cpu/mcmc.h */
+/* the noise gate of backend/ref/mcmc.h */
 #define MCMC_GATE_K 100.0f
 #define MCMC_GATE_X0 0.995f
 

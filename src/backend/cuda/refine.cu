@@ -2,7 +2,7 @@
  * split candidates, the capacity cap (candidates taken in decreasing mean gradient, ties by index),
  * opacity decay/reset, pruning, and the new store built by stream compaction:
  * survivors in original order, then clones, then split children. The decisions follow the CPU
- * reference (backend/cpu/refine.c) step for step: the cap is always applied and a candidate that
+ * reference (backend/ref/refine.c) step for step: the cap is always applied and a candidate that
  * does not fit is skipped; opacity goes through sigma clamped to [1e-6, 1 - 1e-6]; clones and
  * children are not pruned on screen size. Split offsets use the PCG32
  * stream (seed, original index) exactly as sp_rng_seed/sp_rng_normal do on the host, so the noise

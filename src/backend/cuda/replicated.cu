@@ -19,13 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/nccl_lib.h"
 
 extern "C" {
 #include "backend/dist.h"
-sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg); /* cuda_backend.cu */
-int sp_cuda_device_count(void);
 }
 
 /* Seconds the other ranks wait for rank 0's id file. */

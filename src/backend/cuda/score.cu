@@ -1,7 +1,7 @@
 /* score.cu — evaluation scores on the GPU: the render quantized to 8 bits as sp_image_quantize
  * does, the exact sum of squared 8-bit differences against the ground truth (PSNR), and the SSIM
  * map of the two 8-bit images as sp_ssim_u8 computes it on the host (eval/metrics.c,
- * backend/cpu/loss.c): values v / 255 rounded to float, then in double, an 11x11 Gaussian window
+ * backend/ref/loss.c): values v / 255 rounded to float, then in double, an 11x11 Gaussian window
  * (σ 1.5, zero padding) applied as a horizontal then a vertical 11-tap sum in ascending tap
  * order, and the same formula. Every double operation is an explicit _rn intrinsic, so nothing is
  * fused into an FMA and each pixel's SSIM is the host's bit for bit; only the order of the final
@@ -10,7 +10,7 @@
 #include "backend/cuda/cuda_internal.h"
 
 extern "C" {
-#include "backend/cpu/loss.h"
+#include "backend/ref/loss.h"
 }
 
 #define SW 11

@@ -10,14 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/loss.h"
-#include "backend/cpu/mcmc.h"
+#include "backend/ref/loss.h"
+#include "backend/ref/mcmc.h"
 #include "backend/stage_ops.h"
 #include "backend/vulkan/vk_backend.h"
+#include "backend/vulkan/vulkan_backend.h"
 #include "core/core.h"
-
-static const char *k_stage_names[VS_COUNT] = {"project",   "emit_pairs", "sort",   "tile_ranges",     "rasterize",
-                                              "loss",      "backward_raster", "project_back", "adam", "refine"};
 
 int vk_usable_degree(int degree, int K) {
     int d = degree < 0 ? 0 : degree > 3 ? 3 : degree;
@@ -158,7 +156,7 @@ int vk_rec_project(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degree) {
     w[28] = (uint32_t)b->base.cfg.antialias;
     vk_buf *bufs[] = {&b->P, &b->mean2d, &b->conic, &b->depth, &b->opac, &b->color, &b->rect, &b->radius, &b->clamped};
     if (vk_dispatch(&b->c, k, VP_PROJECT, bufs, 9, w, vk_groups(b->n, VK_WG))) return -1;
-    vk_stamp(&b->c, k, VS_PROJECT);
+    vk_stamp(&b->c, k, SP_STAGE_PROJECT);
     return 0;
 }
 
@@ -202,7 +200,7 @@ int vk_rec_count(vk_backend *b, vk_cmd *k, int n) {
     if (vk_dispatch(&b->c, k, VP_EMIT_COUNT, bufs, 5, w, vk_groups(n + 1, VK_WG))) return -1;
     if (rec_scan(b, k, &b->offsets, n + 1, 0)) return -1;
     vk_copy(k, &b->offsets, (VkDeviceSize)n * 4, &b->rb, 0, 4);
-    vk_stamp(&b->c, k, VS_EMIT_PAIRS);
+    vk_stamp(&b->c, k, SP_STAGE_EMIT_PAIRS);
     return 0;
 }
 
@@ -220,7 +218,7 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
     vk_buf *eb[] = {&b->mean2d, &b->conic, &b->opac, &b->rect, &b->depth, &b->offsets,
                     &b->key_hi[0], &b->key_lo[0], &b->val[0], &b->pair_gid};
     if (vk_dispatch(c, k, VP_EMIT_PAIRS, eb, 10, w, vk_groups(n, VK_WG))) return -1;
-    vk_stamp(c, k, VS_EMIT_PAIRS);
+    vk_stamp(c, k, SP_STAGE_EMIT_PAIRS);
 
     /* sort: LSD radix (vk_sort_passes), every pass recorded (none runs a workgroup without pairs) */
     int passes = vk_sort_passes(tiles);
@@ -239,14 +237,14 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
         cur = 1 - cur;
     }
     b->cur = cur;
-    vk_stamp(c, k, VS_SORT);
+    vk_stamp(c, k, SP_STAGE_SORT);
 
     vk_fill(k, &b->range, 0, (VkDeviceSize)tiles * 8, 0);
     uint32_t tw[32] = {0};
     tw[21] = (uint32_t)tiles;
     vk_buf *tb[] = {&b->key_hi[cur], &b->val[cur], &b->pair_gid, &b->range, &b->sorted_gid, &b->pargs};
     if (vk_dispatch_indirect(c, k, VP_TILE_RANGES, tb, 6, tw, &b->pargs, VK_PA_RANGES * 4)) return -1;
-    vk_stamp(c, k, VS_TILE_RANGES);
+    vk_stamp(c, k, SP_STAGE_TILE_RANGES);
     return 0;
 }
 
@@ -260,7 +258,7 @@ int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float
     int weights = mode == 2;
     if (vk_dispatch(&b->c, k, weights ? VP_RASTERIZE_W : VP_RASTERIZE, bufs, weights ? 12 : 11, w, w[18] * w[19]))
         return -1;
-    vk_stamp(&b->c, k, VS_RASTERIZE);
+    vk_stamp(&b->c, k, SP_STAGE_RASTERIZE);
     return 0;
 }
 
@@ -295,7 +293,7 @@ int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint3
     rw[0] = chunks, rw[1] = chunks, rw[2] = slot;
     vk_buf *r2[] = {&b->red, &b->ring};
     if (vk_dispatch(c, k, VP_REDUCE, r2, 2, rw, 1)) return -1;
-    vk_stamp(c, k, VS_LOSS);
+    vk_stamp(c, k, SP_STAGE_LOSS);
     return 0;
 }
 
@@ -328,7 +326,7 @@ int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float 
         vk_buf *gb[] = {&b->offsets, &b->slots, &b->pgrad};
         if (vk_dispatch(c, k, VP_GRAD_GATHER, gb, 3, gw, vk_groups(n, VK_WG))) return -1;
     }
-    vk_stamp(c, k, VS_BACKWARD_RASTER);
+    vk_stamp(c, k, SP_STAGE_BACKWARD_RASTER);
     return 0;
 }
 
@@ -344,7 +342,7 @@ int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degr
     w[31] = (uint32_t)b->base.cfg.antialias;
     vk_buf *bufs[] = {&b->P, &b->rect, &b->clamped, &b->pgrad, &b->Gr, &b->st_accum, &b->st_count, &b->st_maxr, &b->radius};
     if (vk_dispatch(&b->c, k, VP_PROJECT_BACK, bufs, 9, w, vk_groups(b->n, VK_PB_WG))) return -1;
-    vk_stamp(&b->c, k, VS_PROJECT_BACK);
+    vk_stamp(&b->c, k, SP_STAGE_PROJECT_BACK);
     return 0;
 }
 
@@ -365,7 +363,7 @@ static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
     w[23] = a->adam_sparse ? 1u : 0u;
     vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2};
     if (vk_dispatch(&b->c, k, VP_ADAM, bufs, 4, w, vk_groups(l.total, VK_WG))) return -1;
-    vk_stamp(&b->c, k, VS_ADAM);
+    vk_stamp(&b->c, k, SP_STAGE_ADAM);
     return 0;
 }
 
@@ -425,7 +423,7 @@ static void log_accounting(const vk_backend *b) {
             "%.3f in vkQueueSubmit, %.1f waits and %.1f submissions per step), %.3f in take_loss, %.3f in "
             "params_finite, %.3f in refine",
             b->step_ms / st, ck->wait_ms / st, ck->query_ms / st, ck->submit_ms / st, ck->waits / st,
-            ck->submits / st, b->take_ms / st, b->finite_ms / st, b->ms[VS_REFINE] / st);
+            ck->submits / st, b->take_ms / st, b->finite_ms / st, b->ms[SP_STAGE_REFINE] / st);
     if (ck->dev_last > ck->dev_first) {
         double span = (double)(ck->dev_last - ck->dev_first) * b->c.ts_period * 1e-6;
         SP_INFO("vulkan: device per step: %.3f ms from the first to the last timestamp, %.3f inside timestamped "
@@ -657,12 +655,12 @@ static int rec_rest(vk_backend *b, vk_cmd *k, const sp_step_args *a, int prof) {
         return -1;
     if (a->opacity_reg != 0.0f || a->scale_reg != 0.0f) { /* MCMC: into the gradients, before Adam */
         if (vk_rec_mcmc_reg(b, k, a->opacity_reg, a->scale_reg)) return -1;
-        vk_stamp(&b->c, k, VS_PROJECT_BACK);
+        vk_stamp(&b->c, k, SP_STAGE_PROJECT_BACK);
     }
     if (rec_adam(b, k, a)) return -1;
     if (a->noise_scale != 0.0f) { /* MCMC: after the update, as the reference; profiled under adam */
         if (vk_rec_mcmc_noise(b, k, a->noise_scale, a->noise_seed)) return -1;
-        vk_stamp(&b->c, k, VS_ADAM);
+        vk_stamp(&b->c, k, SP_STAGE_ADAM);
     }
     return 0;
 }
@@ -736,7 +734,7 @@ static int vk_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result
     if (vk_wait_all(b)) return -1; /* the steps in flight are their own rows */
     double t0 = sp_now();
     int rc = vk_refine_run(b, a, r);
-    b->ms[VS_REFINE] += 1e3 * (sp_now() - t0);
+    b->ms[SP_STAGE_REFINE] += 1e3 * (sp_now() - t0);
     return rc;
 }
 
@@ -758,7 +756,7 @@ static int vk_mcmc_apply(sp_backend *base, const sp_mcmc_plan *p) {
     if (vk_wait_all(b)) return -1;
     double t0 = sp_now();
     int rc = vk_mcmc_apply_run(b, p);
-    b->ms[VS_REFINE] += 1e3 * (sp_now() - t0);
+    b->ms[SP_STAGE_REFINE] += 1e3 * (sp_now() - t0);
     return rc;
 }
 
@@ -823,9 +821,9 @@ static int vk_get_profile(sp_backend *base, sp_profile *p) {
     vk_backend *b = (vk_backend *)base;
     if (vk_wait_all(b)) return -1;
     memset(p, 0, sizeof *p);
-    p->num_stages = VS_COUNT;
-    for (int i = 0; i < VS_COUNT; i++) {
-        p->name[i] = k_stage_names[i];
+    p->num_stages = SP_STAGE_COUNT;
+    for (int i = 0; i < SP_STAGE_COUNT; i++) {
+        p->name[i] = sp_stage_name(i);
         p->ms[i] = b->ms[i];
         p->busy_ms += b->ms[i];
     }
@@ -856,7 +854,7 @@ static const sp_backend_ops vk_ops = {
     .stages = &vk_stage_ops,
 };
 
-sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg) {
+static sp_backend *vk_create(const sp_backend_config *cfg) {
     vk_backend *b = SP_NEW(vk_backend, 1);
     b->base.ops = &vk_ops;
     b->base.cfg = *cfg;
@@ -874,3 +872,22 @@ sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg) {
     }
     return &b->base;
 }
+
+static int vk_kind_describe(const sp_backend_config *cfg, char *out, size_t n) {
+    if (vk_describe(cfg->device, cfg->cas_atomics, out, n) == 0) return 0;
+    snprintf(out, n, "vulkan: %s", sp_last_error());
+    return -1;
+}
+
+/* auto picks a hardware device only (software Vulkan is slower than the cpu backend); the parity
+ * harness runs on any, lavapipe included. */
+const sp_backend_kind sp_kind_vulkan = {
+    .name = "vulkan",
+    .gpu = 1,
+    .variants = SP_VARIANT_DETERMINISTIC | SP_VARIANT_CAS_ATOMICS,
+    .mcmc = 1,
+    .available = vk_available,
+    .auto_pick = vk_hardware_available,
+    .create = vk_create,
+    .describe = vk_kind_describe,
+};

@@ -56,7 +56,7 @@ typedef struct {
     double loss_sum;
     int loss_steps, loss_bad;
     /* profile */
-    double ms[VS_COUNT];
+    double ms[SP_STAGE_COUNT];
     long steps;
     double t_count, gap_ms; /* host: when the pair count was read; time from there to the submission */
     /* where the wall time goes (profile): host time inside train_step, take_loss, params_finite;

@@ -618,8 +618,3 @@ void vk_copy(vk_cmd *k, vk_buf *src, VkDeviceSize soff, vk_buf *dst, VkDeviceSiz
     vkCmdCopyBuffer(k->cb, src->buf, dst->buf, 1, &reg);
     full_barrier(k->cb);
 }
-
-/* The backend.h entry points. */
-int sp_vulkan_hardware_available(void) { return vk_hardware_available(); }
-int sp_vulkan_available(void) { return vk_available(); }
-int sp_vulkan_describe(int device, int cas_atomics, char *out, size_t n) { return vk_describe(device, cas_atomics, out, n); }

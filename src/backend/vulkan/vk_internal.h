@@ -9,8 +9,8 @@
 #include <vulkan/vulkan.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/refine.h"
-#include "backend/cpu/stages.h"
+#include "backend/ref/refine.h"
+#include "backend/ref/stages.h"
 
 /* Compute pipelines, one per shader (or shader variant). */
 enum {
@@ -32,10 +32,6 @@ extern const vk_spirv vk_shaders[VP_COUNT];
 #define VK_WG 256            /* workgroup size of every shader but project_back */
 #define VK_PB_WG 64          /* project_back's (shaders/project_back.comp: SH staged in shared memory) */
 #define VK_CHUNK (4 * VK_WG) /* elements per workgroup in scan and sort */
-
-/* Profiling rows (DESIGN.md names). */
-enum { VS_PROJECT, VS_EMIT_PAIRS, VS_SORT, VS_TILE_RANGES, VS_RASTERIZE, VS_LOSS, VS_BACKWARD_RASTER,
-       VS_PROJECT_BACK, VS_ADAM, VS_REFINE, VS_COUNT };
 
 typedef struct {
     VkBuffer buf;
@@ -136,7 +132,8 @@ int vk_dispatch_indirect(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, in
                          vk_buf *args, VkDeviceSize at);
 void vk_fill(vk_cmd *k, vk_buf *b, VkDeviceSize off, VkDeviceSize bytes, uint32_t value);
 void vk_copy(vk_cmd *k, vk_buf *src, VkDeviceSize soff, vk_buf *dst, VkDeviceSize doff, VkDeviceSize bytes);
-/* Timestamp closing stage `stage` (no-op without profiling). */
+/* Timestamp closing stage `stage` (no-op without profiling). The profiling rows are the stages of
+ * backend.h, one each: stage is one of SP_STAGE_PROJECT .. SP_STAGE_REFINE. */
 void vk_stamp(vk_ctx *c, vk_cmd *k, int stage);
 
 /* One line about a device for `splat check`; -1 when Vulkan has no usable device. */

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/mcmc.h"
-#include "backend/cpu/refine.h"
+#include "backend/ref/mcmc.h"
+#include "backend/ref/refine.h"
 #include "backend/vulkan/vk_backend.h"
 #include "core/core.h"
 

@@ -1,6 +1,6 @@
 #version 450
 // adam.comp — stage `adam`: one bias-corrected Adam update over every parameter group of the
-// parameter buffer at once (backend/cpu/adam.c). Five regions (start, length) with their own
+// parameter buffer at once (backend/ref/adam.c). Five regions (start, length) with their own
 // learning rates; in the SH region the first 3 floats of each Gaussian (DC) take lr_dc.
 // Words (no camera here): 0-5 lr means, log_scales, quats, opacity, sh dc, sh rest;
 // 6 beta1, 7 beta2, 8 eps, 9 1-beta1^t, 10 1-beta2^t; 11-20 (start, length) x 5; 21 floats per

@@ -3,7 +3,7 @@
 // and the target y of the tile and its 5-pixel border go into shared memory (zero outside the
 // image: the window's zero padding), the horizontal window sums of x, y, x², y², x y are formed
 // for the tile's 26 rows, and the vertical sums of those give each pixel's SSIM terms
-// (backend/cpu/loss.c). Writes the per-pixel sums of |r - t| and of S (for the loss), the L1
+// (backend/ref/loss.c). Writes the per-pixel sums of |r - t| and of S (for the loss), the L1
 // gradient into dl_drgb, and the maps G = dL/dS · dS/d(mx, sxx, sxy) for the SSIM gradient
 // (loss_grad.comp). Words: 0 width, 1 height, 2 dL/dS (-lambda / N), 3 L1 gradient
 // (1 - lambda) / N, 4 C1, 5 C2, 6 tiles across, 8-18 window.

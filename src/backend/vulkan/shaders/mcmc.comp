@@ -1,6 +1,6 @@
 #version 450
 // mcmc.comp — the per-step terms of MCMC densification over the parameter buffer
-// (backend/cpu/mcmc.c, docs/math.md "MCMC"), one invocation per Gaussian:
+// (backend/ref/mcmc.c, docs/math.md "MCMC"), one invocation per Gaussian:
 //   mode 0: the regularizer gradients added to Gr: w_o * s (1 - s) per opacity logit (s its
 //           sigmoid) and w_s * exp(l) per log-scale;
 //   mode 1: the position noise on P's means: f * Sigma e, f = noise scale times the gate of the

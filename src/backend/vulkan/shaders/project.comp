@@ -1,6 +1,6 @@
 #version 450
 // project.comp — stage `project`: per Gaussian, world -> camera, EWA 2D covariance + low-pass,
-// depth, tile rect, opacity and SH colour (docs/math.md; backend/cpu/stage_math.h sp_m_project).
+// depth, tile rect, opacity and SH colour (docs/math.md; backend/ref/stage_math.h sp_m_project).
 // Args: n, K, degree, offsets of means, log_scales, quats, opacity logits, sh in P; antialias.
 #include "common.glsl"
 

@@ -1,5 +1,5 @@
 // shmath.glsl — spherical harmonics (degree 0..3, the 3DGS real basis) and the per-Gaussian
-// geometry of `project` (docs/math.md), as in backend/cpu/stage_math.h, in float.
+// geometry of `project` (docs/math.md), as in backend/ref/stage_math.h, in float.
 
 const float SH_C0 = 0.28209479177387814, SH_C1 = 0.4886025119029199;
 

@@ -29,8 +29,8 @@
 #include <omp.h>
 #endif
 
-#include "backend/cpu/loss.h"
-#include "backend/cpu/stages.h"
+#include "backend/ref/loss.h"
+#include "backend/ref/stages.h"
 #include "core/core.h"
 #include "core/threads.h"
 

@@ -1,7 +1,7 @@
 /* refine.h — the `refine` stage on host arrays: densification statistics → clone / split /
  * prune, opacity decay or reset, capacity cap (docs/math.md, "refine"). */
-#ifndef SPLAT_CPU_REFINE_H
-#define SPLAT_CPU_REFINE_H
+#ifndef SPLAT_REF_REFINE_H
+#define SPLAT_REF_REFINE_H
 
 #include "backend/backend.h"
 

@@ -1,11 +1,12 @@
-/* stages.h — the training stages of docs/math.md as plain functions over host arrays.
- * The CPU backend runs them; every GPU kernel is tested against them on random inputs.
+/* stages.h — the training stages of docs/math.md as plain functions over host arrays: the
+ * reference math of src/backend/ref/. The CPU backend (src/backend/cpu/) runs them; every GPU kernel
+ * is tested against them on random inputs; the trainer, the evaluation and the tests call them.
  * Multithreaded with OpenMP; results are bit-identical for identical inputs, whatever the thread
  * count (no stage sums across threads in a schedule-dependent order). The per-Gaussian and
  * per-pixel math lives in stage_math.h, written once over a real type (float here, double in the
  * gradient tests). */
-#ifndef SPLAT_CPU_STAGES_H
-#define SPLAT_CPU_STAGES_H
+#ifndef SPLAT_REF_STAGES_H
+#define SPLAT_REF_STAGES_H
 
 #include <stdint.h>
 

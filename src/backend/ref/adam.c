@@ -11,7 +11,7 @@
  * parallel region and the bias corrections of the last (β1, β2, step) are remembered per thread. */
 #include <math.h>
 
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 #include "core/threads.h"
 
 #define PARALLEL_MIN 16384 /* elements below which threads cost more than they save */

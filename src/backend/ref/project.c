@@ -3,12 +3,12 @@
  * results do not depend on the thread count. */
 #include <string.h>
 
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 #include "scene/gaussians.h"
 
 #define SP_REAL float
 #define SP_SUFFIX f
-#include "backend/cpu/stage_math.h"
+#include "backend/ref/stage_math.h"
 #include "core/threads.h"
 
 /* The degree actually evaluated: no more than the K stored coefficients hold. */

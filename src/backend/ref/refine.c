@@ -1,7 +1,7 @@
 /* refine.c — densification on the host: clone small Gaussians with large view-space gradients,
  * split large ones, prune transparent / huge ones, decay or reset opacity, cap the count.
  * Deterministic: split noise comes from per-Gaussian hashed streams (seed, index). */
-#include "backend/cpu/refine.h"
+#include "backend/ref/refine.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* loss.h — constants and helpers of the `loss` stage (fused L1 + D-SSIM) shared by the CPU
  * reference in loss.c, the GPU kernels and the evaluation metrics. The stage functions
  * themselves (cpu_loss, sp_ssim) are declared in stages.h. */
-#ifndef SPLAT_CPU_LOSS_H
-#define SPLAT_CPU_LOSS_H
+#ifndef SPLAT_REF_LOSS_H
+#define SPLAT_REF_LOSS_H
 
 #define SP_SSIM_RADIUS 5 /* window is (2 * radius + 1)^2 = 11 x 11 */
 #define SP_SSIM_WINDOW (2 * SP_SSIM_RADIUS + 1)

@@ -1,8 +1,8 @@
 /* mcmc.h — the MCMC densification terms on host arrays (refine.strategy = "mcmc", docs/math.md
  * "MCMC"): a plan applied to the stores, the regularizer gradients and the position noise. The
  * CPU backend runs them; the GPU backends are tested against them. */
-#ifndef SPLAT_CPU_MCMC_H
-#define SPLAT_CPU_MCMC_H
+#ifndef SPLAT_REF_MCMC_H
+#define SPLAT_REF_MCMC_H
 
 #include "backend/backend.h"
 

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/stages.h"
+#include "backend/ref/stages.h"
 #include "backend/tile_cull.h"
 #include "core/core.h"
 
 #define SP_REAL float
 #define SP_SUFFIX f
-#include "backend/cpu/stage_math.h"
+#include "backend/ref/stage_math.h"
 #include "core/threads.h"
 
 _Static_assert(SP_TILE * SP_TILE <= 256, "the tile functions of stage_math.h hold at most 256 pixels");

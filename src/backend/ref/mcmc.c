@@ -1,12 +1,12 @@
 /* mcmc.c — MCMC densification on host stores (mcmc.h): the plan the trainer decided (relocated
  * and new Gaussians), the opacity and scale regularizer gradients, the position noise. */
-#include "backend/cpu/mcmc.h"
+#include "backend/ref/mcmc.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/refine.h"
+#include "backend/ref/refine.h"
 #include "core/core.h"
 #include "core/threads.h"
 
