@@ -2,7 +2,7 @@
 # End to end for every GPU backend compiled in whose device is present (the kinds come from
 # `test_backend_ops --list`): a short training run on the 200x200 NeRF-synthetic lego with the CPU
 # backend and with each GPU backend at the same steps must land within a stated test PSNR of each
-# other (0.2 dB for cuda, 0.3 dB for any other kind), every backward variant a kind has included;
+# other (0.2 dB for cuda, 0.3 dB for any other kind), in every variant a kind has;
 # deterministic mode twice must give byte-identical .ply files; where a kind has a compare-and-swap
 # fallback for float atomics, forcing it (backend.cas_atomics) lands within 0.2 dB of native atomics. Without a GPU backend with a device
 # it says so and passes (the parity harness reports the same kinds as skipped).
@@ -48,27 +48,22 @@ pc=$(run cpu --set backend.kind=cpu)
 echo "lego $STEPS steps, $INIT initial Gaussians: cpu test PSNR $pc dB ($(( $(date +%s) - t0 )) s)"
 for i in "${!kinds[@]}"; do
   k=${kinds[$i]}; tol=$(tolerance "$k")
-  backwards=(pixel); [[ ",${variants[$i]}," == *,backward_splat,* ]] && backwards+=(splat)
-  for bw in "${backwards[@]}"; do
-    pg=$(run "$k-$bw" --set backend.kind="$k" --set backend.backward="$bw")
-    echo "lego $STEPS steps: $k ($bw backward) test PSNR $pg dB"
-    within "$pc" "$pg" "$tol" && ok "$k ($bw backward) within $tol dB of cpu" || bad "$k ($bw backward) PSNR $pg vs cpu $pc (tol $tol dB)"
-  done
+  pg=$(run "$k" --set backend.kind="$k")
+  echo "lego $STEPS steps: $k test PSNR $pg dB"
+  within "$pc" "$pg" "$tol" && ok "$k within $tol dB of cpu" || bad "$k PSNR $pg vs cpu $pc (tol $tol dB)"
   if [[ ",${variants[$i]}," == *,cas_atomics,* ]]; then
     pa=$(run "$k-cas" --set backend.kind="$k" --set backend.cas_atomics=true)
-    pn=$(sed -n 's/^test_psnr = //p' "$TMP/$k-pixel/result.toml")
+    pn=$(sed -n 's/^test_psnr = //p' "$TMP/$k/result.toml")
     echo "lego $STEPS steps: $k with compare-and-swap atomics test PSNR $pa dB"
     within "$pn" "$pa" 0.2 && ok "$k compare-and-swap atomics within 0.2 dB of native" \
       || bad "$k compare-and-swap atomics PSNR $pa vs native $pn (tol 0.2 dB)"
   fi
   if [[ ",${variants[$i]}," == *,deterministic,* ]]; then
-    for bw in "${backwards[@]}"; do
-      # DSTEPS steps with refines inside them (every 20 steps from step 20)
-      for r in 1 2; do run "$k-$bw-det$r" --set backend.kind="$k" --set backend.backward="$bw" --set backend.deterministic=true \
-        --set trainer.max_steps="$DSTEPS" --set refine.start=20 --set refine.every=20 >/dev/null; done
-      cmp -s "$TMP/$k-$bw-det1/point_cloud.ply" "$TMP/$k-$bw-det2/point_cloud.ply" \
-        && ok "$k deterministic ($bw backward): identical .ply twice" || bad "$k deterministic runs differ ($bw backward)"
-    done
+    # DSTEPS steps with refines inside them (every 20 steps from step 20)
+    for r in 1 2; do run "$k-det$r" --set backend.kind="$k" --set backend.deterministic=true \
+      --set trainer.max_steps="$DSTEPS" --set refine.start=20 --set refine.every=20 >/dev/null; done
+    cmp -s "$TMP/$k-det1/point_cloud.ply" "$TMP/$k-det2/point_cloud.ply" \
+      && ok "$k deterministic: identical .ply twice" || bad "$k deterministic runs differ"
   fi
 done
 finish

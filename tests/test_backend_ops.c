@@ -1,6 +1,6 @@
 /* test_backend_ops.c — the one parity harness for every backend (ggml's test-backend-ops is the
  * model). For every backend kind compiled in (backend.h's table) whose device is present, under
- * every variant it honours (deterministic on/off, backward_splat, cas_atomics), every stage of its
+ * every variant it honours (deterministic on/off, cas_atomics), every stage of its
  * table (backend/stage_ops.h) runs on random inputs of several sizes and is compared with the CPU
  * reference (backend/ref/stages.h); project, project_back and the render / train_step check run
  * once more with the opacity-compensated filter on (sp_backend_config.antialias, first variant). Then whole steps through the backend's ops: render, one
@@ -839,10 +839,9 @@ static int variant_configs(const sp_backend_kind *k, sp_backend_config *out, cha
         sp_backend_config cfg;
         memset(&cfg, 0, sizeof cfg);
         cfg.deterministic = (v & SP_VARIANT_DETERMINISTIC) ? !!(s & SP_VARIANT_DETERMINISTIC) : !k->gpu;
-        cfg.backward_splat = !!(s & SP_VARIANT_BACKWARD_SPLAT);
         cfg.cas_atomics = !!(s & SP_VARIANT_CAS_ATOMICS);
-        snprintf(labels[n], 96, "%s[%s%s%s]", k->name, cfg.deterministic ? "deterministic" : "atomics",
-                 cfg.backward_splat ? ",backward_splat" : "", cfg.cas_atomics ? ",cas_atomics" : "");
+        snprintf(labels[n], 96, "%s[%s%s]", k->name, cfg.deterministic ? "deterministic" : "atomics",
+                 cfg.cas_atomics ? ",cas_atomics" : "");
         out[n++] = cfg;
     }
     return n;
@@ -855,7 +854,6 @@ static int list_kinds(void) {
         unsigned v = kinds[i]->variants;
         char vars[64] = "";
         if (v & SP_VARIANT_DETERMINISTIC) strcat(vars, ",deterministic");
-        if (v & SP_VARIANT_BACKWARD_SPLAT) strcat(vars, ",backward_splat");
         if (v & SP_VARIANT_CAS_ATOMICS) strcat(vars, ",cas_atomics");
         printf("%s %s %s %s\n", kinds[i]->name, kinds[i]->available() ? "device" : "no-device",
                kinds[i]->gpu ? "gpu" : "cpu", v ? vars + 1 : "-");

@@ -386,7 +386,6 @@ static splat_status ensure_backend(splat_context *ctx) {
     if (ctx->b) return SPLAT_OK;
     const sp_config *c = &ctx->cfg;
     sp_backend_config bc = {.threads = c->backend.threads, .deterministic = c->backend.deterministic,
-                            .backward_splat = !strcmp(c->backend.backward, "splat"),
                             .antialias = c->render.antialias};
     ctx->b = sp_backend_create(c->backend.kind, &bc);
     if (!ctx->b) return api_status_for_error(SPLAT_ERROR);

@@ -34,7 +34,6 @@ typedef struct {
     /* several processes: rank, world size and the NCCL id file (world 1 = this process alone) */
     int rank, world;
     const char *dist_file;
-    int backward_splat; /* cuda: per-splat backward_raster instead of per-pixel */
     int cas_atomics;    /* GPU: float atomic add through a compare-and-swap loop even where the device
                            has native float atomics (tests the fallback path) */
     int antialias;      /* project: opacity-compensated low-pass filter (render.antialias, docs/math.md) */
@@ -226,7 +225,6 @@ struct sp_backend {
  * enumerate them. */
 enum {
     SP_VARIANT_DETERMINISTIC = 1,   /* cfg.deterministic changes what runs (fixed-order reductions) */
-    SP_VARIANT_BACKWARD_SPLAT = 2,  /* cfg.backward_splat selects another backward_raster */
     SP_VARIANT_CAS_ATOMICS = 4,     /* cfg.cas_atomics forces the compare-and-swap float atomics */
 };
 typedef struct {

@@ -688,7 +688,6 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     {
         sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
                                 .profile = cfg->backend.profile, .device = 0,
-                                .backward_splat = !strcmp(cfg->backend.backward, "splat"),
                                 .cas_atomics = cfg->backend.cas_atomics,
                                 .reduce_chunks = cfg->backend.reduce_chunks,
                                 .antialias = cfg->render.antialias};

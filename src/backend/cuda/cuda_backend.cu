@@ -181,7 +181,7 @@ static cu_adam_args adam_args(const sp_step_args *a) {
 }
 
 /* ---- the forward half: project, emit_pairs, sort, tile_ranges, rasterize ---- */
-/* train: the backward pass follows (the per-splat variant needs the bucket state). weight: NULL, or
+/* train: the backward pass follows (it reads the chunk states). weight: NULL, or
  * where rasterize adds the blend weights (cu_buckets.weight). */
 static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg, int train,
                    unsigned long long *weight) {
@@ -275,18 +275,11 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     bins.wmask = (const uint8_t *)b->wmask.p;
     cu_prof_end(b);
     cu_raster out = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
-    cu_buckets bk = {NULL, NULL, NULL, weight};
+    cu_buckets bk = {NULL, NULL, weight};
     if (train) {
         if (cu_reserve(&b->mem, &b->tile_max_nc, (size_t)tiles * sizeof(int32_t), "tile contributor counts"))
             return -1;
         bk.tile_max_nc = (int32_t *)b->tile_max_nc.p;
-    }
-    if (train && b->base.cfg.backward_splat) {
-        if (cu_reserve(&b->mem, &b->bucket_state, cu_bucket_count(np, tiles) * CU_BLOCK * sizeof(float4),
-                       "per-splat backward state"))
-            return -1;
-        bk.state = (float4 *)b->bucket_state.p;
-    } else if (train) {
         if (cu_reserve(&b->mem, &b->chunk_state, cu_chunk_count(np, tiles) * CU_BLOCK * sizeof(float4),
                        "backward chunk state") ||
             cu_reserve(&b->mem, &b->chunk_work, cuda_chunk_items_bytes(tiles, np), "backward work list"))
@@ -321,7 +314,7 @@ static void cu_destroy(sp_backend *base) {
                       &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted, &b->pair_gid,
                       &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
-                      &b->partials, &b->acc,         &b->view_pix,   &b->bucket_state, &b->tile_max_nc,
+                      &b->partials, &b->acc,         &b->view_pix,   &b->tile_max_nc,
                       &b->chunk_state, &b->chunk_work, &b->weights, &b->score_u8, &b->score_part};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) cu_free(&b->mem, bufs[i]);
     for (int r = 0; r < CU_PROF_RING; r++)
@@ -596,12 +589,8 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
 
     cu_prof_begin(b, SP_STAGE_BACKWARD_RASTER);
     if (!det) cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
-    if (b->base.cfg.backward_splat) {
-        cu_buckets bk = {(float4 *)b->bucket_state.p, (int32_t *)b->tile_max_nc.p, NULL};
-        cuda_backward_raster_splat(&b->proj, &bins, w, h, &fwd, (const float *)b->dl_drgb.p, &bk, det,
-                                   (float *)b->pair_grad.p, &b->pgrad, b->st);
-    } else {
-        cu_buckets bk = {NULL, (int32_t *)b->tile_max_nc.p, (float4 *)b->chunk_state.p};
+    {
+        cu_buckets bk = {(int32_t *)b->tile_max_nc.p, (float4 *)b->chunk_state.p, NULL};
         cu_chunk_work work = cuda_chunk_items(bk.tile_max_nc, b->tiles_x * b->tiles_y, b->num_pairs,
                                               b->chunk_work.p, b->st);
         cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, &bk, &work, det,
@@ -873,6 +862,6 @@ fail:
 /* name, gpu, variants, mcmc, available, auto_pick (NULL: when available), create, describe, and
  * several devices or processes through replicated.cu */
 extern "C" const sp_backend_kind sp_kind_cuda = {
-    "cuda", 1, SP_VARIANT_DETERMINISTIC | SP_VARIANT_BACKWARD_SPLAT, 1, cu_available, NULL, sp_cuda_backend_create,
+    "cuda", 1, SP_VARIANT_DETERMINISTIC, 1, cu_available, NULL, sp_cuda_backend_create,
     cu_describe, sp_replicated_create, sp_replicated_describe,
 };

@@ -96,12 +96,9 @@ typedef struct {
     int32_t *n_contrib;
 } cu_raster;
 
-/* Per-splat backward: per-pixel state (T, colour in front) at the start of every bucket of 32
- * consecutive positions of a tile's list, [bucket][256 pixels], and each tile's largest contributor
- * count. Tile t's buckets start at cu_bucket_first(start_t, t): start/32 + t leaves room for
- * ceil(count/32) buckets per tile without a scan; num_pairs/32 + tiles buckets in all. */
+/* What rasterize leaves for the passes after it: each tile's largest contributor count, the
+ * per-pixel backward's chunk states, and blend weights when asked for. */
 typedef struct {
-    float4 *state;
     int32_t *tile_max_nc;
     float4 *chunk; /* per-pixel backward: the state at every CU_CHUNK-th position (cu_chunk_first) */
     /* blend weights: each Gaussian's alpha T summed over the pixels, in units of 1 / SP_BLEND_WEIGHT_UNIT
@@ -112,7 +109,8 @@ typedef struct {
 /* Per-pixel backward in chunks: a heavy tile's list is walked by several blocks, each over CU_CHUNK
  * positions, so the densest tiles no longer run alone at the end of the pass. A block starts from
  * the per-pixel state (T, colour in front) that the forward pass stored at its chunk's end. Tile
- * t's chunk states start at cu_chunk_first(start_t, t), as the buckets above. */
+ * t's chunk states start at cu_chunk_first(start_t, t): start / CU_CHUNK + t leaves room for
+ * ceil(count / CU_CHUNK) chunks per tile without a scan. */
 #define CU_CHUNK_LOG 8
 #define CU_CHUNK (1 << CU_CHUNK_LOG)
 static inline __host__ __device__ uint32_t cu_chunk_first(uint32_t start, int tile) {
@@ -131,10 +129,6 @@ typedef struct {
 size_t cuda_chunk_items_bytes(int tiles, int64_t num_pairs);
 cu_chunk_work cuda_chunk_items(const int32_t *tile_max_nc, int tiles, int64_t num_pairs, void *scratch,
                                cudaStream_t s);
-static inline __host__ __device__ uint32_t cu_bucket_first(uint32_t start, int tile) {
-    return (start >> 5) + (uint32_t)tile;
-}
-static inline size_t cu_bucket_count(int64_t num_pairs, int tiles) { return (size_t)(num_pairs / 32 + tiles + 1); }
 
 /* ---- stage launchers (all asynchronous on stream s) ---- */
 /* project.cu */
@@ -168,20 +162,16 @@ void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, const uint64_t *k
 /* Deterministic mode: ids[j] = pair_gid[perm[j]], inv[perm[j]] = j. */
 void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, uint32_t *inv,
                      cudaStream_t s);
-/* bk: NULL, or where the per-splat backward's bucket state goes (state, may be NULL) and each tile's
- * largest contributor count (tile_max_nc, may be NULL). */
+/* bk: NULL, or where the chunk states (chunk, may be NULL), each tile's largest contributor count
+ * (tile_max_nc, may be NULL) and the blend weights (weight, may be NULL) go. */
 void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg, cu_raster *out,
                     const cu_buckets *bk, cudaStream_t s);
-/* Backward variants sit side by side; per-pixel is the default. With deterministic, per-pair
- * contributions go to pair_grad [num_pairs][9] and cuda_reduce_pair_grads sums them per Gaussian. */
+/* The per-pixel backward in chunks. With deterministic, per-pair contributions go to pair_grad
+ * [num_pairs][9] and cuda_reduce_pair_grads sums them per Gaussian. */
 void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg,
                                 const cu_raster *fwd, const float *dl_drgb, const cu_buckets *bk,
                                 const cu_chunk_work *work, int deterministic, float *pair_grad, cu_proj_grad *g,
                                 cudaStream_t s);
-/* Per-splat variant; needs the bucket state the forward pass stored (cuda_rasterize with bk). */
-void cuda_backward_raster_splat(const cu_proj *proj, const cu_bins *bins, int w, int h, const cu_raster *fwd,
-                                const float *dl_drgb, const cu_buckets *bk, int deterministic, float *pair_grad,
-                                cu_proj_grad *g, cudaStream_t s);
 /* seg_end[i]: inclusive end of Gaussian i's segment in pos[]; pos[k] = sorted pair position. */
 void cuda_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, const uint32_t *pos, int n,
                             cu_proj_grad *g, cudaStream_t s);
@@ -258,7 +248,7 @@ typedef struct {
     cu_buf ranges;
     cu_buf tile_order;      /* cuda_tile_order's scratch */
     const uint32_t *order;  /* the tiles, most pairs first (inside tile_order) */
-    cu_buf bucket_state, tile_max_nc; /* per-splat backward (cu_buckets) */
+    cu_buf tile_max_nc;               /* each tile's largest contributor count (cu_buckets) */
     cu_buf chunk_state, chunk_work;   /* per-pixel backward in chunks (cu_buckets.chunk, cu_chunk_work) */
     cu_buf weights;                   /* blend weights (cu_buckets.weight), allocated when asked for */
     cu_buf score_u8, score_part;      /* evaluation scores (cu_score): 8-bit images, partial sums */

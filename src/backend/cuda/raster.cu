@@ -147,11 +147,12 @@ void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pai
 /* ---- rasterize ---- */
 /* Each warp (8x4 pixels, cu_tile_lx/ly) walks its tile's list on its own, 32 positions at a time:
  * a lane whose position's warp mask (cuda_warp_masks) has the warp's bit loads that Gaussian into
- * the warp's slice of shared memory, and the warp then blends only those hits, in list order. No block-wide barrier inside the walk: a warp whose pixels are all done leaves
- * while the others go on, and the next batch's loads are issued before the current one is blended.
- * STATE 1 (training with the per-splat backward): at every 32nd position of its tile's list a pixel
- * still blending stores (T, accumulated colour) into its bucket's slot; STATE 2 (the per-pixel
- * backward in chunks): the same at every CU_CHUNK-th position. With bk.tile_max_nc the block
+ * the warp's slice of shared memory, and the warp then blends only those hits, in list order. No
+ * block-wide barrier inside the walk: a warp whose pixels are all done leaves while the others go
+ * on, and the next batch's loads are issued before the current one is blended.
+ * STATE 2 (training: the per-pixel backward in chunks): at every CU_CHUNK-th position of its
+ * tile's list a pixel still blending stores (T, accumulated colour) into its chunk's slot; STATE 3:
+ * blend weights summed per Gaussian (cu_buckets.weight). With bk.tile_max_nc the block
  * records the largest contributor count of the tile. */
 
 /* The level tau of sp_tile_tau in float: __logf's error is far inside the 0.1 % widening. */
@@ -230,7 +231,6 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
     uint2 rg = bins.range[tile];
     int start = (int)rg.x, end = (int)rg.y;
-    float4 *state = STATE == 1 ? bk.state + (size_t)cu_bucket_first(start, tile) * CU_BLOCK + t : NULL;
     float4 *chunk = STATE == 2 ? bk.chunk + (size_t)cu_chunk_first(start, tile) * CU_BLOCK + t : NULL;
     int wl = (int)threadIdx.x >> 5; /* the warp within this block */
     float2 *w_mean = s_mean + wl * 32;
@@ -259,7 +259,6 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
         mcur = mnext;
         mnext = base + 64 + lane < end ? (wm[base + 64 + lane] >> wp) & 1 : 0;
         if (mcur) sp = cu_load_splat(proj, gid = bins.ids[base + 32 + lane]);
-        if (STATE == 1 && !done) state[(size_t)((base - start) >> 5) * CU_BLOCK] = make_float4(T, C0, C1, C2);
         if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
             chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
         /* CU_RASTER_ILP hits at a time: their alphas are independent, so they are computed together
@@ -322,7 +321,6 @@ void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, floa
     if (bk && bk->tile_max_nc) cudaMemsetAsync(bk->tile_max_nc, 0, (size_t)tiles * sizeof(int32_t), s);
     unsigned grid = (unsigned)tiles * CU_RASTER_PARTS;
     if (bk && bk->weight) k_rasterize<3><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
-    else if (bk && bk->state) k_rasterize<1><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
     else if (bk && bk->chunk) k_rasterize<2><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, *bk);
     else k_rasterize<0><<<grid, CU_RASTER_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *out, bk ? *bk : cu_buckets{});
 }
@@ -654,118 +652,3 @@ void cuda_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, con
     k_reduce_pair_grads<<<CU_GRID(n, 256), 256, 0, s>>>(pair_grad, seg_end, pos, n, *g);
 }
 
-/* ---- backward_raster, per-splat variant ----
- * One block per tile, one warp per bucket of 32 consecutive list positions, one lane per
- * Gaussian. The warp walks the tile's 256 pixels as a pipeline: at iteration t lane l works on
- * pixel t - l, taking that pixel's (T, colour in front) from lane l - 1 (lane 0 reads the state the
- * forward pass stored at the bucket start). Each lane keeps its Gaussian's 9 gradient values in
- * registers: no reductions, one write per (tile, Gaussian) pair. The colour behind a Gaussian is
- * the final pixel colour minus the colour in front of it and its own share. */
-template <int DET>
-__global__ void __launch_bounds__(CU_BLOCK) k_backward_splat(cu_proj proj, cu_bins bins, int w, int h,
-                                                             cu_raster fwd, const float *dl_drgb, cu_buckets bk,
-                                                             float *pair_grad, cu_proj_grad G) {
-    __shared__ float3 s_dl[CU_BLOCK];
-    __shared__ float3 s_rgb[CU_BLOCK];
-    __shared__ int s_nc[CU_BLOCK];
-    int tile = bins.order ? (int)bins.order[blockIdx.x] : (int)blockIdx.x;
-    int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    {
-        int px = tx * CU_TILE + cu_tile_lx((int)threadIdx.x), py = ty * CU_TILE + cu_tile_ly((int)threadIdx.x);
-        int nc = 0;
-        float3 dl = make_float3(0.0f, 0.0f, 0.0f), rgb = dl;
-        if (px < w && py < h) {
-            size_t pix = (size_t)py * w + px;
-            nc = fwd.n_contrib[pix];
-            dl = make_float3(dl_drgb[3 * pix], dl_drgb[3 * pix + 1], dl_drgb[3 * pix + 2]);
-            rgb = make_float3(fwd.rgb[3 * pix], fwd.rgb[3 * pix + 1], fwd.rgb[3 * pix + 2]);
-        }
-        s_nc[threadIdx.x] = nc;
-        s_dl[threadIdx.x] = dl;
-        s_rgb[threadIdx.x] = rgb;
-    }
-    __syncthreads();
-    uint2 rg = bins.range[tile];
-    int start = (int)rg.x, end = (int)rg.y;
-    int max_nc = bk.tile_max_nc[tile];
-    if (DET) { /* positions nobody blended get zero contributions */
-        for (int j = start + max_nc + (int)threadIdx.x; j < end; j += CU_BLOCK)
-            for (int c = 0; c < CU_PAIR_GRADS; c++) pair_grad[(size_t)j * CU_PAIR_GRADS + c] = 0.0f;
-    }
-    float ox = (float)(tx * CU_TILE) + 0.5f, oy = (float)(ty * CU_TILE) + 0.5f;
-    int nb = (max_nc + 31) >> 5;
-    for (int b = warp; b < nb; b += CU_BLOCK / 32) {
-        int kl = b * 32 + lane; /* this lane's position in the tile's list */
-        int active = kl < max_nc;
-        cu_splat sp = {};
-        uint32_t g = 0;
-        if (active) sp = cu_load_splat(proj, g = bins.ids[start + kl]);
-        float2 m = sp.m;
-        float4 co = sp.co;
-        float3 col = sp.col;
-        float v[CU_PAIR_GRADS];
-        for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
-        const float4 *st = bk.state + (size_t)(cu_bucket_first(start, tile) + b) * CU_BLOCK;
-        float T = 0.0f, F0 = 0.0f, F1 = 0.0f, F2 = 0.0f;
-        for (int t = 0; t < CU_BLOCK + 31; t++) {
-            T = __shfl_up_sync(0xffffffffu, T, 1);
-            F0 = __shfl_up_sync(0xffffffffu, F0, 1);
-            F1 = __shfl_up_sync(0xffffffffu, F1, 1);
-            F2 = __shfl_up_sync(0xffffffffu, F2, 1);
-            int p = t - lane;
-            if (lane == 0 && t < CU_BLOCK && kl < s_nc[t]) {
-                float4 s0 = st[t];
-                T = s0.x, F0 = s0.y, F1 = s0.z, F2 = s0.w;
-            }
-            if (p < 0 || p >= CU_BLOCK || !(kl < s_nc[p])) continue;
-            float dx = m.x - (ox + (float)cu_tile_lx(p)), dy = m.y - (oy + (float)cu_tile_ly(p));
-            float power = -0.5f * (co.x * dx * dx + co.z * dy * dy) - co.y * dx * dy;
-            float e = __expf(power);
-            float gw = co.w * e;
-            float alpha = fminf(0.99f, gw);
-            if (power > 0.0f || alpha < 1.0f / 255.0f) continue;
-            float3 dl = s_dl[p], rgb = s_rgb[p];
-            float at = alpha * T;
-            float ia = __frcp_rn(1.0f - alpha);
-            v[6] += at * dl.x, v[7] += at * dl.y, v[8] += at * dl.z;
-            float B0 = rgb.x - F0 - col.x * at, B1 = rgb.y - F1 - col.y * at, B2 = rgb.z - F2 - col.z * at;
-            float dalpha = dl.x * (col.x * T - B0 * ia) + dl.y * (col.y * T - B1 * ia) + dl.z * (col.z * T - B2 * ia);
-            F0 += col.x * at, F1 += col.y * at, F2 += col.z * at;
-            T *= 1.0f - alpha;
-            /* straight through the 0.99 clamp (3DGS convention) */
-            v[5] += dalpha * e;
-            float dpow = dalpha * gw;
-            v[2] += dpow * (-0.5f * dx * dx);
-            v[3] += dpow * (-dx * dy);
-            v[4] += dpow * (-0.5f * dy * dy);
-            v[0] += dpow * (-(co.x * dx + co.y * dy));
-            v[1] += dpow * (-(co.y * dx + co.z * dy));
-        }
-        if (!active) continue;
-        if (DET) {
-            for (int c = 0; c < CU_PAIR_GRADS; c++) pair_grad[(size_t)(start + kl) * CU_PAIR_GRADS + c] = v[c];
-        } else {
-            atomicAdd(&G.mean2d[2 * g], v[0]);
-            atomicAdd(&G.mean2d[2 * g + 1], v[1]);
-            atomicAdd(&G.conic[3 * g], v[2]);
-            atomicAdd(&G.conic[3 * g + 1], v[3]);
-            atomicAdd(&G.conic[3 * g + 2], v[4]);
-            atomicAdd(&G.opacity[g], v[5]);
-            atomicAdd(&G.color[3 * g], v[6]);
-            atomicAdd(&G.color[3 * g + 1], v[7]);
-            atomicAdd(&G.color[3 * g + 2], v[8]);
-        }
-    }
-}
-
-void cuda_backward_raster_splat(const cu_proj *proj, const cu_bins *bins, int w, int h, const cu_raster *fwd,
-                                const float *dl_drgb, const cu_buckets *bk, int deterministic, float *pair_grad,
-                                cu_proj_grad *g, cudaStream_t s) {
-    int tiles = bins->tiles_x * bins->tiles_y;
-    if (tiles <= 0) return;
-    if (deterministic)
-        k_backward_splat<1><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, *fwd, dl_drgb, *bk, pair_grad, *g);
-    else
-        k_backward_splat<0><<<tiles, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, *fwd, dl_drgb, *bk, pair_grad, *g);
-}

@@ -235,12 +235,12 @@ static int st_rasterize(sp_backend *b, const sp_proj *proj, int n, const sp_bins
 }
 
 /* backward_raster under the backend's config: deterministic (per-pair slots, then a fixed-order sum
- * per Gaussian) or float atomics; per-pixel or per-splat. Both run the GPU forward pass first (it
- * leaves the state they read: buckets, or the per-pixel variant's chunk states and each tile's
- * largest contributor count) and use that pass's output. */
+ * per Gaussian) or float atomics. It runs the GPU forward pass first (which leaves the state the
+ * backward reads: the chunk states and each tile's largest contributor count) and uses that pass's
+ * output. */
 static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
                               const float bg[3], const sp_raster_out *fwd, const float *dl_drgb, sp_proj_grad *g) {
-    int deterministic = b->cfg.deterministic, splat = b->cfg.backward_splat;
+    int deterministic = b->cfg.deterministic;
     arena A;
     arena_begin(&A, b);
     int w = cam->width, h = cam->height;
@@ -281,23 +281,14 @@ static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const s
     with_masks(&A, bins, &d, &db);
     cu_buckets bk = {NULL, NULL, NULL};
     bk.tile_max_nc = (int32_t *)arena_alloc(&A, (size_t)tiles * 4);
-    void *work_scratch = NULL;
-    if (splat) {
-        bk.state = (float4 *)arena_alloc(&A, cu_bucket_count(bins->num_pairs, tiles) * CU_BLOCK * sizeof(float4));
-    } else {
-        bk.chunk = (float4 *)arena_alloc(&A, cu_chunk_count(bins->num_pairs, tiles) * CU_BLOCK * sizeof(float4));
-        work_scratch = arena_alloc(&A, cuda_chunk_items_bytes(tiles, bins->num_pairs));
-    }
+    bk.chunk = (float4 *)arena_alloc(&A, cu_chunk_count(bins->num_pairs, tiles) * CU_BLOCK * sizeof(float4));
+    void *work_scratch = arena_alloc(&A, cuda_chunk_items_bytes(tiles, bins->num_pairs));
     if (!A.failed) {
         float3 b3 = make_float3(bg[0], bg[1], bg[2]);
-        /* the GPU forward pass replaces fwd: it leaves the state both variants read */
+        /* the GPU forward pass replaces fwd: it leaves the state the backward reads */
         cuda_rasterize(&d, &db, w, h, b3, &r, &bk, 0);
-        if (splat) {
-            cuda_backward_raster_splat(&d, &db, w, h, &r, dl, &bk, deterministic, pair_grad, &G, 0);
-        } else {
-            cu_chunk_work work = cuda_chunk_items(bk.tile_max_nc, tiles, bins->num_pairs, work_scratch, 0);
-            cuda_backward_raster_pixel(&d, &db, w, h, b3, &r, dl, &bk, &work, deterministic, pair_grad, &G, 0);
-        }
+        cu_chunk_work work = cuda_chunk_items(bk.tile_max_nc, tiles, bins->num_pairs, work_scratch, 0);
+        cuda_backward_raster_pixel(&d, &db, w, h, b3, &r, dl, &bk, &work, deterministic, pair_grad, &G, 0);
         if (deterministic && n > 0) cuda_reduce_pair_grads(pair_grad, seg_end, pos, n, &G, 0);
         down(g->mean2d, G.mean2d, N * 2 * 4);
         down(g->conic, G.conic, N * 3 * 4);
