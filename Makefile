@@ -195,7 +195,7 @@ $(BUILD)/examples/%: examples/%.c include/splat.h $(BUILD)/libsplat.a $(PORTABLE
 # Libs.private: what libsplat.a needs with this build's backends (the CUDA runtime, libvulkan
 # when built with them); a PORTABLE build's run-time search path is for its own binaries only.
 PREFIX  ?= /usr/local
-VERSION := $(shell sed -n 's/.*sp_version(void) { return "\(.*\)"; }/\1/p' src/core/version.c)
+VERSION := $(shell sed -n 's/^#define SPLAT_VERSION_STRING "\(.*\)"/\1/p' include/splat.h)
 PC_LIBS = $(filter-out $(PORTABLE_RPATH),$(LDLIBS))
 install: $(BUILD)/libsplat.a $(BUILD)/libsplat.so
 	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include

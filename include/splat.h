@@ -9,9 +9,10 @@
  *
  * Every call that can fail returns a splat_status; on anything but SPLAT_OK,
  * splat_errmsg(ctx) says what went wrong, naming the file (and line, for text files) it is
- * about. The library never calls exit(), installs no signal handler, changes no process-wide
- * setting (OpenMP thread count, locale, working directory) and prints nothing: messages go to the
- * context's log callback, or nowhere when none is set.
+ * about. The library never calls exit(), installs no signal handler, takes no setting from the
+ * environment, changes no process-wide setting (OpenMP thread count, locale, working directory;
+ * the floating-point mode of its CPU work is the calling thread's again when a call returns) and
+ * prints nothing: messages go to the context's log callback, or nowhere when none is set.
  *
  * A minimal program (examples/train_and_render.c is a complete one):
  *
@@ -40,7 +41,20 @@
 extern "C" {
 #endif
 
-#define SPLAT_API_VERSION 1
+/* Versions. SPLAT_API_VERSION counts changes of this header: 1 was the first; 2 added what the
+ * declarations below mark "(API 2)" (process settings, typed configuration, several processes,
+ * checks before training, dataset images, PNG renders, synth options, benchmark chains), with
+ * every earlier declaration unchanged, so a program built against API 1 runs with this library.
+ * The library's version follows it (0.1 had API 1, 0.2 has API 2); splat_version() and
+ * splat_version_number() say which library a program runs with, which with a shared library may
+ * differ from the header it was compiled against. */
+#define SPLAT_API_VERSION 2
+#define SPLAT_VERSION_MAJOR 0
+#define SPLAT_VERSION_MINOR 2
+#define SPLAT_VERSION_PATCH 0
+#define SPLAT_VERSION_STRING "0.2.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH: 200 for 0.2.0 */
+#define SPLAT_VERSION_NUMBER (SPLAT_VERSION_MAJOR * 10000 + SPLAT_VERSION_MINOR * 100 + SPLAT_VERSION_PATCH)
 
 /* ---- status and context ---- */
 
@@ -67,9 +81,34 @@ void splat_close(splat_context *ctx);
 const char *splat_errmsg(const splat_context *ctx);
 /* "splat_status" as a word: "ok", "error", "invalid", "no model", "cancelled", "out of memory". */
 const char *splat_status_name(splat_status s);
-/* Library version ("0.1.0") and the commit it was built from. */
+/* The running library's version (SPLAT_VERSION_STRING when it was built, "0.2.0") and the commit
+ * it was built from. */
 const char *splat_version(void);
 const char *splat_commit(void);
+/* The running library's SPLAT_VERSION_NUMBER (200 for 0.2.0): a program compiled against a newer
+ * header checks it before using calls the library it runs with may lack. (API 2) */
+int splat_version_number(void);
+
+/* ---- the program's settings ----
+ * Two settings concern the whole process, not a context: they are the program's, to be set once
+ * before other threads call into the library. The library changes no process-wide state itself;
+ * in particular the floating-point mode its CPU work runs in (denormals flushed to zero on x86)
+ * is set for the duration of each call only: the calling thread has its own mode back when the
+ * call returns (the OpenMP worker threads of the CPU backend keep theirs). */
+
+/* Called with the size asked for when one of the library's small bookkeeping allocations (names,
+ * paths, messages: sizes that do not grow with the data) fails. The library cannot go on then,
+ * so the handler must not return: it ends the process (the splat CLI prints a message and exits
+ * with status 2); if it returns, the library calls abort(). Allocations whose size comes from the
+ * data (models, images, datasets, backend buffers) never come here: the call fails with
+ * SPLAT_NOMEM and a message saying what to lower. fn NULL: the default, a message on stderr and
+ * abort(). (API 2) */
+typedef void (*splat_oom_fn)(void *user, size_t bytes);
+void splat_set_oom_handler(splat_oom_fn fn, void *user);
+/* For testing a program's out-of-memory paths: every allocation whose size comes from the data
+ * and exceeds `bytes` fails as if memory ran out (the call returns SPLAT_NOMEM); 0, the default,
+ * means no limit. (API 2) */
+void splat_set_alloc_limit(size_t bytes);
 
 /* ---- logging ---- */
 

@@ -2,15 +2,25 @@
  * callback, configuration, loading and exporting models, cancelling, resuming with the context's
  * configuration, the training plan, rendering any camera, and two contexts training on two
  * threads at once with the same results as one at a time, the live model a viewer asks for while
- * training, the render SH degree. */
+ * training, the render SH degree; the versions, the program's out-of-memory handler and
+ * allocation limit, and the caller's floating-point mode kept. */
 #include "testutil.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define HAVE_MXCSR 1
+#define FTZ_DAZ 0x8040u
+#endif
 
 #include "io/image.h"
+#include "io/ply.h"
 #include "io/toml.h"
+#include "scene/gaussians.h"
 #include "splat.h"
 
 /* One tiny demo scene for the whole file. */
@@ -780,6 +790,137 @@ static void test_live_model(void **state) {
     splat_close(ctx);
 }
 
+/* ---- API 2: versions and the program's settings ---- */
+
+static void test_versions(void **state) {
+    (void)state;
+    assert_int_equal(SPLAT_API_VERSION, 2);
+    assert_int_equal(splat_version_number(), SPLAT_VERSION_NUMBER);
+    assert_string_equal(splat_version(), SPLAT_VERSION_STRING);
+    int major = -1, minor = -1, patch = -1;
+    assert_int_equal(sscanf(splat_version(), "%d.%d.%d", &major, &minor, &patch), 3);
+    assert_int_equal(major, SPLAT_VERSION_MAJOR);
+    assert_int_equal(minor, SPLAT_VERSION_MINOR);
+    assert_int_equal(patch, SPLAT_VERSION_PATCH);
+    assert_int_equal(splat_version_number(), major * 10000 + minor * 100 + patch);
+    assert_true(splat_version_number() >= 200); /* API 2 came with 0.2 */
+    assert_true(strlen(splat_commit()) > 0);
+}
+
+static jmp_buf g_oom_jump;
+static size_t g_oom_bytes;
+static void *g_oom_user;
+static void api_oom(void *user, size_t bytes) {
+    g_oom_user = user;
+    g_oom_bytes = bytes;
+    longjmp(g_oom_jump, 1);
+}
+
+static void test_oom_handler_and_limit(void **state) {
+    (void)state;
+    /* the program's handler gets its pointer and the size when a bookkeeping allocation fails
+     * (count * size overflowing: no real allocation is tried) */
+    int token = 7;
+    splat_set_oom_handler(api_oom, &token);
+    g_oom_bytes = 0;
+    g_oom_user = NULL;
+    if (setjmp(g_oom_jump) == 0) {
+        void *volatile p = sp_calloc(SIZE_MAX / 8, 16);
+        (void)p;
+        fail_msg("sp_calloc returned on overflow");
+    }
+    assert_ptr_equal(g_oom_user, &token);
+    assert_true(g_oom_bytes > 0);
+    /* NULL: the default again, which prints and aborts (in a child) */
+    splat_set_oom_handler(NULL, NULL);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) _exit(3);
+        void *volatile p = sp_calloc(SIZE_MAX / 8, 16);
+        (void)p;
+        _exit(0); /* not reached */
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGABRT);
+
+    /* the allocation limit: data-sized allocations over it fail the call with SPLAT_NOMEM */
+    splat_context *ctx;
+    assert_int_equal(splat_open(&ctx), SPLAT_OK);
+    char *ply = sp_path_join(g_tmp, "oom.ply");
+    sp_gaussians g;
+    sp_gaussians_init(&g, 50, 0);
+    g.n = 50;
+    for (int i = 0; i < 50; i++) {
+        g.quats[4 * i] = 1.0f;
+        for (int k = 0; k < 3; k++) g.log_scales[3 * i + k] = -3.0f;
+    }
+    assert_int_equal(sp_ply_write(ply, &g), 0);
+    sp_gaussians_free(&g);
+    assert_int_equal(splat_load_model(ctx, ply), SPLAT_OK);
+    assert_int_equal(splat_config_set(ctx, "backend.kind=cpu"), SPLAT_OK);
+    splat_camera cam;
+    const float eye[3] = {0, 0, -3}, at[3] = {0, 0, 0}, up[3] = {0, -1, 0}, white[3] = {1, 1, 1};
+    assert_int_equal(splat_camera_look_at(&cam, 400, 300, 0.8f, eye, at, up), SPLAT_OK);
+    uint8_t *px = malloc(400 * 300 * 4);
+    splat_set_alloc_limit(100000); /* a 400x300 float render needs 1.4 MB */
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, px, 0), SPLAT_NOMEM);
+    tu_assert_contains(splat_errmsg(ctx), "out of memory");
+    splat_set_alloc_limit(0);
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, px, 0), SPLAT_OK);
+    free(px);
+    free(ply);
+    splat_close(ctx);
+}
+
+#ifdef HAVE_MXCSR
+static unsigned g_mode_in_call;
+static void note_mode(void *user, const splat_progress *p) {
+    (void)user;
+    (void)p;
+    g_mode_in_call = _mm_getcsr();
+}
+#endif
+
+/* The library's CPU work flushes denormals (FTZ and DAZ), but the calling thread has its own mode
+ * back when each call returns, whatever it was. */
+static void test_caller_fp_mode_kept(void **state) {
+    (void)state;
+#ifdef HAVE_MXCSR
+    unsigned mine = _mm_getcsr();
+    _mm_setcsr(mine & ~FTZ_DAZ);
+    unsigned before = _mm_getcsr();
+    splat_context *ctx = tiny_context("fpmode", 3, 20);
+    splat_train_opts o = {.force = 1, .progress = note_mode};
+    g_mode_in_call = 0;
+    assert_int_equal(splat_train(ctx, &o), SPLAT_OK); /* creates the CPU backend: its threads flush */
+    assert_int_equal(g_mode_in_call & FTZ_DAZ, FTZ_DAZ); /* inside the call: the library's mode */
+    assert_int_equal(_mm_getcsr(), before);
+    splat_camera cam;
+    assert_int_equal(splat_dataset_camera(ctx, "test", 0, &cam), SPLAT_OK);
+    uint8_t *px = malloc((size_t)cam.width * cam.height * 4);
+    const float white[3] = {1, 1, 1};
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, px, 0), SPLAT_OK);
+    assert_int_equal(_mm_getcsr(), before);
+    /* a failed call too */
+    assert_int_equal(splat_render(ctx, NULL, white, SPLAT_RGBA8, px, 0), SPLAT_INVALID);
+    assert_int_equal(_mm_getcsr(), before);
+    /* a caller that flushes itself keeps it, and another rounding mode stays as it was */
+    _mm_setcsr(before | FTZ_DAZ | _MM_ROUND_TOWARD_ZERO);
+    unsigned flushing = _mm_getcsr();
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, px, 0), SPLAT_OK);
+    assert_int_equal(_mm_getcsr(), flushing);
+    _mm_setcsr(mine);
+    free(px);
+    splat_close(ctx);
+#else
+    skip();
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors_name_what_failed),
@@ -796,6 +937,9 @@ int main(void) {
         cmocka_unit_test(test_messages_per_thread),
         cmocka_unit_test(test_one_folder_two_runs),
         cmocka_unit_test(test_live_model),
+        cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_oom_handler_and_limit),
+        cmocka_unit_test(test_caller_fp_mode_kept),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

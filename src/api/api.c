@@ -1,6 +1,6 @@
 /* api.c — the context of the public API (include/splat.h): opening and closing, errors, the log
- * callback, the configuration, loading and exporting models, the demo scene. Training,
- * rendering and evaluation are in api_run.c. */
+ * callback, the program's settings, the configuration, loading and exporting models, the demo
+ * scene. Training, rendering and evaluation are in api_run.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +53,7 @@ int api_enter(splat_context *ctx) {
     ctx->sink.quiet = false;
     ctx->sink.live = false;
     ctx->saved_sink = sp_log_use(&ctx->sink);
+    ctx->saved_fp = sp_fp_enter();
     free(ctx->last_logged_error);
     ctx->last_logged_error = NULL;
     sp_clear_error();
@@ -69,6 +70,7 @@ splat_status api_leave(splat_context *ctx, splat_status status) {
     if (t_depth > 0) t_depth--;
     sp_log_use(ctx->saved_sink);
     ctx->saved_sink = NULL;
+    sp_fp_leave(ctx->saved_fp);
     sp_clear_error();
     pthread_mutex_unlock(&ctx->lock);
     return status;
@@ -167,6 +169,14 @@ const char *splat_status_name(splat_status s) {
 
 const char *splat_version(void) { return sp_version(); }
 const char *splat_commit(void) { return sp_commit(); }
+int splat_version_number(void) { return SPLAT_VERSION_NUMBER; }
+
+/* ---- the program's settings ---- */
+
+/* splat_oom_fn and core's sp_oom_handler are the same function type. */
+void splat_set_oom_handler(splat_oom_fn fn, void *user) { sp_set_oom_handler(fn, user); }
+
+void splat_set_alloc_limit(size_t bytes) { sp_set_alloc_limit(bytes); }
 
 splat_status splat_set_log(splat_context *ctx, splat_log_fn fn, void *user, splat_log_level min_level) {
     if (!ctx) return SPLAT_INVALID;

@@ -488,7 +488,7 @@ splat_status splat_render(splat_context *ctx, const splat_camera *cam, const flo
 
 splat_status splat_set_render_sh_degree(splat_context *ctx, int max_degree) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (max_degree < -1 || max_degree > 3)
         return api_leave(ctx, api_fail(SPLAT_INVALID, "SH degree must be -1 (the model's) or 0..3, got %d", max_degree));
     ctx->render_sh_limit = max_degree + 1;

@@ -26,25 +26,26 @@ static void usage(FILE *f) {
             "  version\n"
             "\n"
             "`splat <command> --help` describes each command. Config reference: docs/config.md.\n",
-            sp_version());
+            splat_version());
 }
 
 /* Out of memory in a small fixed-size allocation (core.h): nothing more can be done. Files are
  * written atomically, so a run folder keeps its last complete files. */
-static void out_of_memory(size_t bytes) {
+static void out_of_memory(void *user, size_t bytes) {
+    (void)user;
     fprintf(stderr, "\nsplat: out of memory (a %zu-byte allocation failed); exiting\n", bytes);
     exit(2);
 }
 
 int main(int argc, char **argv) {
-    sp_set_oom_handler(out_of_memory);
+    splat_set_oom_handler(out_of_memory, NULL);
     /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which the atomic writers report
      * and recover from, instead of killing the process halfway through a save. */
     signal(SIGXFSZ, SIG_IGN);
     /* Test hook (tests/e2e_runfolder.sh): fallible allocations above this many bytes fail as if
      * memory ran out, so the out-of-memory paths can be tested without exhausting the machine. */
     const char *limit = getenv("SPLAT_TEST_ALLOC_LIMIT");
-    if (limit && *limit) sp_set_alloc_limit((size_t)strtoull(limit, NULL, 10));
+    if (limit && *limit) splat_set_alloc_limit((size_t)strtoull(limit, NULL, 10));
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -63,7 +64,7 @@ int main(int argc, char **argv) {
             printf("usage: splat version\n\nPrints the version and the commit splat was built from.\n");
             return 0;
         }
-        printf("splat %s (commit %s)\n", sp_version(), sp_commit());
+        printf("splat %s (commit %s)\n", splat_version(), splat_commit());
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
