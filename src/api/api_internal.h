@@ -16,6 +16,7 @@
 #include "scene/dataset.h"
 #include "scene/gaussians.h"
 #include "splat.h"
+#include "train/chain.h"
 #include "train/config.h"
 
 #define SPLAT_ERRMSG_MAX 8192
@@ -46,6 +47,8 @@ struct splat_context {
     char eval_split[8];
     char **eval_names;
     double *eval_psnr, *eval_ssim;
+    /* splat_chain_load's chain, or NULL */
+    sp_chain *chain;
 };
 
 /* -1 (nothing taken; the thread's message says why) for a call on a context from inside one of
@@ -64,5 +67,18 @@ void api_drop_backend(splat_context *ctx);
 void api_drop_cameras(splat_context *ctx);
 /* Replaces the model with g (taken over; g is emptied). */
 void api_set_model(splat_context *ctx, sp_gaussians *g);
+/* Every problem, one per line, as the thread's message; SPLAT_INVALID (SPLAT_OK without any).
+ * Frees the list. */
+splat_status api_problems_status(sp_problems *p);
+/* The configuration changed: drops what was made from it (the backend, the cached cameras). */
+splat_status api_config_changed(splat_context *ctx, splat_status st);
+/* A string of at most n bytes with its NUL into buf; SPLAT_INVALID naming `what` otherwise. */
+splat_status api_copy_out(const char *what, const char *text, char *buf, size_t n, size_t *needed);
+/* The configured dataset (pixels only when asked); problems become the thread's error. */
+int api_load_dataset(const sp_config *c, int pixels, sp_dataset *d);
+/* The configured dataset's cameras, loaded once per configuration. */
+splat_status api_cameras(splat_context *ctx, sp_dataset **d);
+/* Frees the context's chain. */
+void api_drop_chain(splat_context *ctx);
 
 #endif
