@@ -136,10 +136,10 @@ VIEW    ?= $(if $(and $(wildcard /usr/include/microhttpd.h),$(if $(filter 1,$(PO
 ifeq ($(VIEW),1)
 CFLAGS  += -DSPLAT_HAVE_VIEW=1
 VIEW_LIBS := -lmicrohttpd # the splat program only: the library (and splat.pc) does not need it
-$(BUILD)/gen/view_html.h: web/view.html
+$(BUILD)/gen/cli/view_html.h: web/view.html
 	@mkdir -p $(@D)
 	xxd -i $< > $@.tmp && mv $@.tmp $@
-$(BUILD)/obj/src/cli/view.o: $(BUILD)/gen/view_html.h
+$(BUILD)/obj/src/cli/view.o: $(BUILD)/gen/cli/view_html.h
 $(BUILD)/obj/src/cli/view.o: CFLAGS += -I$(BUILD)/gen
 endif
 # ---- end of the viewer block

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The library (src/ outside src/cli/) never ends the process, installs no signal handler and
-# sets no process-wide OpenMP thread count (tests/check_library_rules.py); the checker itself
-# finds a planted call and ignores comments, strings and src/cli/.
+# sets no process-wide OpenMP thread count, and the CLI includes only splat.h of the library
+# (tests/check_library_rules.py); the checker itself finds planted violations and ignores
+# comments, strings and src/cli/ (for the calls).
 . "$(dirname "$0")/lib_e2e.sh"
 check=tests/check_library_rules.py
 
@@ -16,4 +17,19 @@ printf 'void h(int n) {\n  omp_set_num_threads(n);\n  sigaction (2, 0, 0);\n}\n'
 out=$(python3 "$check" "$TMP")
 [ $? -eq 1 ] && grep -q "src/io/bad.c:2: omp_set_num_threads(" <<<"$out" && grep -q "bad.c:3: sigaction(" <<<"$out" &&
   ok "planted calls found with file and line" || { bad "planted calls not found"; echo "$out"; }
+
+# The CLI goes through include/splat.h only: "splat.h", its own "cli/..." headers and system
+# headers pass (also in comments); any other quoted include of src/cli is found with file and line.
+r="$TMP/cli-rule"
+mkdir -p "$r/src/cli"
+printf '#include <stdio.h>\n#include "splat.h"\n#include "cli/cli.h"\n// #include "core/core.h"\n/* #include "io/image.h" */\n' \
+  >"$r/src/cli/fine.c"
+python3 "$check" "$r" >/dev/null && ok "the CLI may include splat.h, cli/ headers and system headers" ||
+  bad "false positive on the CLI's includes"
+printf '#include "cli/cli.h"\n#include "core/core.h"\n' >"$r/src/cli/cmd_x.c"
+printf '#ifndef X_H\n#  include "train/train.h"\n#endif\n' >"$r/src/cli/x.h"
+out=$(python3 "$check" "$r")
+[ $? -eq 1 ] && grep -q 'src/cli/cmd_x.c:2: #include "core/core.h"' <<<"$out" &&
+  grep -q 'src/cli/x.h:2: #include "train/train.h"' <<<"$out" && ! grep -q fine.c <<<"$out" &&
+  ok "planted internal includes in src/cli found with file and line" || { bad "planted CLI includes not found"; echo "$out"; }
 finish

@@ -5,8 +5,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/core.h"
-
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -29,16 +27,11 @@ static void usage(FILE *f) {
             splat_version());
 }
 
-/* Out of memory in a small fixed-size allocation (core.h): nothing more can be done. Files are
- * written atomically, so a run folder keeps its last complete files. */
-static void out_of_memory(void *user, size_t bytes) {
-    (void)user;
-    fprintf(stderr, "\nsplat: out of memory (a %zu-byte allocation failed); exiting\n", bytes);
-    exit(2);
-}
-
 int main(int argc, char **argv) {
-    splat_set_oom_handler(out_of_memory, NULL);
+    /* Out of memory in one of the library's small fixed-size allocations: nothing more can be
+     * done (cli_out_of_memory prints it and exits). Files are written atomically, so a run folder
+     * keeps its last complete files. */
+    splat_set_oom_handler(cli_out_of_memory, NULL);
     /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which the atomic writers report
      * and recover from, instead of killing the process halfway through a save. */
     signal(SIGXFSZ, SIG_IGN);
