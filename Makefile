@@ -229,8 +229,9 @@ $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/f
 
 # The parity harness's helpers (tests/parity.h, tests/backend_ops_*.h).
 $(BUILD)/tests/test_backend_ops: $(wildcard tests/parity.h tests/backend_ops_*.h)
-# The CLI's estimate (not in libsplat), compiled into its test.
+# The CLI's estimate and its reading of the environment (not in libsplat), compiled into their tests.
 $(BUILD)/tests/test_estimate: src/cli/estimate.c src/cli/cli.h
+$(BUILD)/tests/test_dist: src/cli/dist_env.c src/cli/util.c src/cli/cli.h
 
 $(BUILD)/tests/gpu_test_%: tests/gpu/gpu_test_%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	@mkdir -p $(@D)

@@ -162,8 +162,8 @@ splat_status splat_config_set_string(splat_context *ctx, const char *key, const 
 
 /* Replaces the settings that training resolves once the backend is known by what it resolves
  * them to, as splat_train will (no backend is started): refine.strategy "auto" becomes "mcmc"
- * when backend.kind has MCMC densification and trains on one device (backend.devices), else
- * "adc"; init.opacity and init.scale_factor 0 become the
+ * when backend.kind has MCMC densification and trains on one device (backend.devices, and no
+ * other process: splat_set_dist), else "adc"; init.opacity and init.scale_factor 0 become the
  * strategy's. SPLAT_INVALID when the resolved mcmc cannot start (a random initialization larger
  * than refine.max_gaussians); the strategy is resolved all the same. (API 2) */
 splat_status splat_config_resolve(splat_context *ctx);
@@ -261,6 +261,27 @@ typedef struct {
  * the dataset does not load, or backend.kind is not in this build. */
 splat_status splat_train_plan(splat_context *ctx, splat_plan *plan);
 
+/* ---- several processes ----
+ * A training spread over several processes (each with one or more GPUs, on one machine or
+ * several; docs/scale.md) runs one context per process, configured alike, and each process says
+ * where it stands. The library takes none of this from the environment: the splat CLI takes the
+ * values from SPLAT_RANK, SPLAT_WORLD_SIZE, SPLAT_LOCAL_RANK and SPLAT_DIST_FILE (or Open MPI's
+ * OMPI_COMM_WORLD_*) and --dist-file, and passes them in. (API 2) */
+typedef struct {
+    int rank;            /* this process, 0 .. world_size - 1; rank 0 writes the run folder */
+    int world_size;      /* the number of processes; 1: this process alone (the default) */
+    int local_rank;      /* its place among the processes of its machine: backend.devices = "N"
+                            gives it devices local_rank * N .. local_rank * N + N - 1 */
+    const char *id_file; /* world_size > 1: the file through which rank 0 hands the NCCL id to the
+                            others, a path every process can read (a shared folder across
+                            machines); copied */
+} splat_dist;
+/* Sets ctx's place among several processes, for splat_train, splat_train_plan and
+ * splat_backend_describe; NULL: alone again. SPLAT_INVALID, and nothing changes, for a rank
+ * outside [0, world_size), a world_size under 1, a negative local_rank or world_size > 1 without
+ * an id file. (API 2) */
+splat_status splat_set_dist(splat_context *ctx, const splat_dist *dist);
+
 /* ---- checks before training (what `splat check` reports) ---- */
 
 typedef struct {
@@ -283,10 +304,10 @@ typedef struct {
  * training; *info is filled as far as it loaded either way. (API 2) */
 splat_status splat_dataset_check(splat_context *ctx, splat_dataset_info *info);
 /* One line naming the device the configured backend.kind resolves to and the limits that matter
- * ("cpu (8 threads)", a Vulkan GPU's name and limits), into buf (size n). With several devices
- * (backend.devices) the replicated CUDA backend is described. Fails with the reason in the
- * message: SPLAT_INVALID for backend.devices, SPLAT_ERROR when that backend cannot run here (the
- * reason is in buf as well). (API 2) */
+ * ("cpu (8 threads)", a Vulkan GPU's name and limits), into buf (size n). With several devices or
+ * processes (backend.devices, splat_set_dist) the replicated CUDA backend is described. Fails
+ * with the reason in the message: SPLAT_INVALID for backend.devices or the process settings,
+ * SPLAT_ERROR when that backend cannot run here (the reason is in buf as well). (API 2) */
 splat_status splat_backend_describe(splat_context *ctx, char *buf, size_t n);
 
 /* ---- the model ---- */

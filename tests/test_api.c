@@ -4,8 +4,8 @@
  * threads at once with the same results as one at a time, the live model a viewer asks for while
  * training, the render SH degree; and API 2: the versions, the program's out-of-memory handler
  * and allocation limit, the caller's floating-point mode kept, typed configuration, its text,
- * resolution and difference from a run's, the dataset and backend checks, dataset images, PNG
- * renders, model formats, synth options, run results and benchmark chains. */
+ * resolution and difference from a run's, several processes, the dataset and backend checks,
+ * dataset images, PNG renders, model formats, synth options, run results and benchmark chains. */
 #include "testutil.h"
 
 #include <math.h>
@@ -1088,6 +1088,75 @@ static void test_backend_and_dataset_checks(void **state) {
     splat_close(ctx);
 }
 
+/* ---- API 2: several processes ---- */
+
+static void test_several_processes(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("processes", 1, 30);
+    char line[512];
+    /* the environment is the program's: the library takes nothing from it */
+    setenv("SPLAT_RANK", "1", 1);
+    setenv("SPLAT_WORLD_SIZE", "2", 1);
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_OK);
+    tu_assert_contains(line, "cpu (");
+    splat_plan p;
+    assert_int_equal(splat_train_plan(ctx, &p), SPLAT_OK);
+    assert_string_equal(p.backend, "cpu");
+    unsetenv("SPLAT_RANK");
+    unsetenv("SPLAT_WORLD_SIZE");
+
+    /* bad placements are refused, naming the setting, and change nothing */
+    splat_dist d = {.rank = 2, .world_size = 2, .id_file = "/shared/id"};
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "rank = 2 is outside [0, world_size = 2)");
+    d = (splat_dist){.rank = 0, .world_size = 0};
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "world_size = 0");
+    d = (splat_dist){.rank = 0, .world_size = 2, .local_rank = -1, .id_file = "/shared/id"};
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "local_rank = -1");
+    d = (splat_dist){.rank = 1, .world_size = 2};
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "no id_file");
+    assert_null(strstr(splat_errmsg(ctx), "SPLAT_"));
+    assert_null(strstr(splat_errmsg(ctx), "--dist-file"));
+    char id[1100];
+    memset(id, 'x', sizeof id - 1);
+    id[sizeof id - 1] = 0;
+    d = (splat_dist){.rank = 1, .world_size = 2, .id_file = id};
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_INVALID); /* a path too long to keep */
+    tu_assert_contains(splat_errmsg(ctx), "too long");
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_OK); /* still alone */
+    /* two processes (this one the writer): the replicated cuda backend, which the cpu kind is
+     * not; no mcmc */
+    d.rank = 0;
+    d.id_file = "/shared/id";
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_OK);
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_ERROR);
+    tu_assert_contains(line, "need backend.kind = \"cuda\"");
+    tu_assert_contains(splat_errmsg(ctx), "world_size above 1");
+    assert_int_equal(splat_config_set(ctx, "refine.strategy=auto"), SPLAT_OK);
+    assert_int_equal(splat_config_resolve(ctx), SPLAT_OK);
+    char buf[64];
+    assert_int_equal(splat_config_get_string(ctx, "refine.strategy", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "adc");
+    /* training refuses it before writing anything */
+    splat_train_opts o = {.force = 1};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_ERROR);
+    tu_assert_contains(splat_errmsg(ctx), "need backend.kind = \"cuda\"");
+    char *run = sp_path_join(g_tmp, "processes");
+    assert_false(sp_dir_exists(run));
+    free(run);
+    /* alone again */
+    assert_int_equal(splat_set_dist(ctx, NULL), SPLAT_OK);
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_OK);
+    assert_int_equal(splat_config_set(ctx, "refine.strategy=auto"), SPLAT_OK);
+    assert_int_equal(splat_config_resolve(ctx), SPLAT_OK);
+    assert_int_equal(splat_config_get_string(ctx, "refine.strategy", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "mcmc");
+    splat_close(ctx);
+}
+
 /* ---- API 2: images ---- */
 
 static void test_dataset_image_and_png(void **state) {
@@ -1371,6 +1440,7 @@ int main(void) {
         cmocka_unit_test(test_caller_fp_mode_kept),
         cmocka_unit_test(test_typed_config),
         cmocka_unit_test(test_backend_and_dataset_checks),
+        cmocka_unit_test(test_several_processes),
         cmocka_unit_test(test_dataset_image_and_png),
         cmocka_unit_test(test_synth_options),
         cmocka_unit_test(test_results_and_chains),

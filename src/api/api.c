@@ -1,7 +1,7 @@
 /* api.c — the context of the public API (include/splat.h): opening and closing, errors, the log
  * callback, the program's settings, the configuration, loading and exporting models, the
  * procedural scenes. Training, rendering and evaluation are in api_run.c; checks before
- * training, run results and benchmark chains in api_check.c. */
+ * training, several processes and benchmark chains in api_check.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +54,7 @@ int api_enter(splat_context *ctx) {
     ctx->sink.quiet = false;
     ctx->sink.live = false;
     ctx->saved_sink = sp_log_use(&ctx->sink);
+    ctx->saved_dist = sp_dist_use(&ctx->dist);
     ctx->saved_fp = sp_fp_enter();
     free(ctx->last_logged_error);
     ctx->last_logged_error = NULL;
@@ -71,6 +72,8 @@ splat_status api_leave(splat_context *ctx, splat_status status) {
     if (t_depth > 0) t_depth--;
     sp_log_use(ctx->saved_sink);
     ctx->saved_sink = NULL;
+    sp_dist_use(ctx->saved_dist);
+    ctx->saved_dist = NULL;
     sp_fp_leave(ctx->saved_fp);
     sp_clear_error();
     pthread_mutex_unlock(&ctx->lock);
@@ -119,6 +122,7 @@ splat_status splat_open(splat_context **out) {
         return SPLAT_NOMEM;
     }
     sp_config_defaults(&ctx->cfg);
+    ctx->dist.world = 1;
     ctx->sink.level = SP_LOG_INFO;
     atomic_init(&ctx->cancel, 0);
     ctx->run_dir = sp_strdup("");

@@ -1,25 +1,47 @@
-/* api_check.c — the public API's calls around training (include/splat.h): what training will
- * resolve and find (the configuration resolved for the backend, the dataset checked image by
- * image, the backend's device), a run folder's files and result, and benchmark chains
- * (train/chain.h) held in the context. */
+/* api_check.c — the public API's calls around training (include/splat.h): where this process
+ * stands among several, what training will resolve and find (the configuration resolved for the
+ * backend, the dataset checked image by image, the backend's device), a run folder's files and
+ * result, and benchmark chains (train/chain.h) held in the context. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api_internal.h"
-#include "backend/dist.h"
 #include "io/loader.h"
 #include "train/train.h"
 
-/* The backend settings training derives from the configuration and the process placement
- * (backend/dist.h); -1 with the reason when backend.devices or the placement is wrong (bc and d
- * are filled as far as they could be). */
+/* ---- several processes ---- */
+
+splat_status splat_set_dist(splat_context *ctx, const splat_dist *dist) {
+    if (!ctx) return SPLAT_INVALID;
+    if (api_enter(ctx)) return SPLAT_INVALID;
+    sp_dist d;
+    memset(&d, 0, sizeof d);
+    d.world = 1;
+    if (dist) {
+        d.rank = dist->rank;
+        d.world = dist->world_size;
+        d.local_rank = dist->local_rank;
+        const char *f = dist->id_file ? dist->id_file : "";
+        if (strlen(f) >= sizeof d.file)
+            return api_leave(ctx, api_fail(SPLAT_INVALID, "several processes: the id_file path is too long (%zu "
+                                                          "bytes, at most %zu)", strlen(f), sizeof d.file - 1));
+        snprintf(d.file, sizeof d.file, "%s", f);
+    }
+    if (sp_dist_check(&d)) return api_leave(ctx, SPLAT_INVALID);
+    ctx->dist = d;
+    return api_leave(ctx, api_config_changed(ctx, SPLAT_OK)); /* the backend depends on it */
+}
+
+/* The backend settings training derives from the configuration and the process placement; -1
+ * with the reason when backend.devices or the placement is wrong (bc and d are filled as far as
+ * they could be). */
 static int backend_settings(const sp_config *c, sp_backend_config *bc, sp_dist *d) {
     memset(bc, 0, sizeof *bc);
     bc->threads = c->backend.threads;
     bc->cas_atomics = c->backend.cas_atomics;
-    if (sp_dist_from_env(d)) return -1;
+    if (sp_dist_current(d)) return -1;
     return sp_dist_backend_config(bc, c->backend.devices, 0, d);
 }
 

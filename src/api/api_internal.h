@@ -1,10 +1,10 @@
 /* api_internal.h — the context behind include/splat.h, shared by the files of src/api/.
  *
  * Every entry point brackets its work with api_enter() / api_leave(): enter takes the context's
- * lock, makes the context's log sink the calling thread's current one, sets the library's
- * floating-point mode and clears the thread's error; leave copies the error (sp_error is
- * thread-local) into the context, gives the thread back its sink and floating-point mode and
- * releases the lock. */
+ * lock, makes the context's log sink and process placement the calling thread's current ones,
+ * sets the library's floating-point mode and clears the thread's error; leave copies the error
+ * (sp_error is thread-local) into the context, gives the thread back its sink, placement and
+ * floating-point mode and releases the lock. */
 #ifndef SPLAT_API_INTERNAL_H
 #define SPLAT_API_INTERNAL_H
 
@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 
 #include "backend/backend.h"
+#include "backend/dist.h"
 #include "core/core.h"
 #include "scene/dataset.h"
 #include "scene/gaussians.h"
@@ -28,6 +29,8 @@ struct splat_context {
     splat_log_fn log_fn;
     void *log_user;
     sp_log_sink *saved_sink; /* the caller thread's sink during a call */
+    sp_dist dist;            /* splat_set_dist: this process among several */
+    const sp_dist *saved_dist; /* the caller thread's placement during a call */
     sp_fp_mode saved_fp;     /* the caller thread's floating-point mode during a call */
     char err[SPLAT_ERRMSG_MAX]; /* message of the last call ("" after a success), of any thread */
     char *last_logged_error; /* the last error-level message of the current call */

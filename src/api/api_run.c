@@ -159,7 +159,7 @@ splat_status splat_train_plan(splat_context *ctx, splat_plan *plan) {
     sp_problems_free(&probs);
     sp_backend_config bc = {.threads = cfg.backend.threads};
     sp_dist dist = {0};
-    if (sp_dist_from_env(&dist) || sp_dist_backend_config(&bc, cfg.backend.devices, 0, &dist))
+    if (sp_dist_current(&dist) || sp_dist_backend_config(&bc, cfg.backend.devices, 0, &dist))
         return api_leave(ctx, SPLAT_INVALID);
     int several = bc.num_devices > 1 || dist.world > 1;
     const sp_backend_kind *k = sp_backend_resolve_kind(several ? "cuda" : cfg.backend.kind);

@@ -57,18 +57,22 @@ const sp_backend_kind *sp_backend_resolve_kind(const char *kind) {
 /* Several devices or processes: the cuda backend replicated over NCCL. */
 static int wants_replicas(const sp_backend_config *cfg) { return cfg->num_devices > 1 || cfg->world > 1; }
 
+/* What asks for the replicated backend, in the settings' words (the process settings come from
+ * the program: splat_set_dist). */
+#define SEVERAL "several devices or processes (backend.devices, or world_size above 1 in the process settings)"
+
 static int replicas_need_cuda(const char *kind, char *out, size_t n) {
     if (!strcmp(kind, "cuda") || !strcmp(kind, "auto")) {
 #ifdef SPLAT_HAVE_CUDA
         if (sp_backend_cuda_available()) return 0;
-        snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need a CUDA GPU; none is visible");
+        snprintf(out, n, SEVERAL " need a CUDA GPU; none is visible");
 #else
-        snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need the cuda backend, "
+        snprintf(out, n, SEVERAL " need the cuda backend, "
                          "which this build lacks (nvcc was not found at build time)");
 #endif
         return -1;
     }
-    snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need backend.kind = \"cuda\" "
+    snprintf(out, n, SEVERAL " need backend.kind = \"cuda\" "
                      "(or auto); the %s backend trains on one device", kind);
     return -1;
 }

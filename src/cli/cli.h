@@ -110,6 +110,14 @@ int cli_write_file_atomic(const char *path, const void *data, size_t n); /* temp
 char *cli_path_resolve(const char *path);
 int cli_path_within(const char *path, const char *parent);
 
+/* dist_env.c: this process among several, from the environment (SPLAT_RANK, SPLAT_WORLD_SIZE,
+ * SPLAT_LOCAL_RANK, SPLAT_DIST_FILE, or Open MPI's OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK
+ * when SPLAT_RANK is unset) and --dist-file (dist_file, may be NULL; it wins over
+ * SPLAT_DIST_FILE), for splat_set_dist. None set: rank 0 of 1. A missing, non-numeric or
+ * inconsistent value is an error naming the variable (cli_error); -1 then. d->id_file points into
+ * the environment or at dist_file. */
+int cli_dist_from_env(const char *dist_file, splat_dist *d);
+
 /* api_glue.c: for the subcommands built on the public API. cli_open_context opens a context whose
  * messages cli_log prints as the library's default sink does (NULL, after a message, when out of
  * memory); cli_set_live_line(1) while progress.c keeps a live line on the terminal. */

@@ -20,6 +20,7 @@ typedef struct {
     int print_config; /* check: print the resolved configuration */
     int view_port;    /* --view[=PORT]: -1 none */
     const char *view_host;
+    const char *dist_file; /* --dist-file: wins over SPLAT_DIST_FILE */
 } train_args;
 
 static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
@@ -48,7 +49,7 @@ static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
         } else if (allow_resume && (v = cli_value(argc, argv, &i, "--resume"))) t->resume = v;
         else if (allow_resume && cli_flag(argv[i], "--force")) t->force = 1;
         else if (!allow_resume && cli_flag(argv[i], "--print-config")) t->print_config = 1;
-        else if ((v = cli_value(argc, argv, &i, "--dist-file"))) setenv("SPLAT_DIST_FILE", v, 1); /* the CLI's own env */
+        else if ((v = cli_value(argc, argv, &i, "--dist-file"))) t->dist_file = v;
         else if (argv[i][0] != '-' && !t->data) t->data = argv[i];
         else {
             fprintf(stderr, "splat: unknown option '%s' (see --help)\n", argv[i]);
@@ -225,6 +226,16 @@ int cmd_train(int argc, char **argv) {
         return 2;
     }
     cli_problems_free(&probs);
+    /* several processes: this one's place, from SPLAT_RANK ... or Open MPI's variables */
+    splat_dist dist;
+    const char *why = cli_dist_from_env(t.dist_file, &dist) ? cli_last_error()
+                      : splat_set_dist(ctx, &dist) != SPLAT_OK ? splat_errmsg(ctx)
+                                                                : NULL;
+    if (why) {
+        fprintf(stderr, "splat: error: %s\n", why);
+        splat_close(ctx);
+        return 1;
+    }
     train_ui ui = {0};
     plan_run(ctx, &t, &ui.clock);
     sp_install_interrupt_handler();
@@ -274,12 +285,12 @@ static void summarize_split(const char *name, const splat_split_info *s) {
 }
 
 /* check: how long the run would take (estimate.c), and the shorter recipe for a long CPU run. */
-static void print_estimate(const train_args *t) {
+static void print_estimate(const train_args *t, const splat_dist *dist) {
     splat_context *ctx;
     if (splat_open(&ctx) != SPLAT_OK) return;
     cli_problems probs = {0};
     splat_plan p;
-    if (api_config(t, ctx, &probs) || splat_train_plan(ctx, &p) != SPLAT_OK) {
+    if (api_config(t, ctx, &probs) || splat_set_dist(ctx, dist) != SPLAT_OK || splat_train_plan(ctx, &p) != SPLAT_OK) {
         printf("\n# estimate\n  none: %s\n", probs.n ? probs.items[0] : splat_errmsg(ctx));
         cli_problems_free(&probs);
         splat_close(ctx);
@@ -348,7 +359,16 @@ int cmd_check(int argc, char **argv) {
     }
     char dev[1024] = "", kind[64] = ""; /* the device backend.kind resolves to, and its limits */
     cli_config_string(ctx, "backend.kind", kind, sizeof kind);
-    { /* several GPUs or processes: NCCL and the devices are checked too */
+    splat_dist dist; /* several GPUs or processes: NCCL and the devices are checked too */
+    if (cli_dist_from_env(t.dist_file, &dist)) {
+        snprintf(dev, sizeof dev, "%s", cli_last_error());
+        cli_problems_add(&probs, "%s", dev);
+        memset(&dist, 0, sizeof dist);
+        dist.world_size = 1;
+    } else if (splat_set_dist(ctx, &dist) != SPLAT_OK) {
+        snprintf(dev, sizeof dev, "%s", splat_errmsg(ctx));
+        cli_problems_add(&probs, "%s", dev);
+    } else {
         splat_status st = splat_backend_describe(ctx, dev, sizeof dev);
         if (st == SPLAT_ERROR) cli_problems_add(&probs, "backend.kind = \"%s\": %s", kind, dev);
         else if (st != SPLAT_OK) cli_add_problems(ctx, &probs);
@@ -382,7 +402,7 @@ int cmd_check(int argc, char **argv) {
                config_int(ctx, "trainer.max_steps"), kind, strategy,
                t.print_config ? "" : "; --print-config shows every setting");
         free(dir);
-        print_estimate(&t);
+        print_estimate(&t, &dist);
     }
     if (t.print_config) {
         printf("\n# resolved configuration\n");
