@@ -276,8 +276,8 @@ typedef struct {
                             others, a path every process can read (a shared folder across
                             machines); copied */
 } splat_dist;
-/* Sets ctx's place among several processes, for splat_train, splat_train_plan and
- * splat_backend_describe; NULL: alone again. SPLAT_INVALID, and nothing changes, for a rank
+/* Sets ctx's place among several processes, for splat_train, splat_train_plan,
+ * splat_backend_describe and splat_config_resolve; NULL: alone again. SPLAT_INVALID, and nothing changes, for a rank
  * outside [0, world_size), a world_size under 1, a negative local_rank or world_size > 1 without
  * an id file. (API 2) */
 splat_status splat_set_dist(splat_context *ctx, const splat_dist *dist);
@@ -301,7 +301,8 @@ typedef struct {
 
 /* Loads the configured dataset as training does, decoding and checking every image, and
  * describes it. SPLAT_ERROR with every problem, one per line, when it is not usable for
- * training; *info is filled as far as it loaded either way. (API 2) */
+ * training (SPLAT_INVALID without a data.path); *info is filled as far as it loaded either way.
+ * (API 2) */
 splat_status splat_dataset_check(splat_context *ctx, splat_dataset_info *info);
 /* One line naming the device the configured backend.kind resolves to and the limits that matter
  * ("cpu (8 threads)", a Vulkan GPU's name and limits), into buf (size n). With several devices or
