@@ -136,10 +136,10 @@ VIEW    ?= $(if $(and $(wildcard /usr/include/microhttpd.h),$(if $(filter 1,$(PO
 ifeq ($(VIEW),1)
 CFLAGS  += -DSPLAT_HAVE_VIEW=1
 VIEW_LIBS := -lmicrohttpd # the splat program only: the library (and splat.pc) does not need it
-$(BUILD)/gen/view_html.h: web/view.html
+$(BUILD)/gen/cli/view_html.h: web/view.html
 	@mkdir -p $(@D)
 	xxd -i $< > $@.tmp && mv $@.tmp $@
-$(BUILD)/obj/src/cli/view.o: $(BUILD)/gen/view_html.h
+$(BUILD)/obj/src/cli/view.o: $(BUILD)/gen/cli/view_html.h
 $(BUILD)/obj/src/cli/view.o: CFLAGS += -I$(BUILD)/gen
 endif
 # ---- end of the viewer block
@@ -195,7 +195,7 @@ $(BUILD)/examples/%: examples/%.c include/splat.h $(BUILD)/libsplat.a $(PORTABLE
 # Libs.private: what libsplat.a needs with this build's backends (the CUDA runtime, libvulkan
 # when built with them); a PORTABLE build's run-time search path is for its own binaries only.
 PREFIX  ?= /usr/local
-VERSION := $(shell sed -n 's/.*sp_version(void) { return "\(.*\)"; }/\1/p' src/core/version.c)
+VERSION := $(shell sed -n 's/^#define SPLAT_VERSION_STRING "\(.*\)"/\1/p' include/splat.h)
 PC_LIBS = $(filter-out $(PORTABLE_RPATH),$(LDLIBS))
 install: $(BUILD)/libsplat.a $(BUILD)/libsplat.so
 	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
@@ -229,8 +229,9 @@ $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/f
 
 # The parity harness's helpers (tests/parity.h, tests/backend_ops_*.h).
 $(BUILD)/tests/test_backend_ops: $(wildcard tests/parity.h tests/backend_ops_*.h)
-# The CLI's estimate (not in libsplat), compiled into its test.
+# The CLI's estimate and its reading of the environment (not in libsplat), compiled into their tests.
 $(BUILD)/tests/test_estimate: src/cli/estimate.c src/cli/cli.h
+$(BUILD)/tests/test_dist: src/cli/dist_env.c src/cli/util.c src/cli/cli.h
 
 $(BUILD)/tests/gpu_test_%: tests/gpu/gpu_test_%.c tests/testutil.h $(BUILD)/libsplat.a $(PORTABLE_LIBS)
 	@mkdir -p $(@D)

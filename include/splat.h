@@ -9,9 +9,10 @@
  *
  * Every call that can fail returns a splat_status; on anything but SPLAT_OK,
  * splat_errmsg(ctx) says what went wrong, naming the file (and line, for text files) it is
- * about. The library never calls exit(), installs no signal handler, changes no process-wide
- * setting (OpenMP thread count, locale, working directory) and prints nothing: messages go to the
- * context's log callback, or nowhere when none is set.
+ * about. The library never calls exit(), installs no signal handler, takes no setting from the
+ * environment, changes no process-wide setting (OpenMP thread count, locale, working directory;
+ * the floating-point mode of its CPU work is the calling thread's again when a call returns) and
+ * prints nothing: messages go to the context's log callback, or nowhere when none is set.
  *
  * A minimal program (examples/train_and_render.c is a complete one):
  *
@@ -40,7 +41,20 @@
 extern "C" {
 #endif
 
-#define SPLAT_API_VERSION 1
+/* Versions. SPLAT_API_VERSION counts changes of this header: 1 was the first; 2 added what the
+ * declarations below mark "(API 2)" (process settings, typed configuration, several processes,
+ * checks before training, dataset images, PNG renders, synth options, benchmark chains), with
+ * every earlier declaration unchanged, so a program built against API 1 runs with this library.
+ * The library's version follows it (0.1 had API 1, 0.2 has API 2); splat_version() and
+ * splat_version_number() say which library a program runs with, which with a shared library may
+ * differ from the header it was compiled against. */
+#define SPLAT_API_VERSION 2
+#define SPLAT_VERSION_MAJOR 0
+#define SPLAT_VERSION_MINOR 2
+#define SPLAT_VERSION_PATCH 0
+#define SPLAT_VERSION_STRING "0.2.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH: 200 for 0.2.0 */
+#define SPLAT_VERSION_NUMBER (SPLAT_VERSION_MAJOR * 10000 + SPLAT_VERSION_MINOR * 100 + SPLAT_VERSION_PATCH)
 
 /* ---- status and context ---- */
 
@@ -67,9 +81,34 @@ void splat_close(splat_context *ctx);
 const char *splat_errmsg(const splat_context *ctx);
 /* "splat_status" as a word: "ok", "error", "invalid", "no model", "cancelled", "out of memory". */
 const char *splat_status_name(splat_status s);
-/* Library version ("0.1.0") and the commit it was built from. */
+/* The running library's version (SPLAT_VERSION_STRING when it was built, "0.2.0") and the commit
+ * it was built from. */
 const char *splat_version(void);
 const char *splat_commit(void);
+/* The running library's SPLAT_VERSION_NUMBER (200 for 0.2.0): a program compiled against a newer
+ * header checks it before using calls the library it runs with may lack. (API 2) */
+int splat_version_number(void);
+
+/* ---- the program's settings ----
+ * Two settings concern the whole process, not a context: they are the program's, to be set once
+ * before other threads call into the library. The library changes no process-wide state itself;
+ * in particular the floating-point mode its CPU work runs in (denormals flushed to zero on x86)
+ * is set for the duration of each call only: the calling thread has its own mode back when the
+ * call returns (the OpenMP worker threads of the CPU backend keep theirs). */
+
+/* Called with the size asked for when one of the library's small bookkeeping allocations (names,
+ * paths, messages: sizes that do not grow with the data) fails. The library cannot go on then,
+ * so the handler must not return: it ends the process (the splat CLI prints a message and exits
+ * with status 2); if it returns, the library calls abort(). Allocations whose size comes from the
+ * data (models, images, datasets, backend buffers) never come here: the call fails with
+ * SPLAT_NOMEM and a message saying what to lower. fn NULL: the default, a message on stderr and
+ * abort(). (API 2) */
+typedef void (*splat_oom_fn)(void *user, size_t bytes);
+void splat_set_oom_handler(splat_oom_fn fn, void *user);
+/* For testing a program's out-of-memory paths: every allocation whose size comes from the data
+ * and exceeds `bytes` fails as if memory ran out (the call returns SPLAT_NOMEM); 0, the default,
+ * means no limit. (API 2) */
+void splat_set_alloc_limit(size_t bytes);
 
 /* ---- logging ---- */
 
@@ -104,6 +143,37 @@ splat_status splat_config_get(splat_context *ctx, const char *key, char *buf, si
 splat_status splat_config_check(splat_context *ctx);
 /* Writes the whole resolved configuration (every key, with its meaning) as TOML, atomically. */
 splat_status splat_config_save(splat_context *ctx, const char *path);
+/* The text splat_config_save writes, into buf (size n, NUL-terminated). *needed (may be NULL)
+ * receives its size with the NUL; a smaller n gives SPLAT_INVALID, so a call with buf NULL and
+ * n 0 asks for the size. (API 2) */
+splat_status splat_config_text(splat_context *ctx, char *buf, size_t n, size_t *needed);
+
+/* Typed access to one "section.key" (docs/config.md gives each key's type): SPLAT_INVALID for an
+ * unknown key or one of another type (an integer key may be read as a double). (API 2) */
+splat_status splat_config_get_int(splat_context *ctx, const char *key, int *value);
+splat_status splat_config_get_double(splat_context *ctx, const char *key, double *value);
+splat_status splat_config_get_bool(splat_context *ctx, const char *key, int *value);
+/* A string key's value, unquoted, into buf (size n, NUL-terminated; SPLAT_INVALID if it does
+ * not fit). */
+splat_status splat_config_get_string(splat_context *ctx, const char *key, char *buf, size_t n);
+/* Sets a string key to value exactly as given, without TOML quoting (key "data.path", value
+ * /my scans/lego); checked as splat_config_set checks it. (API 2) */
+splat_status splat_config_set_string(splat_context *ctx, const char *key, const char *value);
+
+/* Replaces the settings that training resolves once the backend is known by what it resolves
+ * them to, as splat_train will (no backend is started): refine.strategy "auto" becomes "mcmc"
+ * when backend.kind has MCMC densification and trains on one device (backend.devices, and no
+ * other process: splat_set_dist), else "adc"; init.opacity and init.scale_factor 0 become the
+ * strategy's. SPLAT_INVALID when the resolved mcmc cannot start (a random initialization larger
+ * than refine.max_gaussians); the strategy is resolved all the same. (API 2) */
+splat_status splat_config_resolve(splat_context *ctx);
+/* What differs between the configuration of a run (its config.toml at path) and the context's,
+ * in the keys that change what training computes (output.*, experiment.name, logging, threads
+ * and the like are left out, and so is backend.kind when the context says "auto"; data.path is
+ * compared resolved): "trainer.max_steps = 60 (the run has 30), ..." into buf, "" when nothing
+ * differs. *needed as for splat_config_text. SPLAT_ERROR with the file's problems when it does
+ * not load. (API 2) */
+splat_status splat_config_diff(splat_context *ctx, const char *path, char *buf, size_t n, size_t *needed);
 
 /* ---- training ---- */
 
@@ -191,6 +261,56 @@ typedef struct {
  * the dataset does not load, or backend.kind is not in this build. */
 splat_status splat_train_plan(splat_context *ctx, splat_plan *plan);
 
+/* ---- several processes ----
+ * A training spread over several processes (each with one or more GPUs, on one machine or
+ * several; docs/scale.md) runs one context per process, configured alike, and each process says
+ * where it stands. The library takes none of this from the environment: the splat CLI takes the
+ * values from SPLAT_RANK, SPLAT_WORLD_SIZE, SPLAT_LOCAL_RANK and SPLAT_DIST_FILE (or Open MPI's
+ * OMPI_COMM_WORLD_*) and --dist-file, and passes them in. (API 2) */
+typedef struct {
+    int rank;            /* this process, 0 .. world_size - 1; rank 0 writes the run folder */
+    int world_size;      /* the number of processes; 1: this process alone (the default) */
+    int local_rank;      /* its place among the processes of its machine: backend.devices = "N"
+                            gives it devices local_rank * N .. local_rank * N + N - 1 */
+    const char *id_file; /* world_size > 1: the file through which rank 0 hands the NCCL id to the
+                            others, a path every process can read (a shared folder across
+                            machines); copied */
+} splat_dist;
+/* Sets ctx's place among several processes, for splat_train, splat_train_plan,
+ * splat_backend_describe and splat_config_resolve; NULL: alone again. SPLAT_INVALID, and nothing changes, for a rank
+ * outside [0, world_size), a world_size under 1, a negative local_rank or world_size > 1 without
+ * an id file. (API 2) */
+splat_status splat_set_dist(splat_context *ctx, const splat_dist *dist);
+
+/* ---- checks before training (what `splat check` reports) ---- */
+
+typedef struct {
+    int views;                   /* the split's view count */
+    int width, height, channels; /* its first view's image (0 when it has none) */
+    float fx, fy, cx, cy;        /* and intrinsics, at the loaded (downscaled) size */
+} splat_split_info;
+
+typedef struct {
+    char format[16];             /* "blender", "colmap" or "transforms"; "" when it did not load */
+    int has_alpha;               /* the images have an alpha channel */
+    float extent, center[3];     /* the scene's extent and centre (from the training cameras) */
+    int num_points;              /* sparse points for initialization (0: random, in the box) */
+    float init_min[3], init_max[3];
+    splat_split_info train, val, test;
+} splat_dataset_info;
+
+/* Loads the configured dataset as training does, decoding and checking every image, and
+ * describes it. SPLAT_ERROR with every problem, one per line, when it is not usable for
+ * training (SPLAT_INVALID without a data.path); *info is filled as far as it loaded either way.
+ * (API 2) */
+splat_status splat_dataset_check(splat_context *ctx, splat_dataset_info *info);
+/* One line naming the device the configured backend.kind resolves to and the limits that matter
+ * ("cpu (8 threads)", a Vulkan GPU's name and limits), into buf (size n). With several devices or
+ * processes (backend.devices, splat_set_dist) the replicated CUDA backend is described. Fails
+ * with the reason in the message: SPLAT_INVALID for backend.devices or the process settings,
+ * SPLAT_ERROR when that backend cannot run here (the reason is in buf as well). (API 2) */
+splat_status splat_backend_describe(splat_context *ctx, char *buf, size_t n);
+
 /* ---- the model ---- */
 
 /* Loads a model, replacing the context's: a .ply (3DGS layout, or PlayCanvas's compressed one),
@@ -215,6 +335,10 @@ splat_status splat_bake_antialias(splat_context *ctx, double *mean_factor);
  * spec's RUB axes instead of the .ply axes current tools use); format NULL: from path's
  * extension. Written atomically. */
 splat_status splat_export(splat_context *ctx, const char *path, const char *format);
+/* The format splat_export writes to path when given none: "ply", "splat", "spz", "glb" or "sog"
+ * from its extension (any case; a name ending in meta.json is SOG's unbundled form), NULL for
+ * any other. (API 2) */
+const char *splat_model_format(const char *path);
 
 /* ---- rendering ---- */
 
@@ -259,6 +383,19 @@ typedef enum {
 splat_status splat_render(splat_context *ctx, const splat_camera *cam, const float *background,
                           splat_pixel_format format, void *pixels, size_t stride);
 
+/* splat_render into a PNG file (written atomically): RGB on background, or RGBA with background
+ * NULL. (API 2) */
+splat_status splat_render_png(splat_context *ctx, const splat_camera *cam, const float *background,
+                              const char *path);
+
+/* The image of view `index` of a split of the configured dataset as training and evaluation see
+ * it (decoded, downscaled and undistorted to the size of splat_dataset_camera's camera), into
+ * pixels laid out as splat_render writes them. background: RGB in [0, 1] under the image's
+ * transparent parts (data.alpha says how its alpha is read), alpha then 1; NULL: the colour and
+ * alpha as the file stores them (alpha 1 for an image without one). (API 2) */
+splat_status splat_dataset_image(splat_context *ctx, const char *split, int index, const float *background,
+                                 splat_pixel_format format, void *pixels, size_t stride);
+
 /* Renders of ctx (splat_render) use SH degrees up to max_degree only, lower ones showing the
  * view-independent colours a viewer may want to compare with; -1 (the default): the model's. */
 splat_status splat_set_render_sh_degree(splat_context *ctx, int max_degree);
@@ -289,6 +426,66 @@ splat_status splat_eval_save(splat_context *ctx, const char *path);
  * number of views per split (at least one train view); equal arguments give byte-identical files. */
 splat_status splat_synth(splat_context *ctx, const char *dir, int size, int num_train, int num_val, int num_test,
                          uint64_t seed);
+
+/* Every option of the procedural scenes (API 2). */
+typedef struct {
+    const char *scene;    /* "objects": the demo scene above; "capture": a large outdoor capture
+                             (seven object groups on detailed ground under a skyline, seen through
+                             a lens with radial-tangential distortion) written as transforms.json
+                             and images/NNNNN.jpg, whose loader holds out every 8th view */
+    int width, height;    /* 8..8192 pixels */
+    int num_train, num_val, num_test; /* views per split, up to 100000 (at least one train view);
+                             capture: num_train only, the others 0 */
+    int samples;          /* jittered rays per pixel, 1..1024 (antialiasing, soft alpha edges) */
+    uint64_t seed;
+} splat_synth_opts;
+/* The options of a scene by default: "objects" 128x128, 100 / 25 / 25 views, 4 samples; "capture"
+ * 1000 views of 1600x1200, 1 sample; seed 0. SPLAT_INVALID for another scene name. (API 2) */
+splat_status splat_synth_defaults(splat_synth_opts *opts, const char *scene);
+/* Writes the scene of opts into dir (created with its parents if missing; every file atomically);
+ * equal options give byte-identical files. (API 2) */
+splat_status splat_synth_scene(splat_context *ctx, const char *dir, const splat_synth_opts *opts);
+
+/* ---- run folders and benchmark chains ---- */
+
+/* The names a training run writes into its folder (config.toml, log.txt, ...; folders end in
+ * '/'), NULL-terminated: a folder holding any of them holds a run, and splat_train_opts.force
+ * replaces exactly these. (API 2) */
+const char *const *splat_run_files(void);
+
+/* What a run folder's result.toml says (API 2). */
+typedef struct {
+    char status[32];      /* "complete", "interrupted" or "diverged" */
+    char split[8];        /* the split psnr and ssim were scored on: "test", or "val" for a dataset
+                             without test views; "" when neither was */
+    double psnr, ssim;    /* NaN when not scored */
+    double train_seconds;
+    long gaussians, steps;
+} splat_run_result;
+/* Reads run_dir/result.toml. SPLAT_ERROR when there is none (no save finished there) or it does
+ * not parse. (API 2) */
+splat_status splat_read_result(splat_context *ctx, const char *run_dir, splat_run_result *result);
+
+/* A benchmark chain (docs/bench.md): several scenes trained one after another into one folder,
+ * OUT/<scene>, with shared settings, and a summary of their results. The context holds at most
+ * one chain, apart from its configuration. (API 2) */
+
+/* Reads a chain file into the context (replacing any chain it held) and resolves every scene's
+ * configuration: sets (num_sets "section.key=value") apply to every scene last, and out (NULL:
+ * the file's [chain] out, or runs/<file name>) is the chain's folder. SPLAT_INVALID with every
+ * problem, one per line, naming the file and line. */
+splat_status splat_chain_load(splat_context *ctx, const char *file, const char *const *sets, int num_sets,
+                              const char *out);
+/* The chain's scene count and folder (valid until the chain is replaced or the context closed). */
+splat_status splat_chain_info(splat_context *ctx, int *num_scenes, const char **out);
+/* Scene index's name and run folder (either pointer may be NULL; valid as for splat_chain_info). */
+splat_status splat_chain_scene(splat_context *ctx, int index, const char **name, const char **run_dir);
+/* Makes scene index's configuration the context's: splat_train then trains that scene. */
+splat_status splat_chain_use_scene(splat_context *ctx, int index);
+/* Writes OUT/summary.toml, OUT/summary.md and OUT/curves.png from the result.toml of the scenes
+ * whose include[i] is non-zero (include NULL: every scene); the others, and those without a
+ * result, are listed as not run. */
+splat_status splat_chain_write_summary(splat_context *ctx, const int *include);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #    alone, reached through the kind table; the reference math every backend, the trainer and the
 #    tests call is src/backend/ref. Only the CPU backend's own unit tests (CPU_BACKEND_TESTS) may.
 #    Includes inside comments are ignored. Each match is printed as FILE:LINE: #include PATH
+#  - the CLI is built on the public API alone: cli_includes() below.
 # Exits 1 if anything is printed.
 import os
 import re
@@ -73,10 +74,35 @@ def cpu_includes(root, found):
                     found.append('%s:%d: #include %s' % (path, i, m.group(1)))
 
 
+# The CLI (src/cli/*.c, *.h) uses the library through include/splat.h only: its quoted includes
+# are "splat.h" and its own "cli/..." headers; <system> headers are its business. Comments are
+# ignored. Adds FILE:LINE: #include "NAME" for each other one.
+CLI_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]*)"', re.M)
+COMMENTS = re.compile(r'//[^\n]*|/\*.*?\*/', re.S)
+
+
+def cli_includes(root, found):
+    cli = os.path.join(root, 'src', 'cli')
+    for d, dirs, files in os.walk(cli):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.endswith(('.c', '.h')):
+                continue
+            path = os.path.join(d, name)
+            with open(path, encoding='utf-8', errors='replace') as f:
+                code = COMMENTS.sub(blank, f.read())
+            for m in CLI_INCLUDE.finditer(code):
+                inc = m.group(1)
+                if inc == 'splat.h' or (inc.startswith('cli/') and '..' not in inc):
+                    continue
+                found.append('%s:%d: #include "%s"' % (path, code.count('\n', 0, m.start()) + 1, inc))
+
+
 def main(root):
     found = []
     banned_calls(root, found)
     cpu_includes(root, found)
+    cli_includes(root, found)
     for f in found:
         print(f)
     return 1 if found else 0

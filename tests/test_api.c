@@ -2,15 +2,27 @@
  * callback, configuration, loading and exporting models, cancelling, resuming with the context's
  * configuration, the training plan, rendering any camera, and two contexts training on two
  * threads at once with the same results as one at a time, the live model a viewer asks for while
- * training, the render SH degree. */
+ * training, the render SH degree; and API 2: the versions, the program's out-of-memory handler
+ * and allocation limit, the caller's floating-point mode kept, typed configuration, its text,
+ * resolution and difference from a run's, several processes, the dataset and backend checks,
+ * dataset images, PNG renders, model formats, synth options, run results and benchmark chains. */
 #include "testutil.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define HAVE_MXCSR 1
+#define FTZ_DAZ 0x8040u
+#endif
 
 #include "io/image.h"
+#include "io/ply.h"
 #include "io/toml.h"
+#include "scene/gaussians.h"
 #include "splat.h"
 
 /* One tiny demo scene for the whole file. */
@@ -780,6 +792,633 @@ static void test_live_model(void **state) {
     splat_close(ctx);
 }
 
+
+/* ---- API 2: versions and the program's settings ---- */
+
+static void test_versions(void **state) {
+    (void)state;
+    assert_int_equal(SPLAT_API_VERSION, 2);
+    assert_int_equal(splat_version_number(), SPLAT_VERSION_NUMBER);
+    assert_string_equal(splat_version(), SPLAT_VERSION_STRING);
+    int major = -1, minor = -1, patch = -1;
+    assert_int_equal(sscanf(splat_version(), "%d.%d.%d", &major, &minor, &patch), 3);
+    assert_int_equal(major, SPLAT_VERSION_MAJOR);
+    assert_int_equal(minor, SPLAT_VERSION_MINOR);
+    assert_int_equal(patch, SPLAT_VERSION_PATCH);
+    assert_int_equal(splat_version_number(), major * 10000 + minor * 100 + patch);
+    assert_true(splat_version_number() >= 200); /* API 2 came with 0.2 */
+    assert_true(strlen(splat_commit()) > 0);
+}
+
+static jmp_buf g_oom_jump;
+static size_t g_oom_bytes;
+static void *g_oom_user;
+static void api_oom(void *user, size_t bytes) {
+    g_oom_user = user;
+    g_oom_bytes = bytes;
+    longjmp(g_oom_jump, 1);
+}
+
+static void test_oom_handler_and_limit(void **state) {
+    (void)state;
+    /* the program's handler gets its pointer and the size when a bookkeeping allocation fails
+     * (count * size overflowing: no real allocation is tried) */
+    int token = 7;
+    splat_set_oom_handler(api_oom, &token);
+    g_oom_bytes = 0;
+    g_oom_user = NULL;
+    if (setjmp(g_oom_jump) == 0) {
+        void *volatile p = sp_calloc(SIZE_MAX / 8, 16);
+        (void)p;
+        fail_msg("sp_calloc returned on overflow");
+    }
+    assert_ptr_equal(g_oom_user, &token);
+    assert_true(g_oom_bytes > 0);
+    /* NULL: the default again, which prints and aborts (in a child) */
+    splat_set_oom_handler(NULL, NULL);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) _exit(3);
+        void *volatile p = sp_calloc(SIZE_MAX / 8, 16);
+        (void)p;
+        _exit(0); /* not reached */
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGABRT);
+
+    /* the allocation limit: data-sized allocations over it fail the call with SPLAT_NOMEM */
+    splat_context *ctx;
+    assert_int_equal(splat_open(&ctx), SPLAT_OK);
+    char *ply = sp_path_join(g_tmp, "oom.ply");
+    sp_gaussians g;
+    sp_gaussians_init(&g, 50, 0);
+    g.n = 50;
+    for (int i = 0; i < 50; i++) {
+        g.quats[4 * i] = 1.0f;
+        for (int k = 0; k < 3; k++) g.log_scales[3 * i + k] = -3.0f;
+    }
+    assert_int_equal(sp_ply_write(ply, &g), 0);
+    sp_gaussians_free(&g);
+    assert_int_equal(splat_load_model(ctx, ply), SPLAT_OK);
+    assert_int_equal(splat_config_set(ctx, "backend.kind=cpu"), SPLAT_OK);
+    splat_camera cam;
+    const float eye[3] = {0, 0, -3}, at[3] = {0, 0, 0}, up[3] = {0, -1, 0}, white[3] = {1, 1, 1};
+    assert_int_equal(splat_camera_look_at(&cam, 400, 300, 0.8f, eye, at, up), SPLAT_OK);
+    uint8_t *px = malloc(400 * 300 * 4);
+    splat_set_alloc_limit(100000); /* a 400x300 float render needs 1.4 MB */
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, px, 0), SPLAT_NOMEM);
+    tu_assert_contains(splat_errmsg(ctx), "out of memory");
+    splat_set_alloc_limit(0);
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, px, 0), SPLAT_OK);
+    free(px);
+    free(ply);
+    splat_close(ctx);
+}
+
+#ifdef HAVE_MXCSR
+static unsigned g_mode_in_call;
+static void note_mode(void *user, const splat_progress *p) {
+    (void)user;
+    (void)p;
+    g_mode_in_call = _mm_getcsr();
+}
+#endif
+
+/* The library's CPU work flushes denormals (FTZ and DAZ), but the calling thread has its own mode
+ * back when each call returns, whatever it was. */
+static void test_caller_fp_mode_kept(void **state) {
+    (void)state;
+#ifdef HAVE_MXCSR
+    unsigned mine = _mm_getcsr();
+    _mm_setcsr(mine & ~FTZ_DAZ);
+    unsigned before = _mm_getcsr();
+    splat_context *ctx = tiny_context("fpmode", 3, 20);
+    splat_train_opts o = {.force = 1, .progress = note_mode};
+    g_mode_in_call = 0;
+    assert_int_equal(splat_train(ctx, &o), SPLAT_OK); /* creates the CPU backend: its threads flush */
+    assert_int_equal(g_mode_in_call & FTZ_DAZ, FTZ_DAZ); /* inside the call: the library's mode */
+    assert_int_equal(_mm_getcsr(), before);
+    splat_camera cam;
+    assert_int_equal(splat_dataset_camera(ctx, "test", 0, &cam), SPLAT_OK);
+    uint8_t *px = malloc((size_t)cam.width * cam.height * 4);
+    const float white[3] = {1, 1, 1};
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, px, 0), SPLAT_OK);
+    assert_int_equal(_mm_getcsr(), before);
+    /* a failed call too */
+    assert_int_equal(splat_render(ctx, NULL, white, SPLAT_RGBA8, px, 0), SPLAT_INVALID);
+    assert_int_equal(_mm_getcsr(), before);
+    /* a caller that flushes itself keeps it, and another rounding mode stays as it was */
+    _mm_setcsr(before | FTZ_DAZ | _MM_ROUND_TOWARD_ZERO);
+    unsigned flushing = _mm_getcsr();
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, px, 0), SPLAT_OK);
+    assert_int_equal(_mm_getcsr(), flushing);
+    _mm_setcsr(mine);
+    free(px);
+    splat_close(ctx);
+#else
+    skip();
+#endif
+}
+
+/* ---- API 2: configuration ---- */
+
+static void test_typed_config(void **state) {
+    (void)state;
+    splat_context *ctx;
+    assert_int_equal(splat_open(&ctx), SPLAT_OK);
+    int i = 0, b = -1;
+    double d = 0;
+    char buf[64];
+    assert_int_equal(splat_config_get_int(ctx, "trainer.max_steps", &i), SPLAT_OK);
+    assert_int_equal(i, 30000);
+    assert_int_equal(splat_config_get_double(ctx, "trainer.max_steps", &d), SPLAT_OK); /* an integer as a double */
+    assert_true(d == 30000.0);
+    assert_int_equal(splat_config_get_double(ctx, "loss.ssim_weight", &d), SPLAT_OK);
+    assert_float_equal(d, 0.2, 1e-12);
+    assert_int_equal(splat_config_get_bool(ctx, "output.save_ply", &b), SPLAT_OK);
+    assert_int_equal(b, 1);
+    assert_int_equal(splat_config_get_string(ctx, "backend.kind", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "auto");
+    /* wrong types and unknown keys */
+    assert_int_equal(splat_config_get_int(ctx, "loss.ssim_weight", &i), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "loss.ssim_weight is a number, not an integer");
+    assert_int_equal(splat_config_get_string(ctx, "trainer.max_steps", buf, sizeof buf), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "not a string");
+    assert_int_equal(splat_config_get_bool(ctx, "trainer.max_stepz", &b), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "unknown configuration key 'trainer.max_stepz'");
+    assert_int_equal(splat_config_get_int(ctx, "trainer.max_steps", NULL), SPLAT_INVALID);
+    /* strings set exactly as given: spaces, quotes, backslashes, leading quotes, empty */
+    const char *values[] = {"/my scans/lego", " padded ", "a \"quoted\" name", "\"lead", "back\\slash", ""};
+    for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
+        char got[256];
+        assert_int_equal(splat_config_set_string(ctx, "data.path", values[k]), SPLAT_OK);
+        assert_int_equal(splat_config_get_string(ctx, "data.path", got, sizeof got), SPLAT_OK);
+        assert_string_equal(got, values[k]);
+    }
+    assert_int_equal(splat_config_set_string(ctx, "data.path", "/x/y"), SPLAT_OK);
+    assert_int_equal(splat_config_get_string(ctx, "data.path", buf, 4), SPLAT_INVALID); /* does not fit */
+    assert_int_equal(splat_config_set_string(ctx, "trainer.max_steps", "7"), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "not a string");
+    assert_int_equal(splat_config_set_string(ctx, "backend.kind", "quantum"), SPLAT_INVALID); /* checked as --set is */
+    tu_assert_contains(splat_errmsg(ctx), "backend.kind");
+    assert_int_equal(splat_config_get_string(ctx, "backend.kind", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "auto"); /* unchanged */
+
+    /* the text is what splat_config_save writes */
+    size_t need = 0;
+    assert_int_equal(splat_config_text(ctx, NULL, 0, &need), SPLAT_INVALID);
+    assert_true(need > 1000);
+    char *text = malloc(need);
+    assert_int_equal(splat_config_text(ctx, text, need - 1, NULL), SPLAT_INVALID);
+    assert_int_equal(splat_config_text(ctx, text, need, NULL), SPLAT_OK);
+    assert_int_equal(strlen(text) + 1, need);
+    char *path = sp_path_join(g_tmp, "text.toml");
+    assert_int_equal(splat_config_save(ctx, path), SPLAT_OK);
+    size_t n;
+    char *saved = read_all(path, &n);
+    assert_int_equal(n, need - 1);
+    assert_memory_equal(saved, text, n);
+    free(saved);
+    free(text);
+
+    /* the difference from a run's configuration (resolved, as training writes it): only what
+     * changes results */
+    assert_int_equal(splat_config_set(ctx, "backend.kind=cpu"), SPLAT_OK);
+    assert_int_equal(splat_config_resolve(ctx), SPLAT_OK);
+    assert_int_equal(splat_config_save(ctx, path), SPLAT_OK);
+    assert_int_equal(splat_config_set(ctx, "refine.strategy=auto"), SPLAT_OK); /* resolved alike */
+    char *diff = malloc(4096);
+    assert_int_equal(splat_config_diff(ctx, path, diff, 4096, &need), SPLAT_OK);
+    assert_string_equal(diff, "");
+    assert_int_equal(need, 1);
+    assert_int_equal(splat_config_set(ctx, "trainer.max_steps=60"), SPLAT_OK);
+    assert_int_equal(splat_config_set(ctx, "output.run_dir=/elsewhere"), SPLAT_OK); /* not a result */
+    assert_int_equal(splat_config_diff(ctx, path, diff, 4096, &need), SPLAT_OK);
+    assert_string_equal(diff, "trainer.max_steps = 60 (the run has 30000)");
+    assert_int_equal(need, strlen(diff) + 1);
+    assert_int_equal(splat_config_diff(ctx, path, diff, 5, &need), SPLAT_INVALID);
+    tu_write_text(path, "[trainer]\nmax_steps = \"many\"\n");
+    assert_int_equal(splat_config_diff(ctx, path, diff, 4096, NULL), SPLAT_ERROR);
+    tu_assert_contains(splat_errmsg(ctx), "text.toml:2");
+    free(diff);
+    free(path);
+
+    /* what training resolves once the backend is known */
+    assert_int_equal(splat_config_load_string(ctx, "[refine]\nstrategy = \"auto\"\n[init]\nopacity = 0.0\n", NULL),
+                     SPLAT_OK);
+    assert_int_equal(splat_config_resolve(ctx), SPLAT_OK);
+    assert_int_equal(splat_config_get_string(ctx, "refine.strategy", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "mcmc");
+    assert_int_equal(splat_config_get_double(ctx, "init.opacity", &d), SPLAT_OK);
+    assert_float_equal(d, 0.5, 1e-12);
+    assert_int_equal(splat_config_load_string(ctx, "[refine]\nstrategy = \"auto\"\n[init]\nopacity = 0.0\n", NULL),
+                     SPLAT_OK);
+    assert_int_equal(splat_config_set(ctx, "backend.devices=2"), SPLAT_OK); /* two devices: no mcmc */
+    assert_int_equal(splat_config_resolve(ctx), SPLAT_OK);
+    assert_int_equal(splat_config_get_string(ctx, "refine.strategy", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "adc");
+    assert_int_equal(splat_config_get_double(ctx, "init.opacity", &d), SPLAT_OK);
+    assert_float_equal(d, 0.1, 1e-12);
+    assert_int_equal(splat_config_load_string(ctx, "[backend]\ndevices = \"1\"\n[refine]\nstrategy = \"mcmc\"\n"
+                                                   "max_gaussians = 1000\n[init]\ncount = 5000\n", NULL),
+                     SPLAT_OK);
+    assert_int_equal(splat_config_resolve(ctx), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "refine.max_gaussians");
+    splat_close(ctx);
+}
+
+/* ---- API 2: checks before training ---- */
+
+static void test_backend_and_dataset_checks(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("checks", 1, 30);
+    char line[512];
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_OK);
+    tu_assert_contains(line, "cpu (");
+    assert_int_equal(splat_backend_describe(ctx, line, 3), SPLAT_INVALID); /* does not fit */
+    /* two devices need the replicated cuda backend, which the cpu kind is not */
+    assert_int_equal(splat_config_set(ctx, "backend.devices=2"), SPLAT_OK);
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_ERROR);
+    tu_assert_contains(line, "need backend.kind = \"cuda\"");
+    tu_assert_contains(splat_errmsg(ctx), "backend.devices");
+    /* bad devices */
+    assert_int_equal(splat_config_set(ctx, "backend.devices=1,1"), SPLAT_OK);
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "listed twice");
+    tu_assert_contains(line, "listed twice");
+    assert_int_equal(splat_config_set(ctx, "backend.devices=1"), SPLAT_OK);
+
+    /* the dataset, every image decoded */
+    splat_dataset_info info;
+    assert_int_equal(splat_dataset_check(ctx, &info), SPLAT_OK);
+    assert_string_equal(info.format, "blender");
+    assert_int_equal(info.has_alpha, 1);
+    assert_int_equal(info.train.views, 8);
+    assert_int_equal(info.val.views, 1);
+    assert_int_equal(info.test.views, 2);
+    assert_int_equal(info.train.width, 24);
+    assert_int_equal(info.train.height, 24);
+    assert_int_equal(info.train.channels, 4);
+    assert_true(info.train.fx > 0 && fabsf(info.train.cx - 12.0f) < 1e-4f);
+    assert_int_equal(info.num_points, 0);
+    assert_true(info.extent > 0 && info.init_max[0] > info.init_min[0]);
+    assert_int_equal(splat_config_set(ctx, "data.downscale=2"), SPLAT_OK);
+    assert_int_equal(splat_dataset_check(ctx, &info), SPLAT_OK);
+    assert_int_equal(info.test.width, 12);
+    /* a damaged image: every problem named */
+    char *copy = sp_path_join(g_tmp, "damaged");
+    assert_int_equal(splat_synth(ctx, copy, 24, 2, 0, 1, 9), SPLAT_OK);
+    char *png = sp_path_join(copy, "train/r_1.png");
+    tu_write_text(png, "not a png");
+    char *set = sp_strfmt("data.path=%s", copy);
+    assert_int_equal(splat_config_set(ctx, set), SPLAT_OK);
+    assert_int_equal(splat_dataset_check(ctx, &info), SPLAT_ERROR);
+    tu_assert_contains(splat_errmsg(ctx), "r_1.png");
+    assert_int_equal(splat_config_set(ctx, "data.path="), SPLAT_OK);
+    assert_int_equal(splat_dataset_check(ctx, &info), SPLAT_INVALID);
+    assert_string_equal(info.format, "");
+    assert_int_equal(splat_dataset_check(ctx, NULL), SPLAT_INVALID);
+    free(set);
+    free(png);
+    free(copy);
+    splat_close(ctx);
+}
+
+/* ---- API 2: several processes ---- */
+
+static void test_several_processes(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("processes", 1, 30);
+    char line[512];
+    /* the environment is the program's: the library takes nothing from it */
+    setenv("SPLAT_RANK", "1", 1);
+    setenv("SPLAT_WORLD_SIZE", "2", 1);
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_OK);
+    tu_assert_contains(line, "cpu (");
+    splat_plan p;
+    assert_int_equal(splat_train_plan(ctx, &p), SPLAT_OK);
+    assert_string_equal(p.backend, "cpu");
+    unsetenv("SPLAT_RANK");
+    unsetenv("SPLAT_WORLD_SIZE");
+
+    /* bad placements are refused, naming the setting, and change nothing */
+    splat_dist d = {.rank = 2, .world_size = 2, .id_file = "/shared/id"};
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "rank = 2 is outside [0, world_size = 2)");
+    d = (splat_dist){.rank = 0, .world_size = 0};
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "world_size = 0");
+    d = (splat_dist){.rank = 0, .world_size = 2, .local_rank = -1, .id_file = "/shared/id"};
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "local_rank = -1");
+    d = (splat_dist){.rank = 1, .world_size = 2};
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "no id_file");
+    assert_null(strstr(splat_errmsg(ctx), "SPLAT_"));
+    assert_null(strstr(splat_errmsg(ctx), "--dist-file"));
+    char id[1100];
+    memset(id, 'x', sizeof id - 1);
+    id[sizeof id - 1] = 0;
+    d = (splat_dist){.rank = 1, .world_size = 2, .id_file = id};
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_INVALID); /* a path too long to keep */
+    tu_assert_contains(splat_errmsg(ctx), "too long");
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_OK); /* still alone */
+    /* two processes (this one the writer): the replicated cuda backend, which the cpu kind is
+     * not; no mcmc */
+    d.rank = 0;
+    d.id_file = "/shared/id";
+    assert_int_equal(splat_set_dist(ctx, &d), SPLAT_OK);
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_ERROR);
+    tu_assert_contains(line, "need backend.kind = \"cuda\"");
+    tu_assert_contains(splat_errmsg(ctx), "world_size above 1");
+    assert_int_equal(splat_config_set(ctx, "refine.strategy=auto"), SPLAT_OK);
+    assert_int_equal(splat_config_resolve(ctx), SPLAT_OK);
+    char buf[64];
+    assert_int_equal(splat_config_get_string(ctx, "refine.strategy", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "adc");
+    /* training refuses it before writing anything */
+    splat_train_opts o = {.force = 1};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_ERROR);
+    tu_assert_contains(splat_errmsg(ctx), "need backend.kind = \"cuda\"");
+    char *run = sp_path_join(g_tmp, "processes");
+    assert_false(sp_dir_exists(run));
+    free(run);
+    /* alone again */
+    assert_int_equal(splat_set_dist(ctx, NULL), SPLAT_OK);
+    assert_int_equal(splat_backend_describe(ctx, line, sizeof line), SPLAT_OK);
+    assert_int_equal(splat_config_set(ctx, "refine.strategy=auto"), SPLAT_OK);
+    assert_int_equal(splat_config_resolve(ctx), SPLAT_OK);
+    assert_int_equal(splat_config_get_string(ctx, "refine.strategy", buf, sizeof buf), SPLAT_OK);
+    assert_string_equal(buf, "mcmc");
+    splat_close(ctx);
+}
+
+/* ---- API 2: images ---- */
+
+static void test_dataset_image_and_png(void **state) {
+    (void)state;
+    splat_context *ctx = tiny_context("png", 6, 30);
+    splat_train_opts o = {.force = 1};
+    assert_int_equal(splat_train(ctx, &o), SPLAT_OK);
+    splat_camera cam;
+    assert_int_equal(splat_dataset_camera(ctx, "train", 3, &cam), SPLAT_OK);
+    char name[256];
+    assert_int_equal(splat_dataset_view_name(ctx, "train", 3, name, sizeof name), SPLAT_OK);
+    /* the image as stored (RGBA PNG of the demo scene) */
+    char *file = sp_strfmt("%s/%s.png", g_scene, name);
+    sp_image img;
+    assert_int_equal(sp_image_load(file, &img), 0);
+    assert_int_equal(img.channels, 4);
+    size_t px = (size_t)cam.width * cam.height;
+    uint8_t *rgba = malloc(px * 4);
+    assert_int_equal(splat_dataset_image(ctx, "train", 3, NULL, SPLAT_RGBA8, rgba, 0), SPLAT_OK);
+    assert_memory_equal(rgba, img.pixels, px * 4);
+    /* on a background: straight alpha composited, alpha 1; floats the same before quantization */
+    const float bg[3] = {1.0f, 0.0f, 0.25f};
+    float *f = malloc(px * 16);
+    assert_int_equal(splat_dataset_image(ctx, "train", 3, bg, SPLAT_RGBA_F32, f, 0), SPLAT_OK);
+    int partial = 0;
+    for (size_t i = 0; i < px; i++) {
+        float a = img.pixels[4 * i + 3] / 255.0f;
+        for (int k = 0; k < 3; k++)
+            assert_float_equal(f[4 * i + k], img.pixels[4 * i + k] / 255.0f * a + bg[k] * (1 - a), 1e-5);
+        assert_true(f[4 * i + 3] == 1.0f);
+        partial += a > 0 && a < 1;
+    }
+    assert_true(partial > 0);
+    /* a row stride: the same rows */
+    uint8_t *wide = malloc(px * 8);
+    assert_int_equal(splat_dataset_image(ctx, "train", 3, NULL, SPLAT_RGBA8, wide, (size_t)cam.width * 8), SPLAT_OK);
+    for (int y = 0; y < cam.height; y++)
+        assert_memory_equal(wide + (size_t)y * cam.width * 8, rgba + (size_t)y * cam.width * 4, (size_t)cam.width * 4);
+    assert_int_equal(splat_dataset_image(ctx, "train", 99, NULL, SPLAT_RGBA8, rgba, 0), SPLAT_INVALID);
+    assert_int_equal(splat_dataset_image(ctx, "train", 3, NULL, SPLAT_RGBA8, rgba, 8), SPLAT_INVALID);
+    assert_int_equal(splat_dataset_image(ctx, "side", 0, NULL, SPLAT_RGBA8, rgba, 0), SPLAT_INVALID);
+    sp_image_free(&img);
+
+    /* a render into a PNG: the pixels splat_render gives (RGB on a background, RGBA without) */
+    const float white[3] = {1, 1, 1};
+    char *out = sp_path_join(g_tmp, "render.png");
+    assert_int_equal(splat_render_png(ctx, &cam, white, out), SPLAT_OK);
+    assert_int_equal(splat_render(ctx, &cam, white, SPLAT_RGBA8, rgba, 0), SPLAT_OK);
+    assert_int_equal(sp_image_load(out, &img), 0);
+    assert_int_equal(img.channels, 3);
+    assert_int_equal(img.width, cam.width);
+    for (size_t i = 0; i < px; i++) assert_memory_equal(img.pixels + 3 * i, rgba + 4 * i, 3);
+    sp_image_free(&img);
+    assert_int_equal(splat_render_png(ctx, &cam, NULL, out), SPLAT_OK);
+    assert_int_equal(splat_render(ctx, &cam, NULL, SPLAT_RGBA8, rgba, 0), SPLAT_OK);
+    assert_int_equal(sp_image_load(out, &img), 0);
+    assert_int_equal(img.channels, 4);
+    assert_memory_equal(img.pixels, rgba, px * 4);
+    sp_image_free(&img);
+    char *nowhere = sp_path_join(g_tmp, "no/such/dir/r.png");
+    assert_int_equal(splat_render_png(ctx, &cam, white, nowhere), SPLAT_ERROR);
+    tu_assert_contains(splat_errmsg(ctx), "no/such/dir/r.png");
+    assert_int_equal(splat_render_png(ctx, &cam, white, NULL), SPLAT_INVALID);
+
+    /* the formats splat_export picks from a name */
+    assert_string_equal(splat_model_format("a.ply"), "ply");
+    assert_string_equal(splat_model_format("dir.x/A.SPZ"), "spz");
+    assert_string_equal(splat_model_format("m.splat"), "splat");
+    assert_string_equal(splat_model_format("m.glb"), "glb");
+    assert_string_equal(splat_model_format("scene.sog"), "sog");
+    assert_string_equal(splat_model_format("out/meta.json"), "sog");
+    assert_null(splat_model_format("a.obj"));
+    assert_null(splat_model_format("ply"));
+    assert_null(splat_model_format("dir.ply/model"));
+    assert_null(splat_model_format(NULL));
+    free(nowhere);
+    free(out);
+    free(wide);
+    free(f);
+    free(rgba);
+    free(file);
+    splat_close(ctx);
+}
+
+/* ---- API 2: synth options ---- */
+
+static void test_synth_options(void **state) {
+    (void)state;
+    splat_synth_opts o;
+    assert_int_equal(splat_synth_defaults(&o, "objects"), SPLAT_OK);
+    assert_string_equal(o.scene, "objects");
+    assert_int_equal(o.width, 128);
+    assert_int_equal(o.height, 128);
+    assert_int_equal(o.num_train, 100);
+    assert_int_equal(o.num_val, 25);
+    assert_int_equal(o.num_test, 25);
+    assert_int_equal(o.samples, 4);
+    assert_true(o.seed == 0);
+    assert_int_equal(splat_synth_defaults(&o, "capture"), SPLAT_OK);
+    assert_string_equal(o.scene, "capture");
+    assert_int_equal(o.width, 1600);
+    assert_int_equal(o.height, 1200);
+    assert_int_equal(o.num_train, 1000);
+    assert_int_equal(o.num_val + o.num_test, 0);
+    assert_int_equal(o.samples, 1);
+    assert_int_equal(splat_synth_defaults(&o, "cave"), SPLAT_INVALID);
+
+    /* the objects scene equals splat_synth's with the same options, file for file */
+    splat_context *ctx;
+    assert_int_equal(splat_open(&ctx), SPLAT_OK);
+    char *a = sp_path_join(g_tmp, "synth_a"), *b = sp_path_join(g_tmp, "synth_b");
+    assert_int_equal(splat_synth(ctx, a, 16, 2, 0, 1, 5), SPLAT_OK);
+    assert_int_equal(splat_synth_defaults(&o, "objects"), SPLAT_OK);
+    o.width = o.height = 16;
+    o.num_train = 2, o.num_val = 0, o.num_test = 1, o.seed = 5;
+    assert_int_equal(splat_synth_scene(ctx, b, &o), SPLAT_OK);
+    const char *files[] = {"transforms_train.json", "transforms_test.json", "train/r_1.png", "test/r_0.png"};
+    for (int k = 0; k < 4; k++) {
+        char *pa = sp_path_join(a, files[k]), *pb = sp_path_join(b, files[k]);
+        size_t na, nb;
+        char *da = read_all(pa, &na), *db = read_all(pb, &nb);
+        assert_int_equal(na, nb);
+        assert_memory_equal(da, db, na);
+        free(da);
+        free(db);
+        free(pa);
+        free(pb);
+    }
+    /* a non-square size and one sample differ */
+    o.width = 20, o.samples = 1;
+    assert_int_equal(splat_synth_scene(ctx, b, &o), SPLAT_OK);
+    char *png = sp_path_join(b, "train/r_0.png");
+    sp_image img;
+    assert_int_equal(sp_image_load(png, &img), 0);
+    assert_int_equal(img.width, 20);
+    assert_int_equal(img.height, 16);
+    sp_image_free(&img);
+    /* the capture scene: transforms.json and JPEGs; train views only */
+    char *c = sp_path_join(g_tmp, "synth_capture");
+    assert_int_equal(splat_synth_defaults(&o, "capture"), SPLAT_OK);
+    o.width = 32, o.height = 24, o.num_train = 3;
+    assert_int_equal(splat_synth_scene(ctx, c, &o), SPLAT_OK);
+    char *tj = sp_path_join(c, "transforms.json"), *jpg = sp_path_join(c, "images/00002.jpg");
+    assert_true(sp_file_exists(tj));
+    assert_int_equal(sp_image_load(jpg, &img), 0);
+    assert_int_equal(img.width, 32);
+    assert_int_equal(img.channels, 3);
+    sp_image_free(&img);
+    o.num_val = 1;
+    assert_int_equal(splat_synth_scene(ctx, c, &o), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "every 8th");
+    o.num_val = 0, o.width = 4;
+    assert_int_equal(splat_synth_scene(ctx, c, &o), SPLAT_INVALID);
+    o.width = 32, o.scene = "cave";
+    assert_int_equal(splat_synth_scene(ctx, c, &o), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "cave");
+    assert_int_equal(splat_synth_scene(ctx, c, NULL), SPLAT_INVALID);
+    free(tj);
+    free(jpg);
+    free(c);
+    free(png);
+    free(a);
+    free(b);
+    splat_close(ctx);
+}
+
+/* ---- API 2: run folders and chains ---- */
+
+static void test_results_and_chains(void **state) {
+    (void)state;
+    const char *const *files = splat_run_files();
+    int have_config = 0, have_ck = 0, have_renders = 0, n = 0;
+    for (; files[n]; n++) {
+        have_config |= !strcmp(files[n], "config.toml");
+        have_ck |= !strcmp(files[n], "checkpoint.bin");
+        have_renders |= !strcmp(files[n], "renders/");
+    }
+    assert_true(n >= 5 && have_config && have_ck && have_renders);
+
+    splat_context *ctx;
+    assert_int_equal(splat_open(&ctx), SPLAT_OK);
+    char *chain = sp_path_join(g_tmp, "chain.toml"), *out = sp_path_join(g_tmp, "chain_out");
+    char *text = sp_strfmt("[chain]\nset = [\"trainer.max_steps=20\", \"init.count=200\", "
+                           "\"output.save_renders=false\", \"backend.kind=cpu\", \"refine.strategy=adc\"]\n"
+                           "[scene.first]\npath = \"%s\"\n"
+                           "[scene.second]\npath = \"%s\"\nset = [\"data.downscale=2\"]\n",
+                           g_scene, g_scene);
+    tu_write_text(chain, text);
+    free(text);
+    int scenes = 0;
+    const char *dir = NULL, *name = NULL, *run = NULL;
+    assert_int_equal(splat_chain_info(ctx, &scenes, &dir), SPLAT_INVALID); /* none loaded */
+    const char *sets[] = {"trainer.log_every=10"};
+    assert_int_equal(splat_chain_load(ctx, chain, sets, 1, out), SPLAT_OK);
+    assert_int_equal(splat_chain_info(ctx, &scenes, &dir), SPLAT_OK);
+    assert_int_equal(scenes, 2);
+    assert_string_equal(dir, out);
+    assert_int_equal(splat_chain_scene(ctx, 1, &name, &run), SPLAT_OK);
+    assert_string_equal(name, "second");
+    char *want = sp_path_join(out, "second");
+    assert_string_equal(run, want);
+    free(want);
+    assert_int_equal(splat_chain_scene(ctx, 2, &name, NULL), SPLAT_INVALID);
+    /* a scene's configuration becomes the context's */
+    assert_int_equal(splat_chain_use_scene(ctx, 1), SPLAT_OK);
+    int v = 0;
+    assert_int_equal(splat_config_get_int(ctx, "data.downscale", &v), SPLAT_OK);
+    assert_int_equal(v, 2);
+    assert_int_equal(splat_config_get_int(ctx, "trainer.log_every", &v), SPLAT_OK);
+    assert_int_equal(v, 10);
+    assert_int_equal(splat_chain_use_scene(ctx, 0), SPLAT_OK);
+    assert_int_equal(splat_config_get_int(ctx, "data.downscale", &v), SPLAT_OK);
+    assert_int_equal(v, 1);
+    /* train the first; its result, and the summary with it and the second not run */
+    assert_int_equal(splat_chain_scene(ctx, 0, NULL, &run), SPLAT_OK);
+    splat_run_result r;
+    assert_int_equal(splat_read_result(ctx, run, &r), SPLAT_ERROR);
+    tu_assert_contains(splat_errmsg(ctx), "result.toml");
+    assert_int_equal(splat_train(ctx, NULL), SPLAT_OK);
+    assert_int_equal(splat_read_result(ctx, run, &r), SPLAT_OK);
+    assert_string_equal(r.status, "complete");
+    assert_string_equal(r.split, "test");
+    assert_int_equal(r.steps, 20);
+    assert_true(isfinite(r.psnr) && r.psnr > 5 && r.ssim > 0 && r.ssim <= 1);
+    assert_true(r.gaussians > 0 && r.train_seconds >= 0);
+    int include[2] = {1, 0};
+    assert_int_equal(splat_chain_write_summary(ctx, include), SPLAT_OK);
+    char *summary = sp_path_join(out, "summary.md");
+    size_t len;
+    char *md = read_all(summary, &len);
+    tu_assert_contains(md, "| first | complete |");
+    tu_assert_contains(md, "second");
+    tu_assert_contains(md, "not run");
+    free(md);
+    char *curves = sp_path_join(out, "curves.png"), *toml = sp_path_join(out, "summary.toml");
+    assert_true(sp_file_exists(curves) && sp_file_exists(toml));
+    /* the run's configuration equals what the chain asks, until the chain asks for more steps */
+    char *cfg = sp_path_join(run, "config.toml");
+    char diff[512];
+    assert_int_equal(splat_config_diff(ctx, cfg, diff, sizeof diff, NULL), SPLAT_OK);
+    assert_string_equal(diff, "");
+    const char *more[] = {"trainer.max_steps=25"};
+    assert_int_equal(splat_chain_load(ctx, chain, more, 1, out), SPLAT_OK);
+    assert_int_equal(splat_chain_use_scene(ctx, 0), SPLAT_OK);
+    assert_int_equal(splat_config_diff(ctx, cfg, diff, sizeof diff, NULL), SPLAT_OK);
+    tu_assert_contains(diff, "trainer.max_steps = 25 (the run has 20)");
+    /* a chain with problems: each named with its line, the loaded chain kept */
+    tu_write_text(chain, "[chain]\nset = [\"trainer.max_stepz=3\"]\n[scene.x]\npath = 7\n");
+    assert_int_equal(splat_chain_load(ctx, chain, NULL, 0, NULL), SPLAT_INVALID);
+    tu_assert_contains(splat_errmsg(ctx), "chain.toml:2");
+    tu_assert_contains(splat_errmsg(ctx), "chain.toml:4");
+    assert_int_equal(splat_chain_info(ctx, &scenes, NULL), SPLAT_OK);
+    assert_int_equal(scenes, 2);
+    free(cfg);
+    free(curves);
+    free(toml);
+    free(summary);
+    free(chain);
+    free(out);
+    splat_close(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors_name_what_failed),
@@ -796,6 +1435,15 @@ int main(void) {
         cmocka_unit_test(test_messages_per_thread),
         cmocka_unit_test(test_one_folder_two_runs),
         cmocka_unit_test(test_live_model),
+        cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_oom_handler_and_limit),
+        cmocka_unit_test(test_caller_fp_mode_kept),
+        cmocka_unit_test(test_typed_config),
+        cmocka_unit_test(test_backend_and_dataset_checks),
+        cmocka_unit_test(test_several_processes),
+        cmocka_unit_test(test_dataset_image_and_png),
+        cmocka_unit_test(test_synth_options),
+        cmocka_unit_test(test_results_and_chains),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

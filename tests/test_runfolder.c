@@ -126,14 +126,15 @@ static void test_gaussians_try_reserve_keeps_store(void **state) {
 
 static jmp_buf oom_jump;
 static size_t oom_bytes;
-static void test_oom_handler(size_t bytes) {
+static void test_oom_handler(void *user, size_t bytes) {
+    (void)user;
     oom_bytes = bytes;
     longjmp(oom_jump, 1);
 }
 
 static void test_infallible_calls_the_handler(void **state) {
     (void)state;
-    sp_set_oom_handler(test_oom_handler);
+    sp_set_oom_handler(test_oom_handler, NULL);
     oom_bytes = 0;
     if (setjmp(oom_jump) == 0) {
         void *volatile p = sp_calloc(SIZE_MAX / 8, 16); /* overflows: never a short block */
@@ -141,7 +142,7 @@ static void test_infallible_calls_the_handler(void **state) {
         fail_msg("sp_calloc returned on overflow");
     }
     assert_true(oom_bytes > 0);
-    sp_set_oom_handler(NULL);
+    sp_set_oom_handler(NULL, NULL);
 }
 
 /* The CPU backend reports out of memory and leaves its model as it was. */

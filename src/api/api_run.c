@@ -1,5 +1,6 @@
-/* api_run.c — the public API's work calls (include/splat.h): training, cancelling, cameras,
- * rendering any camera into RGBA8 or float pixels, evaluating a split. */
+/* api_run.c — the public API's work calls (include/splat.h): training, cancelling, cameras and
+ * the dataset's images, rendering any camera into RGBA8 or float pixels (or a PNG file),
+ * evaluating a split. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "io/export.h"
 #include "io/image.h"
 #include "io/loader.h"
+#include "io/viewload.h"
 #include "scene/campath.h"
 #include "train/aa_bake.h"
 #include "train/checkpoint.h"
@@ -157,7 +159,7 @@ splat_status splat_train_plan(splat_context *ctx, splat_plan *plan) {
     sp_problems_free(&probs);
     sp_backend_config bc = {.threads = cfg.backend.threads};
     sp_dist dist = {0};
-    if (sp_dist_from_env(&dist) || sp_dist_backend_config(&bc, cfg.backend.devices, 0, &dist))
+    if (sp_dist_current(&dist) || sp_dist_backend_config(&bc, cfg.backend.devices, 0, &dist))
         return api_leave(ctx, SPLAT_INVALID);
     int several = bc.num_devices > 1 || dist.world > 1;
     const sp_backend_kind *k = sp_backend_resolve_kind(several ? "cuda" : cfg.backend.kind);
@@ -247,8 +249,7 @@ splat_status splat_camera_look_at(splat_camera *cam, int width, int height, floa
 
 static int split_name_ok(const char *s) { return s && (!strcmp(s, "train") || !strcmp(s, "val") || !strcmp(s, "test")); }
 
-/* The configured dataset (pixels only when asked). Problems become the thread's error. */
-static int load_dataset(const sp_config *c, int pixels, sp_dataset *d) {
+int api_load_dataset(const sp_config *c, int pixels, sp_dataset *d) {
     sp_load_opts lo = {.downscale = c->data.downscale, .threads = c->backend.threads, .load_pixels = pixels,
                        .images = c->data.images, .holdout_every = c->data.holdout_every,
                        .allow_outside_images = c->data.allow_outside_images};
@@ -278,10 +279,9 @@ static void to_public(const sp_camera *c, splat_camera *o) {
     memcpy(o->t, c->t, sizeof o->t);
 }
 
-/* The configured dataset's cameras, loaded once per configuration. */
-static splat_status cameras(splat_context *ctx, sp_dataset **d) {
+splat_status api_cameras(splat_context *ctx, sp_dataset **d) {
     if (!ctx->have_cams) {
-        if (load_dataset(&ctx->cfg, 0, &ctx->cams)) return api_status_for_error(SPLAT_ERROR);
+        if (api_load_dataset(&ctx->cfg, 0, &ctx->cams)) return api_status_for_error(SPLAT_ERROR);
         ctx->have_cams = 1;
     }
     *d = &ctx->cams;
@@ -295,7 +295,7 @@ static const sp_view *dataset_view(splat_context *ctx, const char *split, int in
         *st = api_fail(SPLAT_INVALID, "split must be train, val or test");
         return NULL;
     }
-    if ((*st = cameras(ctx, &d)) != SPLAT_OK) return NULL;
+    if ((*st = api_cameras(ctx, &d)) != SPLAT_OK) return NULL;
     sp_split *s = sp_dataset_split(d, split);
     if (index < 0 || index >= s->n) {
         *st = api_fail(SPLAT_INVALID, "%s: view %d of the %s split does not exist (it has %d)", ctx->cfg.data.path,
@@ -311,7 +311,7 @@ splat_status splat_dataset_views(splat_context *ctx, const char *split, int *cou
     if (!split_name_ok(split) || !count)
         return api_leave(ctx, api_fail(SPLAT_INVALID, "split must be train, val or test"));
     sp_dataset *d = NULL;
-    splat_status st = cameras(ctx, &d);
+    splat_status st = api_cameras(ctx, &d);
     if (st == SPLAT_OK) *count = sp_dataset_split(d, split)->n;
     return api_leave(ctx, st);
 }
@@ -321,7 +321,7 @@ splat_status splat_bake_antialias(splat_context *ctx, double *mean_factor) {
     if (api_enter(ctx)) return SPLAT_INVALID;
     if (!ctx->have_model) return api_leave(ctx, api_fail(SPLAT_NO_MODEL, "no model to bake: load or train one first"));
     sp_dataset *d = NULL;
-    splat_status st = cameras(ctx, &d);
+    splat_status st = api_cameras(ctx, &d);
     if (st != SPLAT_OK) return api_leave(ctx, st);
     if (!d->train.n)
         return api_leave(ctx, api_fail(SPLAT_INVALID, "%s: no training cameras to bake the antialias filter with",
@@ -365,7 +365,7 @@ splat_status splat_camera_path(splat_context *ctx, const char *kind, int frames,
     if (frames < 1 || frames > 1000000 || !cams)
         return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_camera_path: frames must be 1..1000000, cams not NULL"));
     sp_dataset *d = NULL;
-    splat_status st = cameras(ctx, &d);
+    splat_status st = api_cameras(ctx, &d);
     if (st != SPLAT_OK) return api_leave(ctx, st);
     sp_camera *c = sp_try_alloc((size_t)frames, sizeof *c, "the camera path", "ask for fewer frames");
     if (!c) return api_leave(ctx, SPLAT_NOMEM);
@@ -425,10 +425,9 @@ static void store_pixel(void *row, int x, splat_pixel_format fmt, const float rg
     }
 }
 
-splat_status splat_render(splat_context *ctx, const splat_camera *cam, const float *background,
-                          splat_pixel_format format, void *pixels, size_t stride) {
-    if (!ctx) return SPLAT_INVALID;
-    if (api_enter(ctx)) return SPLAT_INVALID;
+/* splat_render's work, inside a call. */
+static splat_status render_into(splat_context *ctx, const splat_camera *cam, const float *background,
+                                splat_pixel_format format, void *pixels, size_t stride) {
     splat_status st = check_camera(cam);
     if (st == SPLAT_OK && format != SPLAT_RGBA8 && format != SPLAT_RGBA_F32)
         st = api_fail(SPLAT_INVALID, "splat_render: unknown pixel format %d", (int)format);
@@ -439,7 +438,7 @@ splat_status splat_render(splat_context *ctx, const splat_camera *cam, const flo
         for (int k = 0; k < 3; k++)
             if (!isfinite(background[k])) st = api_fail(SPLAT_INVALID, "splat_render: the background is not finite");
     if (st == SPLAT_OK) st = ensure_backend(ctx);
-    if (st != SPLAT_OK) return api_leave(ctx, st);
+    if (st != SPLAT_OK) return st;
     if (!stride) stride = row_bytes;
 
     sp_camera c = {.width = cam->width, .height = cam->height, .fx = cam->fx, .fy = cam->fy, .cx = cam->cx,
@@ -449,7 +448,7 @@ splat_status splat_render(splat_context *ctx, const splat_camera *cam, const flo
     size_t px = (size_t)c.width * c.height;
     const char *what = "a render", *hint = "render a smaller image";
     float *a = sp_try_alloc(px * 3, sizeof(float), what, hint), *b = NULL;
-    if (!a) return api_leave(ctx, SPLAT_NOMEM);
+    if (!a) return SPLAT_NOMEM;
     const float black[3] = {0, 0, 0}, white[3] = {1, 1, 1};
     int deg = ctx->g.sh_degree, rc;
     if (ctx->render_sh_limit > 0 && ctx->render_sh_limit - 1 < deg) deg = ctx->render_sh_limit - 1;
@@ -459,7 +458,7 @@ splat_status splat_render(splat_context *ctx, const splat_camera *cam, const flo
         b = sp_try_alloc(px * 3, sizeof(float), what, hint);
         if (!b) {
             free(a);
-            return api_leave(ctx, SPLAT_NOMEM);
+            return SPLAT_NOMEM;
         }
         rc = ctx->b->ops->render(ctx->b, &c, deg, black, a);
         if (rc == 0) rc = ctx->b->ops->render(ctx->b, &c, deg, white, b);
@@ -482,15 +481,95 @@ splat_status splat_render(splat_context *ctx, const splat_camera *cam, const flo
     }
     free(a);
     free(b);
-    return api_leave(ctx, rc ? api_status_for_error(SPLAT_ERROR) : SPLAT_OK);
+    return rc ? api_status_for_error(SPLAT_ERROR) : SPLAT_OK;
+}
+
+splat_status splat_render(splat_context *ctx, const splat_camera *cam, const float *background,
+                          splat_pixel_format format, void *pixels, size_t stride) {
+    if (!ctx) return SPLAT_INVALID;
+    if (api_enter(ctx)) return SPLAT_INVALID;
+    return api_leave(ctx, render_into(ctx, cam, background, format, pixels, stride));
+}
+
+/* RGBA8 pixels (packed) as an RGB (drop alpha) or RGBA PNG. */
+static int save_png(const char *path, uint8_t *rgba, int w, int h, int rgb) {
+    if (rgb)
+        for (size_t i = 0; i < (size_t)w * h; i++) memmove(rgba + 3 * i, rgba + 4 * i, 3);
+    sp_image img = {w, h, rgb ? 3 : 4, rgba};
+    return sp_image_save_png(path, &img);
+}
+
+splat_status splat_render_png(splat_context *ctx, const splat_camera *cam, const float *background,
+                              const char *path) {
+    if (!ctx) return SPLAT_INVALID;
+    if (api_enter(ctx)) return SPLAT_INVALID;
+    if (!path) return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_render_png: no path (NULL)"));
+    splat_status st = check_camera(cam);
+    if (st != SPLAT_OK) return api_leave(ctx, st);
+    uint8_t *rgba = sp_try_alloc((size_t)cam->width * cam->height, 4, "a render", "render a smaller image");
+    if (!rgba) return api_leave(ctx, SPLAT_NOMEM);
+    st = render_into(ctx, cam, background, SPLAT_RGBA8, rgba, 0);
+    if (st == SPLAT_OK && save_png(path, rgba, cam->width, cam->height, background != NULL))
+        st = api_status_for_error(SPLAT_ERROR);
+    free(rgba);
+    return api_leave(ctx, st);
 }
 
 splat_status splat_set_render_sh_degree(splat_context *ctx, int max_degree) {
     if (!ctx) return SPLAT_INVALID;
-    api_enter(ctx);
+    if (api_enter(ctx)) return SPLAT_INVALID;
     if (max_degree < -1 || max_degree > 3)
         return api_leave(ctx, api_fail(SPLAT_INVALID, "SH degree must be -1 (the model's) or 0..3, got %d", max_degree));
     ctx->render_sh_limit = max_degree + 1;
+    return api_leave(ctx, SPLAT_OK);
+}
+
+/* ---- the dataset's images ---- */
+
+splat_status splat_dataset_image(splat_context *ctx, const char *split, int index, const float *background,
+                                 splat_pixel_format format, void *pixels, size_t stride) {
+    if (!ctx) return SPLAT_INVALID;
+    if (api_enter(ctx)) return SPLAT_INVALID;
+    splat_status st;
+    const sp_view *v = dataset_view(ctx, split, index, &st);
+    if (!v) return api_leave(ctx, st);
+    if (format != SPLAT_RGBA8 && format != SPLAT_RGBA_F32)
+        return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_dataset_image: unknown pixel format %d", (int)format));
+    size_t row_bytes = (size_t)v->cam.width * (format == SPLAT_RGBA_F32 ? 16 : 4);
+    if (!pixels || (stride && stride < row_bytes))
+        return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_dataset_image: no pixel buffer, or a row stride under "
+                                                      "%zu bytes", row_bytes));
+    if (background)
+        for (int k = 0; k < 3; k++)
+            if (!isfinite(background[k]))
+                return api_leave(ctx, api_fail(SPLAT_INVALID, "splat_dataset_image: the background is not finite"));
+    if (!stride) stride = row_bytes;
+    sp_view view = *v; /* the cached camera, with its pixels decoded now */
+    if (sp_view_load_pixels(v, &view.pixels)) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
+    int w = view.cam.width, h = view.cam.height, c = view.channels;
+    float *rgb = NULL;
+    if (background) {
+        rgb = sp_try_alloc((size_t)w * h * 3, sizeof(float), "a dataset image", "");
+        if (!rgb) {
+            free(view.pixels);
+            return api_leave(ctx, SPLAT_NOMEM);
+        }
+        sp_alpha_mode alpha =
+            !strcmp(ctx->cfg.data.alpha, "premultiplied") ? SP_ALPHA_PREMULTIPLIED : SP_ALPHA_STRAIGHT;
+        sp_view_composite(&view, alpha, background, rgb);
+    }
+    for (int y = 0; y < h; y++) {
+        void *row = (uint8_t *)pixels + (size_t)y * stride;
+        for (int x = 0; x < w; x++) {
+            size_t i = (size_t)y * w + x;
+            const uint8_t *p = view.pixels + i * c;
+            float rgba[4] = {p[0] / 255.0f, p[1] / 255.0f, p[2] / 255.0f, c == 4 ? p[3] / 255.0f : 1.0f};
+            if (rgb) rgba[0] = rgb[3 * i], rgba[1] = rgb[3 * i + 1], rgba[2] = rgb[3 * i + 2], rgba[3] = 1.0f;
+            store_pixel(row, x, format, rgba);
+        }
+    }
+    free(rgb);
+    free(view.pixels);
     return api_leave(ctx, SPLAT_OK);
 }
 
@@ -505,7 +584,7 @@ splat_status splat_evaluate(splat_context *ctx, const char *split, splat_eval_re
     splat_status st = ensure_backend(ctx);
     if (st != SPLAT_OK) return api_leave(ctx, st);
     sp_dataset d;
-    if (load_dataset(&ctx->cfg, 1, &d)) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
+    if (api_load_dataset(&ctx->cfg, 1, &d)) return api_leave(ctx, api_status_for_error(SPLAT_ERROR));
     sp_split *s = sp_dataset_split(&d, split);
     if (!s->n) {
         sp_dataset_free(&d);

@@ -88,22 +88,22 @@ const sp_backend_kind *sp_backend_resolve_kind(const char *kind) {
 #define SEVERAL_KIND "cuda"
 static int wants_replicas(const sp_backend_config *cfg) { return cfg->num_devices > 1 || cfg->world > 1; }
 
+/* What asks for the replicated backend, in the settings' words (the process settings come from
+ * the program: splat_set_dist). */
+#define SEVERAL "several devices or processes (backend.devices, or world_size above 1 in the process settings)"
+
 /* 0 when `kind` can train on several devices here, else -1 with the reason in out. */
 static int replicas_need_several(const char *kind, char *out, size_t n) {
     if (!strcmp(kind, SEVERAL_KIND) || !strcmp(kind, "auto")) {
         const sp_backend_kind *k = sp_backend_find_kind(SEVERAL_KIND);
         const known_kind *kn = known(SEVERAL_KIND);
         if (k && k->available()) return 0;
-        if (k)
-            snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need a %s GPU; "
-                             "none is visible", kn->title);
-        else
-            snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need the %s backend, "
-                             "which this build lacks (%s)", kn->name, kn->absent);
+        if (k) snprintf(out, n, SEVERAL " need a %s GPU; none is visible", kn->title);
+        else snprintf(out, n, SEVERAL " need the %s backend, which this build lacks (%s)", kn->name, kn->absent);
         return -1;
     }
-    snprintf(out, n, "several devices or processes (backend.devices, SPLAT_WORLD_SIZE) need backend.kind = \"%s\" "
-                     "(or auto); the %s backend trains on one device", SEVERAL_KIND, kind);
+    snprintf(out, n, SEVERAL " need backend.kind = \"%s\" (or auto); the %s backend trains on one device", SEVERAL_KIND,
+             kind);
     return -1;
 }
 

@@ -1,5 +1,5 @@
-/* dist.c — the device list, the process's rank from the environment and the NCCL id file
- * exchange (dist.h). */
+/* dist.c — the device list, the process's place among several (as the program gives it) and the
+ * NCCL id file exchange (dist.h). */
 #include "backend/dist.h"
 
 #include <errno.h>
@@ -54,43 +54,35 @@ int sp_parse_devices(const char *text, int local_rank, int *ids) {
     return n;
 }
 
-/* One integer variable: -1 with an error when set but not a non-negative integer; *set = 0 when unset. */
-static int env_int(const char *name, int *out, int *set) {
-    const char *v = getenv(name);
-    *set = v != NULL;
-    if (!v) return 0;
-    if (parse_uint(v, out)) return sp_error("%s = \"%s\": expected a non-negative integer", name, v);
+int sp_dist_check(const sp_dist *d) {
+    if (d->world < 1) return sp_error("several processes: world_size = %d; it must be at least 1", d->world);
+    if (d->rank < 0 || d->rank >= d->world)
+        return sp_error("several processes: rank = %d is outside [0, world_size = %d)", d->rank, d->world);
+    if (d->local_rank < 0) return sp_error("several processes: local_rank = %d is negative", d->local_rank);
+    if (d->world > 1 && !d->file[0])
+        return sp_error("several processes: world_size = %d but no id_file, the file through which rank 0 hands "
+                        "the NCCL id to the others (a path every process can read: a shared folder across "
+                        "machines)", d->world);
     return 0;
 }
 
-int sp_dist_from_env(sp_dist *d) {
-    memset(d, 0, sizeof *d);
-    d->world = 1;
-    const char *rk = "SPLAT_RANK", *ws = "SPLAT_WORLD_SIZE", *lr = "SPLAT_LOCAL_RANK";
-    if (!getenv("SPLAT_RANK") && getenv("OMPI_COMM_WORLD_RANK")) {
-        rk = "OMPI_COMM_WORLD_RANK", ws = "OMPI_COMM_WORLD_SIZE", lr = "OMPI_COMM_WORLD_LOCAL_RANK";
-        d->from_mpi = 1;
+/* The calling thread's current placement (NULL: this process alone). */
+static _Thread_local const sp_dist *t_dist;
+
+const sp_dist *sp_dist_use(const sp_dist *d) {
+    const sp_dist *old = t_dist;
+    t_dist = d;
+    return old;
+}
+
+int sp_dist_current(sp_dist *d) {
+    if (t_dist) {
+        *d = *t_dist;
+    } else {
+        memset(d, 0, sizeof *d);
+        d->world = 1;
     }
-    int have_rank, have_world, have_local;
-    if (env_int(rk, &d->rank, &have_rank) || env_int(ws, &d->world, &have_world) ||
-        env_int(lr, &d->local_rank, &have_local))
-        return -1;
-    if (!have_world) d->world = 1;
-    if (have_rank && !have_world) return sp_error("%s is set but %s is not: set both (and SPLAT_DIST_FILE)", rk, ws);
-    if (have_world && !have_rank) return sp_error("%s is set but %s is not: every process needs its rank", ws, rk);
-    if (d->world < 1) return sp_error("%s = %d: the world size must be at least 1", ws, d->world);
-    if (d->rank >= d->world)
-        return sp_error("%s = %d is outside [0, %s = %d)", rk, d->rank, ws, d->world);
-    if (!have_local) d->local_rank = d->from_mpi ? 0 : d->rank; /* SPLAT_*: one machine unless told */
-    const char *f = getenv("SPLAT_DIST_FILE");
-    if (d->world > 1) {
-        if (!f || !*f)
-            return sp_error("%s = %d but no id file: give --dist-file PATH (or SPLAT_DIST_FILE), a path every "
-                            "process can read (a shared folder across machines)", ws, d->world);
-        if (strlen(f) >= sizeof d->file) return sp_error("SPLAT_DIST_FILE: the path is too long");
-        snprintf(d->file, sizeof d->file, "%s", f);
-    }
-    return 0;
+    return sp_dist_check(d);
 }
 
 int sp_dist_backend_config(sp_backend_config *bc, const char *devices, int check_replicas, const sp_dist *d) {
@@ -134,13 +126,13 @@ int sp_dist_read_id(const char *path, void *id, size_t n, double timeout_s) {
             /* the file appears by rename, complete: anything else is not an id file */
             if (got != hl + n || memcmp(buf, ID_MAGIC, hl))
                 return sp_error("%s: not an NCCL id file written by splat (%zu bytes); remove it, or give each run "
-                                "its own --dist-file", path, got);
+                                "its own id file", path, got);
             memcpy(id, buf + hl, n);
             return 0;
         }
         if (sp_now() - t0 >= timeout_s)
             return sp_error("%s: no NCCL id after waiting %.0f s for rank 0 to write it (is rank 0 running, with the "
-                            "same --dist-file on a folder this process sees?)", path, timeout_s);
+                            "same id file on a folder this process sees?)", path, timeout_s);
         sleep_ms(20);
     }
 }

@@ -1,7 +1,8 @@
 /* dist.h — what data-parallel training needs before NCCL: the device list of backend.devices,
- * this process's place among several (rank, world size, local rank from SPLAT_* or Open MPI's
- * variables) and the exchange of the NCCL unique id through a shared file. Plain C, no NCCL:
- * unit-tested on machines without GPUs (tests/test_dist.c). */
+ * this process's place among several (rank, world size, local rank and the id file, which the
+ * program gives through the public API: the library reads no environment) and the exchange of
+ * the NCCL unique id through a shared file. Plain C, no NCCL: unit-tested on machines without
+ * GPUs (tests/test_dist.c). */
 #ifndef SPLAT_DIST_H
 #define SPLAT_DIST_H
 
@@ -18,16 +19,22 @@ int sp_parse_devices(const char *text, int local_rank, int *ids);
 
 typedef struct {
     int rank, world, local_rank; /* world 1: this process alone */
-    int from_mpi;                /* the values came from OMPI_COMM_WORLD_* */
-    char file[1024];             /* the id file (SPLAT_DIST_FILE); "" when world is 1 */
+    char file[1024];             /* the NCCL id file; "" when world is 1 */
 } sp_dist;
 
-/* Reads SPLAT_RANK, SPLAT_WORLD_SIZE, SPLAT_LOCAL_RANK (default: the rank) and SPLAT_DIST_FILE;
- * when SPLAT_RANK is unset, OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK (a process started by
- * mpirun). None set: rank 0 of 1. Missing, non-numeric or inconsistent values (rank outside
- * [0, world), a rank without a world size, world > 1 without an id file) are errors naming
- * the variable; returns -1 then. */
-int sp_dist_from_env(sp_dist *d);
+/* Checks a placement: world >= 1, rank in [0, world), local_rank >= 0 and, when world > 1, an id
+ * file. Errors name the settings (splat_dist's fields in include/splat.h); returns -1 then. */
+int sp_dist_check(const sp_dist *d);
+/* The placement of the calling thread's current call, checked: the public API makes its
+ * context's current for the duration of every call, as it does its log sink (splat_set_dist);
+ * with none current, this process alone. */
+int sp_dist_current(sp_dist *d);
+/* Makes d (NULL: none) the calling thread's current placement; returns the previous one, to be
+ * restored with sp_dist_use when the call is done. d must outlive that. */
+const sp_dist *sp_dist_use(const sp_dist *d);
+/* The former name of sp_dist_current, kept while src/train/train.c calls it by that name (it
+ * reads no environment variable any more). */
+static inline int sp_dist_from_env(sp_dist *d) { return sp_dist_current(d); }
 
 /* Fills the multi-device fields of a backend config: the devices of backend.devices (counted
  * from local_rank * N for a count), check_replicas, and d's rank, world size and id file. */

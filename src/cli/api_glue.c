@@ -1,6 +1,6 @@
 /* api_glue.c — what the subcommands built on the public API (include/splat.h) share: library
  * messages printed as the library's default sink prints them, a context's problems as a
- * problem list, string keys set exactly. */
+ * problem list, string settings read plainly. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,40 +30,32 @@ splat_context *cli_open_context(void) {
     return ctx;
 }
 
-void cli_add_problems(splat_context *ctx, sp_problems *probs) {
-    char *msg = sp_strdup(splat_errmsg(ctx)), *line = msg;
+void cli_add_problems(splat_context *ctx, cli_problems *probs) {
+    char *msg = cli_strdup(splat_errmsg(ctx)), *line = msg;
     while (line) {
         char *nl = strchr(line, '\n');
         if (nl) *nl = 0;
-        if (*line) sp_problems_add(probs, "%s", line);
+        if (*line) cli_problems_add(probs, "%s", line);
         line = nl ? nl + 1 : NULL;
     }
     free(msg);
 }
 
 void cli_print_error(splat_context *ctx) {
-    sp_problems p = {0};
+    cli_problems p = {0};
     cli_add_problems(ctx, &p);
     for (int i = 0; i < p.n; i++) fprintf(stderr, "error: %s\n", p.items[i]);
-    sp_problems_free(&p);
+    cli_problems_free(&p);
 }
 
-splat_status cli_set_string(splat_context *ctx, const char *key, const char *value) {
-    size_t n = strlen(value);
-    int literal = n && !strchr("\"' \t", value[0]) && !strchr(" \t", value[n - 1]);
-    char *set;
-    if (literal) {
-        set = sp_strfmt("%s=%s", key, value);
-    } else {
-        set = sp_malloc(strlen(key) + 2 * n + 4);
-        char *w = set + sprintf(set, "%s=\"", key);
-        for (size_t i = 0; i < n; i++) {
-            if (value[i] == '"' || value[i] == '\\') *w++ = '\\';
-            *w++ = value[i];
-        }
-        strcpy(w, "\"");
-    }
-    splat_status st = splat_config_set(ctx, set);
-    free(set);
-    return st;
+void cli_config_string(splat_context *ctx, const char *key, char *buf, size_t n) {
+    if (splat_config_get_string(ctx, key, buf, n) != SPLAT_OK && n) buf[0] = 0;
+}
+
+char *cli_run_dir(splat_context *ctx) {
+    char dir[4096], name[1024];
+    cli_config_string(ctx, "output.run_dir", dir, sizeof dir);
+    if (dir[0]) return cli_strdup(dir);
+    cli_config_string(ctx, "experiment.name", name, sizeof name);
+    return cli_strfmt("runs/%s", name);
 }

@@ -1,9 +1,13 @@
-/* cli.h — the `splat` subcommands. Each returns the process exit status. */
+/* cli.h — the `splat` subcommands (each returns the process exit status) and what they share.
+ * The commands use the library through include/splat.h only: src/cli includes no other header of
+ * splat's (tests/check_library_rules.py checks it). */
 #ifndef SPLAT_CLI_H
 #define SPLAT_CLI_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "splat.h"
-#include "train/train.h"
 
 int cmd_train(int argc, char **argv);
 int cmd_check(int argc, char **argv);
@@ -50,8 +54,8 @@ typedef struct {
     int started, announced, first_step, ref_step, last_step;
     double ref_n, adc_slope;
 } cli_clock;
-void sp_cli_progress(const sp_progress *p, void *user);
-/* Cancel callback for sp_train: 1 once Ctrl-C (SIGINT/SIGTERM) was received. */
+void sp_cli_progress(const splat_progress *p, void *user);
+/* Cancel callback for splat_train: 1 once Ctrl-C (SIGINT/SIGTERM) was received. */
 int sp_cli_interrupted(void *user);
 
 /* video.c: DIR/PATTERN (a printf pattern such as frame_%04d.png) to OUT (.mp4) through ffmpeg.
@@ -77,6 +81,43 @@ int cli_guard_out_file(const char *cmd, const char *out, const char *input_model
 /* synth: the marker that makes a folder synth's own output (after a complete write). */
 int cli_synth_mark(const char *out);
 
+/* util.c: memory that cannot fail (out of memory prints a message and exits with status 2:
+ * cli_out_of_memory, which main.c also gives the library), strings, files, paths, a clock. */
+void cli_out_of_memory(void *user, size_t bytes);
+void *cli_alloc(size_t count, size_t size); /* zeroed */
+char *cli_strdup(const char *s);
+char *cli_strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define CLI_NEW(T, count) ((T *)cli_alloc((size_t)(count), sizeof(T)))
+/* The last error of a helper that returned -1 ("PATH: cannot ..."); cli_error sets it, returns -1. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *cli_last_error(void);
+/* Every problem a command finds (check, configuration), printed together. */
+typedef struct {
+    char **items;
+    int n, cap;
+} cli_problems;
+void cli_problems_add(cli_problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_problems_free(cli_problems *p);
+double cli_now(void); /* monotonic seconds */
+int cli_file_exists(const char *path);
+int cli_dir_exists(const char *path);
+char *cli_path_join(const char *a, const char *b); /* "a/b" (b absolute: b) */
+int cli_mkdir_p(const char *path);                /* with its parents; -1 with cli_error */
+int cli_write_file_atomic(const char *path, const void *data, size_t n); /* temporary, then rename */
+/* Absolute, with "." and ".." collapsed and the longest existing prefix resolved (symlinks), so
+ * two names of one file compare equal even before it exists; NULL when the working directory
+ * cannot be read. cli_path_within: path is parent or lies inside it (both resolved). */
+char *cli_path_resolve(const char *path);
+int cli_path_within(const char *path, const char *parent);
+
+/* dist_env.c: this process among several, from the environment (SPLAT_RANK, SPLAT_WORLD_SIZE,
+ * SPLAT_LOCAL_RANK, SPLAT_DIST_FILE, or Open MPI's OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK
+ * when SPLAT_RANK is unset) and --dist-file (dist_file, may be NULL; it wins over
+ * SPLAT_DIST_FILE), for splat_set_dist. None set: rank 0 of 1. A missing, non-numeric or
+ * inconsistent value is an error naming the variable (cli_error); -1 then. d->id_file points into
+ * the environment or at dist_file. */
+int cli_dist_from_env(const char *dist_file, splat_dist *d);
+
 /* api_glue.c: for the subcommands built on the public API. cli_open_context opens a context whose
  * messages cli_log prints as the library's default sink does (NULL, after a message, when out of
  * memory); cli_set_live_line(1) while progress.c keeps a live line on the terminal. */
@@ -84,10 +125,13 @@ splat_context *cli_open_context(void);
 void cli_log(void *user, splat_log_level level, const char *message);
 void cli_set_live_line(int live);
 /* The context's message, one problem per line, into probs / printed as "error: ..." lines. */
-void cli_add_problems(splat_context *ctx, sp_problems *probs);
+void cli_add_problems(splat_context *ctx, cli_problems *probs);
 void cli_print_error(splat_context *ctx);
-/* key = value exactly (quoted and escaped when the value would not be taken literally). */
-splat_status cli_set_string(splat_context *ctx, const char *key, const char *value);
+/* A string setting read into buf ("" when it cannot be read). */
+void cli_config_string(splat_context *ctx, const char *key, char *buf, size_t n);
+/* The run folder training with ctx's configuration writes: output.run_dir, else runs/<experiment.name>
+ * (malloc'd). */
+char *cli_run_dir(splat_context *ctx);
 
 /* interrupt.c: SIGINT/SIGTERM set a flag (the train command's cancel callback reads it). */
 void sp_install_interrupt_handler(void);

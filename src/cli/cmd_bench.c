@@ -5,22 +5,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/core.h"
-#include "train/chain.h"
 
-static void print_table(const sp_chain *c, const sp_chain_result *res) {
+static void print_table(splat_context *ctx, int n, const splat_run_result *res, const int *have) {
     printf("\n%-16s %-12s %10s %8s %10s %10s\n", "scene", "status", "PSNR (dB)", "SSIM", "Gaussians", "train s");
-    for (int i = 0; i < c->n; i++) {
-        const sp_chain_result *r = &res[i];
-        if (!r->have) {
-            printf("%-16s %-12s\n", c->scenes[i].name, "not run");
+    for (int i = 0; i < n; i++) {
+        const char *name = "";
+        splat_chain_scene(ctx, i, &name, NULL);
+        const splat_run_result *r = &res[i];
+        if (!have[i]) {
+            printf("%-16s %-12s\n", name, "not run");
             continue;
         }
-        printf("%-16s %-12s %10.2f %8.4f %10ld %10.1f%s\n", c->scenes[i].name, r->status, r->psnr, r->ssim,
-               r->gaussians, r->train_seconds, !strcmp(r->split, "val") ? "  (val)" : "");
+        printf("%-16s %-12s %10.2f %8.4f %10ld %10.1f%s\n", name, r->status, r->psnr, r->ssim, r->gaussians,
+               r->train_seconds, !strcmp(r->split, "val") ? "  (val)" : "");
     }
+}
+
+/* A scene's progress: the live line, no plan (each scene is another run). */
+static void scene_progress(void *user, const splat_progress *p) {
+    (void)user;
+    sp_cli_progress(p, NULL);
+    cli_set_live_line(!p->final && isatty(STDERR_FILENO));
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -69,83 +77,95 @@ int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "splat bench: give a chain file: splat bench CHAIN.toml (see docs/bench.md)\n");
         return 2;
     }
-    sp_chain c;
-    sp_problems probs = {0};
-    if (sp_chain_load(file, sets, nsets, out, &c, &probs)) {
+    splat_context *ctx = cli_open_context();
+    if (!ctx) return 2;
+    if (splat_chain_load(ctx, file, sets, nsets, out) != SPLAT_OK) {
+        cli_problems probs = {0};
+        cli_add_problems(ctx, &probs);
         for (int i = 0; i < probs.n; i++) fprintf(stderr, "error: %s\n", probs.items[i]);
         fprintf(stderr, "splat bench: %d problem%s in the chain; nothing was trained\n", probs.n,
                 probs.n == 1 ? "" : "s");
-        sp_problems_free(&probs);
-        sp_chain_free(&c);
+        cli_problems_free(&probs);
+        splat_close(ctx);
         return 2;
     }
-    sp_problems_free(&probs);
-
-    sp_chain_result *res = SP_NEW(sp_chain_result, c.n);
+    int n = 0;
+    const char *chain_out = "";
+    splat_chain_info(ctx, &n, &chain_out);
+    splat_run_result *res = CLI_NEW(splat_run_result, n);
+    int *have = CLI_NEW(int, n); /* res[i] was read: the summary lists the scene */
     int failed = 0, stopped = 0;
     sp_install_interrupt_handler();
-    for (int i = 0; i < c.n && !stopped; i++) {
-        sp_chain_scene *s = &c.scenes[i];
-        const char *dir = s->cfg.output.run_dir;
+    for (int i = 0; i < n && !stopped; i++) {
+        const char *name = "", *dir = "";
+        splat_chain_scene(ctx, i, &name, &dir);
+        splat_chain_use_scene(ctx, i);
         /* an earlier run is reused only when it was trained with what the chain asks now */
-        char *cp = sp_path_join(dir, "config.toml"), *diff = NULL;
+        char *cp = cli_path_join(dir, "config.toml"), *diff = NULL;
         int changed = 0;
-        if (sp_file_exists(cp)) {
-            sp_config *prev = SP_NEW(sp_config, 1);
-            sp_problems pp = {0};
-            if (sp_config_load(cp, prev, &pp)) diff = sp_strfmt("%s is unreadable (%s)", cp, pp.n ? pp.items[0] : "?");
-            else diff = sp_chain_config_diff(prev, &s->cfg);
+        if (cli_file_exists(cp)) {
+            size_t need = 0;
+            splat_status st = splat_config_diff(ctx, cp, NULL, 0, &need);
+            if (st == SPLAT_ERROR) {
+                cli_problems pp = {0};
+                cli_add_problems(ctx, &pp);
+                diff = cli_strfmt("%s is unreadable (%s)", cp, pp.n ? pp.items[0] : "?");
+                cli_problems_free(&pp);
+            } else if (need > 1) {
+                diff = cli_alloc(need, 1);
+                if (splat_config_diff(ctx, cp, diff, need, NULL) != SPLAT_OK) diff[0] = 0;
+            }
             changed = diff != NULL;
-            sp_problems_free(&pp);
-            free(prev);
         }
         free(cp);
         if (changed && !retrain_changed) {
             fprintf(stderr, "error: scene %s: %s holds a run trained with other settings than the chain asks now: %s; "
                     "nothing in it was changed (rerun with --retrain-changed to retrain it, or give another --out)\n",
-                    s->name, dir, diff);
+                    name, dir, diff);
             free(diff);
-            if (sp_chain_read_result(dir, &res[i])) sp_chain_result_free(&res[i]);
+            have[i] = splat_read_result(ctx, dir, &res[i]) == SPLAT_OK;
             failed++;
             continue;
         }
         if (changed) {
             fprintf(stderr, "== %d/%d %s: settings changed (%s): retraining, the earlier run's files are replaced\n",
-                    i + 1, c.n, s->name, diff);
+                    i + 1, n, name, diff);
             free(diff);
-        } else if (sp_chain_read_result(dir, &res[i]) == 0 && !strcmp(res[i].status, "complete")) {
-            fprintf(stderr, "== %d/%d %s: complete already (%.2f dB) with the same settings, reused\n", i + 1, c.n,
-                    s->name, res[i].psnr);
+        } else if (splat_read_result(ctx, dir, &res[i]) == SPLAT_OK && !strcmp(res[i].status, "complete")) {
+            have[i] = 1;
+            fprintf(stderr, "== %d/%d %s: complete already (%.2f dB) with the same settings, reused\n", i + 1, n,
+                    name, res[i].psnr);
             continue;
         }
-        sp_chain_result_free(&res[i]);
         if (sp_interrupted()) {
             stopped = 1;
             break;
         }
-        char *ck = sp_path_join(dir, "checkpoint.bin");
-        int resume = !changed && sp_file_exists(ck);
+        char *ck = cli_path_join(dir, "checkpoint.bin"), data[4096];
+        int resume = !changed && cli_file_exists(ck);
         free(ck);
-        fprintf(stderr, "== %d/%d %s: %s %s\n", i + 1, c.n, s->name,
-                resume ? "resuming (same settings) the interrupted run on" : "training", s->cfg.data.path);
-        sp_train_opts o = {.resume_dir = resume ? dir : NULL, .force = changed, .progress = sp_cli_progress,
-                           .cancel = sp_cli_interrupted, .user = NULL};
-        int rc = sp_train(&s->cfg, &o);
-        if (rc == SP_TRAIN_INTERRUPTED) stopped = 1;
-        else if (rc != SP_TRAIN_OK) failed++;
-        if (sp_chain_read_result(dir, &res[i])) sp_chain_result_free(&res[i]);
+        cli_config_string(ctx, "data.path", data, sizeof data);
+        fprintf(stderr, "== %d/%d %s: %s %s\n", i + 1, n, name,
+                resume ? "resuming (same settings) the interrupted run on" : "training", data);
+        splat_train_opts o = {.resume_dir = resume ? dir : NULL, .force = changed, .progress = scene_progress,
+                              .cancel = sp_cli_interrupted, .user = NULL};
+        splat_status st = splat_train(ctx, &o);
+        cli_set_live_line(0);
+        if (st == SPLAT_CANCELLED) stopped = 1;
+        else if (st != SPLAT_OK) failed++;
+        have[i] = splat_read_result(ctx, dir, &res[i]) == SPLAT_OK;
         /* a stopped scene is left to resume; the summary lists what is complete */
-        if (sp_chain_write_summary(&c, res)) fprintf(stderr, "error: %s\n", sp_last_error());
+        if (splat_chain_write_summary(ctx, have) != SPLAT_OK) fprintf(stderr, "error: %s\n", splat_errmsg(ctx));
     }
-    if (sp_chain_write_summary(&c, res)) {
-        fprintf(stderr, "error: %s\n", sp_last_error());
+    if (splat_chain_write_summary(ctx, have) != SPLAT_OK) {
+        fprintf(stderr, "error: %s\n", splat_errmsg(ctx));
         failed++;
     }
-    print_table(&c, res);
-    printf("\nsummary: %s/summary.md, %s/summary.toml, %s/curves.png\n", c.out, c.out, c.out);
+    print_table(ctx, n, res, have);
+    printf("\nsummary: %s/summary.md, %s/summary.toml, %s/curves.png\n", chain_out, chain_out, chain_out);
     if (stopped) fprintf(stderr, "stopped: run `splat bench %s` again to continue\n", file);
-    for (int i = 0; i < c.n; i++) sp_chain_result_free(&res[i]);
     free(res);
-    sp_chain_free(&c);
+    free(have);
+    splat_close(ctx);
     return stopped ? 130 : failed ? 1 : 0;
 }

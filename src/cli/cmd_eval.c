@@ -6,9 +6,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/core.h"
-#include "io/image.h"
-#include "scene/campath.h"
 
 typedef struct {
     const char *run, *ply, *data, *split, *out, *background, *backend;
@@ -58,9 +55,8 @@ static int parse(const char *cmd, int argc, char **argv, eval_args *a) {
         fprintf(stderr, "splat: --antialias must be on or off, got '%s'\n", a->antialias);
         return -1;
     }
-    sp_path_kind kind;
-    if (a->path && sp_path_kind_parse(a->path, &kind)) {
-        fprintf(stderr, "splat: --path: %s\n", sp_last_error());
+    if (a->path && strcmp(a->path, "orbit") && strcmp(a->path, "spiral") && strcmp(a->path, "interp")) {
+        fprintf(stderr, "splat: --path: unknown camera path '%s' (use orbit, spiral or interp)\n", a->path);
         return -1;
     }
     if (a->frames && !a->path) {
@@ -74,7 +70,7 @@ static int parse(const char *cmd, int argc, char **argv, eval_args *a) {
  * dataset's cameras checked, and the model loaded. */
 typedef struct {
     splat_context *ctx;
-    char data_path[SP_CONFIG_PATH_MAX];
+    char data_path[4096];
     int num_gaussians, sh_degree;
     float bg[3];
 } session;
@@ -85,21 +81,22 @@ static int open_session(const eval_args *a, session *s) {
     if (!s->ctx) return -1;
     splat_context *ctx = s->ctx;
     char *ply = NULL;
-    sp_problems probs = {0};
+    cli_problems probs = {0};
     if (a->run) {
-        char *cp = sp_path_join(a->run, "config.toml");
+        char *cp = cli_path_join(a->run, "config.toml");
         if (splat_config_load_file(ctx, cp) != SPLAT_OK) cli_add_problems(ctx, &probs);
         free(cp);
-        ply = a->ply ? sp_strdup(a->ply) : sp_path_join(a->run, "point_cloud.ply");
+        ply = a->ply ? cli_strdup(a->ply) : cli_path_join(a->run, "point_cloud.ply");
     } else {
-        ply = sp_strdup(a->ply);
+        ply = cli_strdup(a->ply);
     }
-    if (a->data && cli_set_string(ctx, "data.path", a->data) != SPLAT_OK) cli_add_problems(ctx, &probs);
-    if (a->background && cli_set_string(ctx, "data.background", a->background) != SPLAT_OK)
+    if (a->data && splat_config_set_string(ctx, "data.path", a->data) != SPLAT_OK) cli_add_problems(ctx, &probs);
+    if (a->background && splat_config_set_string(ctx, "data.background", a->background) != SPLAT_OK)
         cli_add_problems(ctx, &probs);
-    if (a->backend && cli_set_string(ctx, "backend.kind", a->backend) != SPLAT_OK) cli_add_problems(ctx, &probs);
+    if (a->backend && splat_config_set_string(ctx, "backend.kind", a->backend) != SPLAT_OK)
+        cli_add_problems(ctx, &probs);
     if (a->downscale > 0) {
-        char *set = sp_strfmt("data.downscale=%d", a->downscale);
+        char *set = cli_strfmt("data.downscale=%d", a->downscale);
         if (splat_config_set(ctx, set) != SPLAT_OK) cli_add_problems(ctx, &probs);
         free(set);
     }
@@ -115,16 +112,15 @@ static int open_session(const eval_args *a, session *s) {
         goto done;
     }
     splat_model_info(ctx, &s->num_gaussians, &s->sh_degree);
-    char v[SP_CONFIG_PATH_MAX + 2];
-    splat_config_get(ctx, "data.path", v, sizeof v);
-    snprintf(s->data_path, sizeof s->data_path, "%.*s", (int)strlen(v) - 2, v + 1); /* unquoted */
-    splat_config_get(ctx, "data.background", v, sizeof v);
-    float b = !strcmp(v, "\"black\"") ? 0.0f : 1.0f;
+    cli_config_string(ctx, "data.path", s->data_path, sizeof s->data_path);
+    char v[64];
+    cli_config_string(ctx, "data.background", v, sizeof v);
+    float b = !strcmp(v, "black") ? 0.0f : 1.0f;
     s->bg[0] = s->bg[1] = s->bg[2] = b;
     rc = 0;
 done:
     free(ply);
-    sp_problems_free(&probs);
+    cli_problems_free(&probs);
     return rc;
 }
 
@@ -132,17 +128,8 @@ static void close_session(session *s) { splat_close(s->ctx); }
 
 /* Renders cam on the session's background and writes it as an RGB PNG. */
 static int render_png(session *s, const splat_camera *cam, const char *path) {
-    int w = cam->width, h = cam->height;
-    uint8_t *rgba = sp_try_alloc((size_t)w * h, 4, "a render", "render a smaller image");
-    if (!rgba) return -1;
-    int rc = 0;
-    if (splat_render(s->ctx, cam, s->bg, SPLAT_RGBA8, rgba, 0) != SPLAT_OK)
-        rc = sp_error("%s", splat_errmsg(s->ctx));
-    sp_image img = {w, h, 3, rgba};
-    for (size_t i = 0; rc == 0 && i < (size_t)w * h; i++) memmove(rgba + 3 * i, rgba + 4 * i, 3);
-    if (rc == 0) rc = sp_image_save_png(path, &img);
-    free(rgba);
-    return rc;
+    if (splat_render_png(s->ctx, cam, s->bg, path) != SPLAT_OK) return cli_error("%s", splat_errmsg(s->ctx));
+    return 0;
 }
 
 int cmd_eval(int argc, char **argv) {
@@ -188,8 +175,8 @@ int cmd_eval(int argc, char **argv) {
         printf("%s: %d views, PSNR %.3f dB, SSIM %.4f, %d Gaussians\n", split, r.num_views, r.psnr, r.ssim,
                s.num_gaussians);
         if (a.run) {
-            char *name = sp_strfmt("eval_%s.toml", split);
-            char *p = sp_path_join(a.run, name);
+            char *name = cli_strfmt("eval_%s.toml", split);
+            char *p = cli_path_join(a.run, name);
             st = splat_eval_save(s.ctx, p);
             free(name);
             free(p);
@@ -200,30 +187,30 @@ int cmd_eval(int argc, char **argv) {
     return st != SPLAT_OK ? 1 : 0;
 }
 
-/* `render --path`: frames along a camera path derived from the training cameras (scene/campath.h)
+/* `render --path`: frames along a camera path derived from the training cameras (splat_camera_path)
  * as OUT/frame_0000.png ..., then OUT/<path>.mp4 when ffmpeg is on PATH. */
 static int render_path(const eval_args *a, session *s) {
     int frames = a->frames > 0 ? a->frames : 120;
-    splat_camera *cams = SP_NEW(splat_camera, frames);
-    int rc = splat_camera_path(s->ctx, a->path, frames, cams) == SPLAT_OK ? 0 : sp_error("%s", splat_errmsg(s->ctx));
-    if (rc == 0) rc = sp_mkdir_p(a->out);
+    splat_camera *cams = CLI_NEW(splat_camera, frames);
+    int rc = splat_camera_path(s->ctx, a->path, frames, cams) == SPLAT_OK ? 0 : cli_error("%s", splat_errmsg(s->ctx));
+    if (rc == 0) rc = cli_mkdir_p(a->out);
     int w = rc == 0 ? cams[0].width : 1, h = rc == 0 ? cams[0].height : 1;
     for (int j = 0; rc == 0 && j < frames; j++) {
-        char *p = sp_strfmt("%s/frame_%04d.png", a->out, j);
+        char *p = cli_strfmt("%s/frame_%04d.png", a->out, j);
         rc = render_png(s, &cams[j], p);
         free(p);
     }
     free(cams);
     if (rc) {
-        fprintf(stderr, "error: %s\n", sp_last_error());
+        fprintf(stderr, "error: %s\n", cli_last_error());
         return 1;
     }
     printf("wrote %d frames (%s path, %dx%d) to %s\n", frames, a->path, w, h, a->out);
-    char *name = sp_strfmt("%s.mp4", a->path), *mp4 = sp_path_join(a->out, name);
+    char *name = cli_strfmt("%s.mp4", a->path), *mp4 = cli_path_join(a->out, name);
     int v = cli_encode_video(a->out, "frame_%04d.png", 30, mp4);
     if (v > 0) printf("wrote %s\n", mp4);
     else if (v == 0) printf("ffmpeg is not on PATH: no video (the PNG frames are complete)\n");
-    else fprintf(stderr, "warning: %s; the PNG frames are complete\n", sp_last_error());
+    else fprintf(stderr, "warning: %s; the PNG frames are complete\n", cli_last_error());
     free(name);
     free(mp4);
     return 0;
@@ -277,23 +264,23 @@ int cmd_render(int argc, char **argv) {
     const char *split = a.split ? a.split : "test";
     int n = 0, rc = 0;
     splat_dataset_views(s.ctx, split, &n);
-    if (!n) rc = sp_error("%s: the dataset has no %s views", s.data_path, split);
-    char *outdir = sp_path_join(a.out, split); /* per split: train and val views may share names */
-    if (rc == 0 && sp_mkdir_p(outdir)) rc = -1;
+    if (!n) rc = cli_error("%s: the dataset has no %s views", s.data_path, split);
+    char *outdir = cli_path_join(a.out, split); /* per split: train and val views may share names */
+    if (rc == 0 && cli_mkdir_p(outdir)) rc = -1;
     for (int i = 0; rc == 0 && i < n; i++) {
         splat_camera cam;
         char name[4096];
         if (splat_dataset_camera(s.ctx, split, i, &cam) != SPLAT_OK ||
             splat_dataset_view_name(s.ctx, split, i, name, sizeof name) != SPLAT_OK) {
-            rc = sp_error("%s", splat_errmsg(s.ctx));
+            rc = cli_error("%s", splat_errmsg(s.ctx));
             break;
         }
         const char *base = strrchr(name, '/');
-        char *p = sp_strfmt("%s/%s.png", outdir, base ? base + 1 : name);
+        char *p = cli_strfmt("%s/%s.png", outdir, base ? base + 1 : name);
         rc = render_png(&s, &cam, p);
         free(p);
     }
-    if (rc) fprintf(stderr, "error: %s\n", sp_last_error());
+    if (rc) fprintf(stderr, "error: %s\n", cli_last_error());
     else printf("wrote %d renders to %s\n", n, outdir);
     free(outdir);
     close_session(&s);

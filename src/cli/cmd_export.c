@@ -1,6 +1,6 @@
 /* cmd_export.c — `splat export`: a model (.ply, .compressed.ply, .splat, .spz, .sog or a SOG
  * meta.json, or a run's point_cloud.ply) written as .ply, .splat, .spz (version and axes as
- * options), .glb or .sog (io/export.h describes the formats), through the public API. */
+ * options), .glb or .sog (docs/formats.md describes the formats), through the public API. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +8,14 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "core/core.h"
-#include "io/export.h"
-#include "splat.h"
+
+/* --format: one of the names splat_export takes, in lower case; NULL for another. */
+static const char *format_name(const char *name) {
+    static const char *const names[] = {"ply", "splat", "spz", "glb", "sog"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcasecmp(name, names[i])) return names[i];
+    return NULL;
+}
 
 int cmd_export(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
@@ -60,8 +65,8 @@ int cmd_export(int argc, char **argv) {
         fprintf(stderr, "splat export: give --ply FILE or --run DIR, and --out FILE\n");
         return 2;
     }
-    sp_model_format f = format ? sp_model_format_from_name(format) : sp_model_format_from_path(out);
-    if (f == SP_MODEL_UNKNOWN) {
+    const char *f = format ? format_name(format) : splat_model_format(out);
+    if (!f) {
         if (format) fprintf(stderr, "splat export: --format must be ply, splat, spz, glb or sog, got '%s'\n", format);
         else fprintf(stderr, "splat export: cannot tell the format from '%s': give --format ply|splat|spz|glb|sog\n", out);
         return 2;
@@ -76,15 +81,15 @@ int cmd_export(int argc, char **argv) {
             fprintf(stderr, "splat export: %s must be rdf or rub, got '%s'\n", axes_names[k], axes_opts[k]);
             return 2;
         }
-    if ((spz_version || spz_axes) && f != SP_MODEL_SPZ) {
+    if ((spz_version || spz_axes) && strcmp(f, "spz")) {
         fprintf(stderr, "splat export: --spz-version and --spz-axes apply to .spz output only\n");
         return 2;
     }
     char spec[64], in_spec[64];
-    snprintf(spec, sizeof spec, "%s%s%s%s%s", sp_model_format_name(f), spz_version ? ":v" : "",
+    snprintf(spec, sizeof spec, "%s%s%s%s%s", f, spz_version ? ":v" : "",
              spz_version ? spz_version : "", spz_axes ? ":" : "", spz_axes ? spz_axes : "");
     snprintf(in_spec, sizeof in_spec, "spz%s%s", in_axes ? ":" : "", in_axes ? in_axes : "");
-    char *in = ply ? sp_strdup(ply) : sp_path_join(run, "point_cloud.ply");
+    char *in = ply ? cli_strdup(ply) : cli_path_join(run, "point_cloud.ply");
     if (cli_guard_out_file("export", out, in)) {
         free(in);
         return 2;
@@ -96,13 +101,13 @@ int cmd_export(int argc, char **argv) {
     }
     int n = 0, degree = 0, antialias = 0;
     if (run) { /* a run trained with the antialias filter: the formats have no field for it */
-        char *cp = sp_path_join(run, "config.toml"), v[16] = "";
+        char *cp = cli_path_join(run, "config.toml");
         if (splat_config_load_file(ctx, cp) != SPLAT_OK)
             fprintf(stderr, "warning: %s (%s): the run's settings are unknown, so the model is written as stored "
                     "(a run trained with render.antialias = true would not be baked for standard viewers)\n", cp,
                     splat_errmsg(ctx));
-        else
-            antialias = splat_config_get(ctx, "render.antialias", v, sizeof v) == SPLAT_OK && !strcmp(v, "true");
+        else if (splat_config_get_bool(ctx, "render.antialias", &antialias) != SPLAT_OK)
+            antialias = 0;
         free(cp);
     }
     splat_status st = splat_load_model_as(ctx, in, in_spec);
@@ -127,8 +132,8 @@ int cmd_export(int argc, char **argv) {
         splat_model_info(ctx, &n, &degree);
         struct stat sb;
         long long bytes = stat(out, &sb) == 0 ? (long long)sb.st_size : -1;
-        printf("wrote %s: %d Gaussians, SH degree %d, %s, %lld bytes\n", out, n, f == SP_MODEL_SPLAT ? 0 : degree,
-               sp_model_format_name(f), bytes);
+        printf("wrote %s: %d Gaussians, SH degree %d, %s, %lld bytes\n", out, n, !strcmp(f, "splat") ? 0 : degree,
+               f, bytes);
     } else {
         cli_print_error(ctx);
     }

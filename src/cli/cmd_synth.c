@@ -7,8 +7,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/core.h"
-#include "scene/synth.h"
 
 int cmd_synth(int argc, char **argv) {
     if (cli_help_requested(argc, argv)) {
@@ -30,14 +28,14 @@ int cmd_synth(int argc, char **argv) {
                "what synth writes); a dataset or any other non-empty folder is refused.\n");
         return 0;
     }
-    sp_synth_opts o;
-    sp_synth_defaults(&o);
+    splat_synth_opts o;
+    splat_synth_defaults(&o, "objects");
     const char *out = NULL;
     long long n;
     int size_w = 0, size_h = 0, train = 0, val = -1, test = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scene") && i + 1 < argc) {
-            if (!strcmp(argv[i + 1], "capture")) sp_synth_capture_defaults(&o);
+            if (!strcmp(argv[i + 1], "capture")) splat_synth_defaults(&o, "capture");
             else if (strcmp(argv[i + 1], "objects")) {
                 fprintf(stderr, "splat synth: --scene must be objects or capture, got '%s'\n", argv[i + 1]);
                 return 2;
@@ -99,7 +97,8 @@ int cmd_synth(int argc, char **argv) {
         return 2;
     }
     if (size_w) o.width = size_w, o.height = size_h;
-    if (o.scene == SP_SYNTH_CAPTURE) {
+    int capture = !strcmp(o.scene, "capture");
+    if (capture) {
         if (val >= 0 && (val || test)) {
             fprintf(stderr, "splat synth: --scene capture takes one view count (--views N): the loader holds out "
                             "every 8th view\n");
@@ -112,16 +111,22 @@ int cmd_synth(int argc, char **argv) {
         o.num_test = val >= 0 ? test : 8;
     }
     if (cli_guard_out_dir("synth", "synth", out, NULL)) return 2;
-    double t0 = sp_now();
-    if (sp_synth_write(out, &o) || cli_synth_mark(out)) {
-        fprintf(stderr, "error: %s\n", sp_last_error());
+    splat_context *ctx = cli_open_context();
+    if (!ctx) return 2;
+    double t0 = cli_now();
+    splat_status st = splat_synth_scene(ctx, out, &o);
+    if (st != SPLAT_OK) cli_print_error(ctx);
+    splat_close(ctx);
+    if (st != SPLAT_OK) return 1;
+    if (cli_synth_mark(out)) {
+        fprintf(stderr, "error: %s\n", cli_last_error());
         return 1;
     }
-    if (o.scene == SP_SYNTH_CAPTURE)
+    if (capture)
         printf("wrote a capture of %d views of %dx%d (every 8th held out when trained) to %s in %.1f s\n",
-               o.num_train, o.width, o.height, out, sp_now() - t0);
+               o.num_train, o.width, o.height, out, cli_now() - t0);
     else
         printf("wrote %d train, %d val, %d test views of %dx%d to %s in %.1f s\n", o.num_train, o.num_val,
-               o.num_test, o.width, o.height, out, sp_now() - t0);
+               o.num_test, o.width, o.height, out, cli_now() - t0);
     return 0;
 }

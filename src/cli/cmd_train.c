@@ -7,14 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/backend.h"
-#include "backend/dist.h"
 #include "cli/cli.h"
 #include "cli/view.h"
-#include "core/core.h"
-#include "io/loader.h"
-#include "splat.h"
-#include "train/checkpoint.h"
 
 typedef struct {
     const char *config;
@@ -26,6 +20,7 @@ typedef struct {
     int print_config; /* check: print the resolved configuration */
     int view_port;    /* --view[=PORT]: -1 none */
     const char *view_host;
+    const char *dist_file; /* --dist-file: wins over SPLAT_DIST_FILE */
 } train_args;
 
 static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
@@ -54,7 +49,7 @@ static int parse_args(int argc, char **argv, train_args *t, int allow_resume) {
         } else if (allow_resume && (v = cli_value(argc, argv, &i, "--resume"))) t->resume = v;
         else if (allow_resume && cli_flag(argv[i], "--force")) t->force = 1;
         else if (!allow_resume && cli_flag(argv[i], "--print-config")) t->print_config = 1;
-        else if ((v = cli_value(argc, argv, &i, "--dist-file"))) setenv("SPLAT_DIST_FILE", v, 1); /* the CLI's own env */
+        else if ((v = cli_value(argc, argv, &i, "--dist-file"))) t->dist_file = v;
         else if (argv[i][0] != '-' && !t->data) t->data = argv[i];
         else {
             fprintf(stderr, "splat: unknown option '%s' (see --help)\n", argv[i]);
@@ -73,41 +68,27 @@ static void dataset_name(const char *dir, char *out, size_t size) {
     if (end > start && !(end - start <= 2 && dir[start] == '.')) snprintf(out, size, "%.*s", (int)(end - start), dir + start);
 }
 
-/* Config from --config (or RUN_DIR/config.toml when resuming) and --set; prints problems. */
-static int load_config(const train_args *t, sp_config *cfg, sp_problems *probs) {
-    sp_config_defaults(cfg);
-    char *path = t->config ? sp_strdup(t->config) : t->resume ? sp_path_join(t->resume, "config.toml") : NULL;
-    if (path) sp_config_load(path, cfg, probs);
-    free(path);
-    if (t->data) {
-        snprintf(cfg->data.path, sizeof cfg->data.path, "%s", t->data);
-        /* no config file: the run is named after the dataset folder (runs/lego) */
-        if (!t->config && !t->resume) dataset_name(t->data, cfg->experiment.name, sizeof cfg->experiment.name);
-    }
-    for (int i = 0; i < t->nsets; i++) sp_config_set(cfg, t->sets[i], probs);
-    if (t->resume) snprintf(cfg->output.run_dir, sizeof cfg->output.run_dir, "%s", t->resume);
-    sp_config_validate_for_training(cfg, probs);
-    return probs->n ? -1 : 0;
-}
-
-static void print_problems(const sp_problems *p) {
+static void print_problems(const cli_problems *p) {
     for (int i = 0; i < p->n; i++) fprintf(stderr, "error: %s\n", p->items[i]);
 }
 
-/* The configuration load_config makes, in a context; every problem goes to probs. */
-static int api_config(const train_args *t, splat_context *ctx, sp_problems *probs) {
-    char *path = t->config ? sp_strdup(t->config) : t->resume ? sp_path_join(t->resume, "config.toml") : NULL;
+/* The configuration from defaults, --config (or RUN_DIR/config.toml when resuming), the dataset
+ * folder and --set, in a context; every problem goes to probs. */
+static int api_config(const train_args *t, splat_context *ctx, cli_problems *probs) {
+    char *path = t->config ? cli_strdup(t->config) : t->resume ? cli_path_join(t->resume, "config.toml") : NULL;
     if (path && splat_config_load_file(ctx, path) != SPLAT_OK) cli_add_problems(ctx, probs);
     free(path);
     if (t->data) {
-        if (cli_set_string(ctx, "data.path", t->data) != SPLAT_OK) cli_add_problems(ctx, probs);
-        char name[SP_CONFIG_NAME_MAX] = "";
+        if (splat_config_set_string(ctx, "data.path", t->data) != SPLAT_OK) cli_add_problems(ctx, probs);
+        char name[1024] = "";
+        /* no config file: the run is named after the dataset folder (runs/lego) */
         if (!t->config && !t->resume) dataset_name(t->data, name, sizeof name);
-        if (name[0] && cli_set_string(ctx, "experiment.name", name) != SPLAT_OK) cli_add_problems(ctx, probs);
+        if (name[0] && splat_config_set_string(ctx, "experiment.name", name) != SPLAT_OK) cli_add_problems(ctx, probs);
     }
     for (int i = 0; i < t->nsets; i++)
         if (splat_config_set(ctx, t->sets[i]) != SPLAT_OK) cli_add_problems(ctx, probs);
-    if (t->resume && cli_set_string(ctx, "output.run_dir", t->resume) != SPLAT_OK) cli_add_problems(ctx, probs);
+    if (t->resume && splat_config_set_string(ctx, "output.run_dir", t->resume) != SPLAT_OK)
+        cli_add_problems(ctx, probs);
     if (splat_config_check(ctx) != SPLAT_OK) cli_add_problems(ctx, probs);
     return probs->n ? -1 : 0;
 }
@@ -121,10 +102,7 @@ typedef struct {
 static void show_progress(void *user, const splat_progress *p) {
     train_ui *ui = user;
     view_progress(ui->server, p); /* --view: the live page's scalars (no-op without a server) */
-    sp_progress q = {.step = p->step, .max_steps = p->max_steps, .loss = p->loss, .num_gaussians = p->num_gaussians,
-                     .steps_per_s = p->steps_per_s, .elapsed_s = p->elapsed_s, .eta_s = p->eta_s, .psnr = p->psnr,
-                     .final = p->final};
-    sp_cli_progress(&q, &ui->clock);
+    sp_cli_progress(p, &ui->clock);
     cli_set_live_line(!p->final && isatty(STDERR_FILENO)); /* sp_cli_progress draws a live line on a terminal */
 }
 
@@ -136,13 +114,13 @@ static int check_resume_dir(const char *dir) {
         fprintf(stderr, "splat train: --resume needs a run folder (splat train --resume runs/NAME)\n");
         return -1;
     }
-    if (!sp_dir_exists(dir)) {
+    if (!cli_dir_exists(dir)) {
         fprintf(stderr, "splat train: --resume %s: no such run folder%s\n", dir,
-                sp_file_exists(dir) ? " (it is a file)" : "");
+                cli_file_exists(dir) ? " (it is a file)" : "");
         return -1;
     }
-    char *cfg = sp_path_join(dir, "config.toml");
-    int ok = sp_file_exists(cfg);
+    char *cfg = cli_path_join(dir, "config.toml");
+    int ok = cli_file_exists(cfg);
     free(cfg);
     if (!ok) {
         fprintf(stderr, "splat train: --resume %s: not a run folder (no config.toml in it; a run folder is what "
@@ -154,8 +132,8 @@ static int check_resume_dir(const char *dir) {
 
 /* An int setting of the context (0 when it cannot be read). */
 static int config_int(splat_context *ctx, const char *key) {
-    char buf[64];
-    return splat_config_get(ctx, key, buf, sizeof buf) == SPLAT_OK ? atoi(buf) : 0;
+    int v = 0;
+    return splat_config_get_int(ctx, key, &v) == SPLAT_OK ? v : 0;
 }
 
 /* Before training: what the terminal should know that the library only writes to log.txt (a short
@@ -179,18 +157,18 @@ static void plan_run(splat_context *ctx, const train_args *t, cli_clock *clock) 
 /* After a failed training: when the run folder's checkpoint is damaged, say what is still intact
  * and never suggest --force (it would delete the run's good files with the damaged one). */
 static void damaged_checkpoint_note(const char *dir) {
-    char *ck = sp_path_join(dir, "checkpoint.bin");
-    sp_checkpoint c;
-    memset(&c, 0, sizeof c);
-    if (sp_file_exists(ck) && sp_checkpoint_read(ck, &c) != 0) {
-        char *ply = sp_path_join(dir, "point_cloud.ply");
+    char *ck = cli_path_join(dir, "checkpoint.bin");
+    splat_context *probe = NULL;
+    /* a checkpoint that does not load as a model (its checks, CRC included) is damaged */
+    if (cli_file_exists(ck) && splat_open(&probe) == SPLAT_OK && splat_load_model(probe, ck) != SPLAT_OK) {
+        char *ply = cli_path_join(dir, "point_cloud.ply");
         fprintf(stderr, "note: %s is damaged and cannot be resumed; the run folder is unchanged%s. Keep a copy of it "
                 "(cp -r %s %s.bak) before training it again: --force would delete every file of the run with the "
-                "damaged checkpoint\n", ck, sp_file_exists(ply) ? " and its point_cloud.ply (the last saved model) is "
+                "damaged checkpoint\n", ck, cli_file_exists(ply) ? " and its point_cloud.ply (the last saved model) is "
                 "intact: splat eval/render/export still read it" : "", dir, dir);
         free(ply);
     }
-    sp_checkpoint_free(&c);
+    splat_close(probe);
     free(ck);
 }
 
@@ -238,16 +216,26 @@ int cmd_train(int argc, char **argv) {
     }
     splat_context *ctx = cli_open_context();
     if (!ctx) return 2;
-    sp_problems probs = {0};
+    cli_problems probs = {0};
     if (api_config(&t, ctx, &probs)) {
         print_problems(&probs);
         fprintf(stderr, "splat train: %d problem%s in the configuration; nothing was trained%s\n", probs.n,
                 probs.n == 1 ? "" : "s", t.resume ? " and the run folder is unchanged" : "");
-        sp_problems_free(&probs);
+        cli_problems_free(&probs);
         splat_close(ctx);
         return 2;
     }
-    sp_problems_free(&probs);
+    cli_problems_free(&probs);
+    /* several processes: this one's place, from SPLAT_RANK ... or Open MPI's variables */
+    splat_dist dist;
+    const char *why = cli_dist_from_env(t.dist_file, &dist) ? cli_last_error()
+                      : splat_set_dist(ctx, &dist) != SPLAT_OK ? splat_errmsg(ctx)
+                                                                : NULL;
+    if (why) {
+        fprintf(stderr, "splat: error: %s\n", why);
+        splat_close(ctx);
+        return 1;
+    }
     train_ui ui = {0};
     plan_run(ctx, &t, &ui.clock);
     sp_install_interrupt_handler();
@@ -257,12 +245,12 @@ int cmd_train(int argc, char **argv) {
     splat_context *live = NULL;
     if (t.view_port >= 0) {
         live = cli_open_context();
-        sp_problems vp = {0};
+        cli_problems vp = {0};
         if (live && api_config(&t, live, &vp) == 0) {
             view_warn_host(t.view_host);
             ui.server = view_start(live, t.view_host, t.view_port, 1);
         }
-        sp_problems_free(&vp);
+        cli_problems_free(&vp);
         if (!ui.server) {
             splat_close(live);
             splat_close(ctx);
@@ -275,18 +263,10 @@ int cmd_train(int argc, char **argv) {
     splat_status st = splat_train(ctx, &o);
     view_stop(ui.server);
     splat_close(live);
-    char dir[SP_CONFIG_PATH_MAX + 2] = "", name[SP_CONFIG_NAME_MAX + 2] = "";
-    splat_config_get(ctx, "output.run_dir", dir, sizeof dir); /* quoted TOML strings */
-    splat_config_get(ctx, "experiment.name", name, sizeof name);
+    char *run = t.resume ? cli_strdup(t.resume) : cli_run_dir(ctx);
     splat_close(ctx);
-    if (st != SPLAT_OK && st != SPLAT_CANCELLED && !t.force) {
-        size_t nd = strlen(dir), nn = strlen(name);
-        char *run = t.resume ? sp_strdup(t.resume)
-                    : nd > 2 ? sp_strfmt("%.*s", (int)nd - 2, dir + 1)
-                             : sp_strfmt("runs/%.*s", nn > 2 ? (int)nn - 2 : 0, name + 1);
-        damaged_checkpoint_note(run);
-        free(run);
-    }
+    if (st != SPLAT_OK && st != SPLAT_CANCELLED && !t.force) damaged_checkpoint_note(run);
+    free(run);
     switch (st) {
     case SPLAT_OK: return 0;
     case SPLAT_CANCELLED: return 130;
@@ -295,29 +275,28 @@ int cmd_train(int argc, char **argv) {
     }
 }
 
-static void summarize_split(const char *name, const sp_split *s) {
-    if (!s->n) {
+static void summarize_split(const char *name, const splat_split_info *s) {
+    if (!s->views) {
         printf("  %-5s: none\n", name);
         return;
     }
-    const sp_camera *c = &s->views[0].cam;
-    printf("  %-5s: %d views, %dx%d, %d channels, fx %.2f fy %.2f cx %.2f cy %.2f\n", name, s->n, c->width, c->height,
-           s->views[0].channels, c->fx, c->fy, c->cx, c->cy);
+    printf("  %-5s: %d views, %dx%d, %d channels, fx %.2f fy %.2f cx %.2f cy %.2f\n", name, s->views, s->width,
+           s->height, s->channels, s->fx, s->fy, s->cx, s->cy);
 }
 
 /* check: how long the run would take (estimate.c), and the shorter recipe for a long CPU run. */
-static void print_estimate(const train_args *t) {
+static void print_estimate(const train_args *t, const splat_dist *dist) {
     splat_context *ctx;
     if (splat_open(&ctx) != SPLAT_OK) return;
-    sp_problems probs = {0};
+    cli_problems probs = {0};
     splat_plan p;
-    if (api_config(t, ctx, &probs) || splat_train_plan(ctx, &p) != SPLAT_OK) {
+    if (api_config(t, ctx, &probs) || splat_set_dist(ctx, dist) != SPLAT_OK || splat_train_plan(ctx, &p) != SPLAT_OK) {
         printf("\n# estimate\n  none: %s\n", probs.n ? probs.items[0] : splat_errmsg(ctx));
-        sp_problems_free(&probs);
+        cli_problems_free(&probs);
         splat_close(ctx);
         return;
     }
-    sp_problems_free(&probs);
+    cli_problems_free(&probs);
     splat_close(ctx);
     char growth[160] = "";
     double end_n = cli_est_count(&p, 0, p.initial_gaussians, 0.0, p.max_steps);
@@ -362,35 +341,40 @@ int cmd_check(int argc, char **argv) {
         fprintf(stderr, "splat check: give a dataset folder (splat check DIR) or --config FILE\n");
         return 2;
     }
-    sp_config *cfg = SP_NEW(sp_config, 1);
-    sp_problems probs = {0};
-    load_config(&t, cfg, &probs);
-    sp_dataset d;
+    splat_context *ctx = cli_open_context();
+    if (!ctx) return 2;
+    cli_problems probs = {0};
+    api_config(&t, ctx, &probs);
+    splat_dataset_info d;
     memset(&d, 0, sizeof d);
     double load_s = 0;
-    if (cfg->data.path[0] && sp_dir_exists(cfg->data.path)) {
-        sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads, .load_pixels = 1,
-                           .images = cfg->data.images, .holdout_every = cfg->data.holdout_every,
-                           .allow_outside_images = cfg->data.allow_outside_images};
-        double t0 = sp_now();
-        sp_dataset_load(cfg->data.path, cfg->data.format, &lo, &d, &probs);
-        load_s = sp_now() - t0;
-    } else if (cfg->data.path[0]) {
-        sp_problems_add(&probs, "data.path: %s: no such directory", cfg->data.path);
+    char path[4096];
+    cli_config_string(ctx, "data.path", path, sizeof path);
+    if (path[0] && cli_dir_exists(path)) {
+        double t0 = cli_now();
+        if (splat_dataset_check(ctx, &d) != SPLAT_OK) cli_add_problems(ctx, &probs);
+        load_s = cli_now() - t0;
+    } else if (path[0]) {
+        cli_problems_add(&probs, "data.path: %s: no such directory", path);
     }
-    char dev[512]; /* the device backend.kind resolves to, and its limits */
-    {
-        sp_backend_config bc = {.threads = cfg->backend.threads, .cas_atomics = cfg->backend.cas_atomics};
-        sp_dist dist = {0}; /* several GPUs or processes: NCCL and the devices are checked too */
-        if (sp_dist_from_env(&dist) || sp_dist_backend_config(&bc, cfg->backend.devices, 0, &dist))
-            snprintf(dev, sizeof dev, "%s", sp_last_error()), sp_problems_add(&probs, "%s", dev);
-        else if (sp_backend_describe(cfg->backend.kind, &bc, dev, sizeof dev))
-            sp_problems_add(&probs, "backend.kind = \"%s\": %s", cfg->backend.kind, dev);
-        /* refine.strategy = auto as training would resolve it (train.c, from the backend's ops) */
-        const sp_backend_kind *k = sp_backend_resolve_kind(cfg->backend.kind);
-        int several = bc.num_devices > 1 || dist.world > 1;
-        if (sp_config_resolve_strategy(cfg, k && k->mcmc && !several)) sp_problems_add(&probs, "%s", sp_last_error());
+    char dev[1024] = "", kind[64] = ""; /* the device backend.kind resolves to, and its limits */
+    cli_config_string(ctx, "backend.kind", kind, sizeof kind);
+    splat_dist dist; /* several GPUs or processes: NCCL and the devices are checked too */
+    if (cli_dist_from_env(t.dist_file, &dist)) {
+        snprintf(dev, sizeof dev, "%s", cli_last_error());
+        cli_problems_add(&probs, "%s", dev);
+        memset(&dist, 0, sizeof dist);
+        dist.world_size = 1;
+    } else if (splat_set_dist(ctx, &dist) != SPLAT_OK) {
+        snprintf(dev, sizeof dev, "%s", splat_errmsg(ctx));
+        cli_problems_add(&probs, "%s", dev);
+    } else {
+        splat_status st = splat_backend_describe(ctx, dev, sizeof dev);
+        if (st == SPLAT_ERROR) cli_problems_add(&probs, "backend.kind = \"%s\": %s", kind, dev);
+        else if (st != SPLAT_OK) cli_add_problems(ctx, &probs);
     }
+    /* refine.strategy = auto as training would resolve it, from the backend's abilities */
+    if (splat_config_resolve(ctx) != SPLAT_OK) cli_add_problems(ctx, &probs);
     /* The verdict first, then the details. */
     if (probs.n) {
         printf("%d problem%s:\n", probs.n, probs.n == 1 ? "" : "s");
@@ -398,8 +382,8 @@ int cmd_check(int argc, char **argv) {
     } else {
         printf("OK: no problems found\n");
     }
-    if (d.format) {
-        printf("\n# dataset %s\n", cfg->data.path);
+    if (d.format[0]) {
+        printf("\n# dataset %s\n", path);
         printf("  format: %s, alpha: %s, scene extent %.3f, centre (%.3f, %.3f, %.3f)\n", d.format,
                d.has_alpha ? "yes" : "no", d.extent, d.center[0], d.center[1], d.center[2]);
         summarize_split("train", &d.train);
@@ -412,20 +396,24 @@ int cmd_check(int argc, char **argv) {
     }
     printf("\n# backend\n  %s\n", dev);
     if (!probs.n) {
-        char *dir = sp_train_run_dir(cfg);
+        char *dir = cli_run_dir(ctx), strategy[16] = "";
+        cli_config_string(ctx, "refine.strategy", strategy, sizeof strategy);
         printf("  training would write %s (%d steps, backend %s, refine.strategy %s)%s\n", dir,
-               cfg->trainer.max_steps, cfg->backend.kind, cfg->refine.strategy,
+               config_int(ctx, "trainer.max_steps"), kind, strategy,
                t.print_config ? "" : "; --print-config shows every setting");
         free(dir);
-        print_estimate(&t);
+        print_estimate(&t, &dist);
     }
     if (t.print_config) {
         printf("\n# resolved configuration\n");
-        sp_config_print(cfg, stdout);
+        size_t n = 0;
+        splat_config_text(ctx, NULL, 0, &n);
+        char *text = cli_alloc(n + 1, 1);
+        if (splat_config_text(ctx, text, n + 1, NULL) == SPLAT_OK) fputs(text, stdout);
+        free(text);
     }
     int rc = probs.n ? 1 : 0;
-    sp_dataset_free(&d);
-    sp_problems_free(&probs);
-    free(cfg);
+    cli_problems_free(&probs);
+    splat_close(ctx);
     return rc;
 }

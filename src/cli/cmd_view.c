@@ -8,7 +8,6 @@
 
 #include "cli/cli.h"
 #include "cli/view.h"
-#include "core/core.h"
 
 /* Warns when the viewer is reachable from other machines. */
 void view_warn_host(const char *host) {
@@ -60,27 +59,24 @@ int cmd_view(int argc, char **argv) {
     }
     splat_context *ctx = cli_open_context();
     if (!ctx) return 2;
-    sp_problems probs = {0};
-    if (sp_dir_exists(model)) {
-        char *cp = sp_path_join(model, "config.toml");
-        if (sp_file_exists(cp) && splat_config_load_file(ctx, cp) != SPLAT_OK) cli_add_problems(ctx, &probs);
+    cli_problems probs = {0};
+    if (cli_dir_exists(model)) {
+        char *cp = cli_path_join(model, "config.toml");
+        if (cli_file_exists(cp) && splat_config_load_file(ctx, cp) != SPLAT_OK) cli_add_problems(ctx, &probs);
         free(cp);
     }
-    if (data && cli_set_string(ctx, "data.path", data) != SPLAT_OK) cli_add_problems(ctx, &probs);
-    if (backend && cli_set_string(ctx, "backend.kind", backend) != SPLAT_OK) cli_add_problems(ctx, &probs);
-    int n = 0;
-    char dp[8] = "";
-    if (!probs.n && splat_config_get(ctx, "data.path", dp, sizeof dp) == SPLAT_OK && strcmp(dp, "\"\"") &&
-        splat_dataset_views(ctx, "train", &n) != SPLAT_OK)
-        cli_add_problems(ctx, &probs);
+    if (data && splat_config_set_string(ctx, "data.path", data) != SPLAT_OK) cli_add_problems(ctx, &probs);
+    if (backend && splat_config_set_string(ctx, "backend.kind", backend) != SPLAT_OK) cli_add_problems(ctx, &probs);
+    /* The dataset is not checked here: one that does not load (moved, or a wrong --data) leaves
+     * the page without cameras and ground truth, and the model is served all the same. */
     if (!probs.n && splat_load_model(ctx, model) != SPLAT_OK) cli_add_problems(ctx, &probs);
     if (probs.n) {
         for (int i = 0; i < probs.n; i++) fprintf(stderr, "error: %s\n", probs.items[i]);
-        sp_problems_free(&probs);
+        cli_problems_free(&probs);
         splat_close(ctx);
         return 1;
     }
-    sp_problems_free(&probs);
+    cli_problems_free(&probs);
     view_warn_host(host);
     view_server *v = view_start(ctx, host, port, 0);
     if (!v) {

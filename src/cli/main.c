@@ -5,8 +5,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/core.h"
-
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -26,25 +24,21 @@ static void usage(FILE *f) {
             "  version\n"
             "\n"
             "`splat <command> --help` describes each command. Config reference: docs/config.md.\n",
-            sp_version());
-}
-
-/* Out of memory in a small fixed-size allocation (core.h): nothing more can be done. Files are
- * written atomically, so a run folder keeps its last complete files. */
-static void out_of_memory(size_t bytes) {
-    fprintf(stderr, "\nsplat: out of memory (a %zu-byte allocation failed); exiting\n", bytes);
-    exit(2);
+            splat_version());
 }
 
 int main(int argc, char **argv) {
-    sp_set_oom_handler(out_of_memory);
+    /* Out of memory in one of the library's small fixed-size allocations: nothing more can be
+     * done (cli_out_of_memory prints it and exits). Files are written atomically, so a run folder
+     * keeps its last complete files. */
+    splat_set_oom_handler(cli_out_of_memory, NULL);
     /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which the atomic writers report
      * and recover from, instead of killing the process halfway through a save. */
     signal(SIGXFSZ, SIG_IGN);
     /* Test hook (tests/e2e_runfolder.sh): fallible allocations above this many bytes fail as if
      * memory ran out, so the out-of-memory paths can be tested without exhausting the machine. */
     const char *limit = getenv("SPLAT_TEST_ALLOC_LIMIT");
-    if (limit && *limit) sp_set_alloc_limit((size_t)strtoull(limit, NULL, 10));
+    if (limit && *limit) splat_set_alloc_limit((size_t)strtoull(limit, NULL, 10));
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -63,7 +57,7 @@ int main(int argc, char **argv) {
             printf("usage: splat version\n\nPrints the version and the commit splat was built from.\n");
             return 0;
         }
-        printf("splat %s (commit %s)\n", sp_version(), sp_commit());
+        printf("splat %s (commit %s)\n", splat_version(), splat_commit());
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

@@ -1,7 +1,7 @@
 /* outguard.c — refuses outputs of render, synth and export that would overwrite inputs: a
  * dataset folder, a run folder's own files, the input model, or a non-empty folder that is not
  * the command's own previous output (cli.h says what each command counts as its own). Paths are
- * compared after resolution (core/paths.h: symlinks, "./", "..", trailing slashes). */
+ * compared after resolution (cli_path_resolve: symlinks, "./", "..", trailing slashes). */
 #include <dirent.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -9,16 +9,14 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/core.h"
-#include "core/paths.h"
 
 /* The marker `splat synth` leaves in its folder: a Blender dataset and a synth scene have the
  * same layout, so only the marker tells splat's own output from a dataset someone downloaded. */
 #define SYNTH_MARKER ".splat-synth"
 
 static int has(const char *dir, const char *name) {
-    char *p = sp_path_join(dir, name);
-    int ok = sp_file_exists(p) || sp_dir_exists(p);
+    char *p = cli_path_join(dir, name);
+    int ok = cli_file_exists(p) || cli_dir_exists(p);
     free(p);
     return ok;
 }
@@ -49,9 +47,9 @@ static char *foreign_entry(const char *dir, const char *kind, int depth) {
     while (!bad && (e = readdir(d))) {
         const char *n = e->d_name;
         if (!strcmp(n, ".") || !strcmp(n, "..")) continue;
-        char *p = sp_path_join(dir, n);
+        char *p = cli_path_join(dir, n);
         int own;
-        if (sp_dir_exists(p)) {
+        if (cli_dir_exists(p)) {
             own = depth == 0 && (synth ? is_synth_dir(n) : is_split(n));
             if (own) bad = foreign_entry(p, kind, 1);
         } else if (depth == 1) {
@@ -63,7 +61,7 @@ static char *foreign_entry(const char *dir, const char *kind, int depth) {
         } else {
             own = fnmatch("frame_[0-9]*.png", n, 0) == 0 || fnmatch("*.mp4", n, 0) == 0;
         }
-        if (!own && !bad) bad = sp_strdup(p);
+        if (!own && !bad) bad = cli_strdup(p);
         free(p);
     }
     closedir(d);
@@ -72,7 +70,7 @@ static char *foreign_entry(const char *dir, const char *kind, int depth) {
 
 /* The nearest folder strictly above path (resolved) that is a dataset or a run folder. */
 static char *enclosing_input(const char *path, const char **what) {
-    char *r = sp_path_resolve(path);
+    char *r = cli_path_resolve(path);
     if (!r) return NULL;
     for (char *slash = strrchr(r, '/'); slash && slash != r;) {
         *slash = 0;
@@ -89,7 +87,7 @@ int cli_guard_out_dir(const char *cmd, const char *kind, const char *out, const 
         return -1;
     }
     for (int i = 0; inputs && inputs[i]; i++) {
-        if (sp_path_within(out, inputs[i]) || sp_path_within(inputs[i], out)) {
+        if (cli_path_within(out, inputs[i]) || cli_path_within(inputs[i], out)) {
             fprintf(stderr, "splat %s: --out %s would write over the input %s; choose a folder outside it\n", cmd, out,
                     inputs[i]);
             return -1;
@@ -102,8 +100,8 @@ int cli_guard_out_dir(const char *cmd, const char *kind, const char *out, const 
         free(up);
         return -1;
     }
-    if (!sp_dir_exists(out)) {
-        if (sp_file_exists(out)) {
+    if (!cli_dir_exists(out)) {
+        if (cli_file_exists(out)) {
             fprintf(stderr, "splat %s: --out %s is a file, not a folder; nothing was written\n", cmd, out);
             return -1;
         }
@@ -112,13 +110,13 @@ int cli_guard_out_dir(const char *cmd, const char *kind, const char *out, const 
     int synth = !strcmp(kind, "synth");
     char *bad = foreign_entry(out, kind, 0);
     if (!bad && synth) { /* non-empty and without the marker: someone else's dataset */
-        char *m = sp_path_join(out, SYNTH_MARKER);
+        char *m = cli_path_join(out, SYNTH_MARKER);
         char *any = NULL;
-        if (!sp_file_exists(m)) {
+        if (!cli_file_exists(m)) {
             DIR *d = opendir(out);
             struct dirent *e;
             while (d && !any && (e = readdir(d)))
-                if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) any = sp_path_join(out, e->d_name);
+                if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) any = cli_path_join(out, e->d_name);
             if (d) closedir(d);
         }
         free(m);
@@ -136,15 +134,15 @@ int cli_guard_out_dir(const char *cmd, const char *kind, const char *out, const 
 }
 
 int cli_synth_mark(const char *out) {
-    char *m = sp_path_join(out, SYNTH_MARKER);
+    char *m = cli_path_join(out, SYNTH_MARKER);
     static const char text[] = "written by splat synth: `splat synth --out` may replace this folder\n";
-    int rc = sp_write_file_atomic(m, text, sizeof text - 1);
+    int rc = cli_write_file_atomic(m, text, sizeof text - 1);
     free(m);
     return rc;
 }
 
 int cli_guard_out_file(const char *cmd, const char *out, const char *input_model) {
-    char *a = sp_path_resolve(out), *b = input_model ? sp_path_resolve(input_model) : NULL;
+    char *a = cli_path_resolve(out), *b = input_model ? cli_path_resolve(input_model) : NULL;
     int same = a && b && !strcmp(a, b);
     free(a);
     free(b);
@@ -153,7 +151,7 @@ int cli_guard_out_file(const char *cmd, const char *out, const char *input_model
                 input_model ? input_model : "");
         return -1;
     }
-    if (sp_dir_exists(out)) {
+    if (cli_dir_exists(out)) {
         fprintf(stderr, "splat %s: --out %s is a folder; give a file name\n", cmd, out);
         return -1;
     }
@@ -163,14 +161,14 @@ int cli_guard_out_file(const char *cmd, const char *out, const char *input_model
         const char *base = strrchr(out, '/');
         base = base ? base + 1 : out;
         int own = 0;
-        char *r = sp_path_resolve(out);
-        char *parent = r ? sp_strdup(r) : NULL;
+        char *r = cli_path_resolve(out);
+        char *parent = r ? cli_strdup(r) : NULL;
         if (parent && strrchr(parent, '/')) *strrchr(parent, '/') = 0;
         int direct = parent && !strcmp(parent, up);
-        for (int i = 0; sp_train_run_files[i]; i++) {
-            size_t n = strlen(sp_train_run_files[i]);
-            if (!strncmp(base, sp_train_run_files[i], n - (sp_train_run_files[i][n - 1] == '/')) &&
-                base[n - (sp_train_run_files[i][n - 1] == '/')] == 0)
+        const char *const *files = splat_run_files();
+        for (int i = 0; files[i]; i++) {
+            size_t n = strlen(files[i]);
+            if (!strncmp(base, files[i], n - (files[i][n - 1] == '/')) && base[n - (files[i][n - 1] == '/')] == 0)
                 own = 1;
         }
         free(r);

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/core.h"
 
 /* adc: the growth per step is measured over windows of this many refine intervals. */
 #define SLOPE_REFINES 3
@@ -18,7 +17,7 @@
 #define ANNOUNCE_SECONDS 30.0
 
 /* A new run on this clock (the first report, or a step below the last: splat bench's next scene). */
-static void clock_start(cli_clock *c, const sp_progress *p) {
+static void clock_start(cli_clock *c, const splat_progress *p) {
     c->started = 1;
     c->announced = 0;
     c->first_step = p->step;
@@ -28,7 +27,7 @@ static void clock_start(cli_clock *c, const sp_progress *p) {
 }
 
 /* The remaining seconds: the measured step time, scaled with the count the plan expects. */
-static double clock_eta(cli_clock *c, const sp_progress *p) {
+static double clock_eta(cli_clock *c, const splat_progress *p) {
     if (!c->started || p->step < c->last_step) clock_start(c, p);
     c->last_step = p->step;
     if (!c->have_plan || p->final || !isfinite(p->eta_s) || !(p->steps_per_s > 0)) return p->eta_s;
@@ -50,7 +49,7 @@ static double clock_eta(cli_clock *c, const sp_progress *p) {
 }
 
 /* Once, with the first ETA: the whole run's estimate, and the shorter recipe for a long CPU run. */
-static void announce(cli_clock *c, const sp_progress *p, double eta, int tty) {
+static void announce(cli_clock *c, const splat_progress *p, double eta, int tty) {
     if (!c || !c->announce || c->announced || !c->have_plan || !isfinite(eta) || p->final) return;
     /* not from the first few steps: a random start's large Gaussians make them slower than the rest */
     if (p->step - c->first_step < ANNOUNCE_STEPS && p->elapsed_s < ANNOUNCE_SECONDS) return;
@@ -78,7 +77,7 @@ static void announce(cli_clock *c, const sp_progress *p, double eta, int tty) {
 
 /* "elapsed 12s, ETA 1m05s" while running; "done in 1m17s" or "stopped at step N after 40s" at the
  * end (a resumed run's times are this session's). */
-static void fmt_times(const sp_progress *p, const cli_clock *c, double eta_s, char *buf, size_t n) {
+static void fmt_times(const splat_progress *p, const cli_clock *c, double eta_s, char *buf, size_t n) {
     char el[32], eta[32];
     cli_fmt_duration(p->elapsed_s, el, sizeof el);
     cli_fmt_duration(eta_s, eta, sizeof eta);
@@ -88,7 +87,7 @@ static void fmt_times(const sp_progress *p, const cli_clock *c, double eta_s, ch
     else snprintf(buf, n, "elapsed %s, ETA %s", el, eta);
 }
 
-void sp_cli_progress(const sp_progress *p, void *user) {
+void sp_cli_progress(const splat_progress *p, void *user) {
     cli_clock *c = user;
     static int tty = -1;
     static double last_plain = -1, last_tty = -1;
@@ -109,7 +108,7 @@ void sp_cli_progress(const sp_progress *p, void *user) {
                 p->max_steps, loss, p->num_gaussians, p->steps_per_s, times, psnr);
         if (p->final) fputc('\n', stderr);
         fflush(stderr);
-        sp_log_set_live_line(!p->final);
+        cli_set_live_line(!p->final);
         return;
     }
     /* plain: at most one line every 5 seconds, and the final one */

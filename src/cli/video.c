@@ -9,17 +9,16 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/core.h"
 
 extern char **environ;
 
 static int on_path(const char *name) {
     const char *path = getenv("PATH");
     if (!path) return 0;
-    char *copy = sp_strdup(path), *save = NULL;
+    char *copy = cli_strdup(path), *save = NULL;
     int found = 0;
     for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-        char *p = sp_path_join(*dir ? dir : ".", name);
+        char *p = cli_path_join(*dir ? dir : ".", name);
         found = access(p, X_OK) == 0;
         free(p);
     }
@@ -29,8 +28,8 @@ static int on_path(const char *name) {
 
 int cli_encode_video(const char *dir, const char *pattern, int fps, const char *out) {
     if (!on_path("ffmpeg")) return 0;
-    char *input = sp_path_join(dir, pattern);
-    char *tmp = sp_strfmt("%s.tmp.%ld", out, (long)getpid());
+    char *input = cli_path_join(dir, pattern);
+    char *tmp = cli_strfmt("%s.tmp.%ld", out, (long)getpid());
     char rate[16];
     snprintf(rate, sizeof rate, "%d", fps);
     /* even width and height, as yuv420p H.264 needs */
@@ -40,15 +39,15 @@ int cli_encode_video(const char *dir, const char *pattern, int fps, const char *
     pid_t pid;
     int rc = posix_spawnp(&pid, "ffmpeg", NULL, NULL, args, environ);
     if (rc != 0) {
-        rc = sp_error("cannot start ffmpeg: %s", strerror(rc));
+        rc = cli_error("cannot start ffmpeg: %s", strerror(rc));
     } else {
         int status = 0;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            rc = sp_error("ffmpeg failed (exit status %d) encoding %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, input);
+            rc = cli_error("ffmpeg failed (exit status %d) encoding %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, input);
         else if (rename(tmp, out) != 0)
-            rc = sp_error("%s: cannot rename from %s: %s", out, tmp, strerror(errno));
+            rc = cli_error("%s: cannot rename from %s: %s", out, tmp, strerror(errno));
     }
     if (rc) remove(tmp);
     free(input);

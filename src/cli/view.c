@@ -1,8 +1,9 @@
 /* view.c — the model viewer's HTTP server (libmicrohttpd), shared by `splat view` and
  * `splat train --view`. Routes: "/" (the page, web/view.html embedded at build time),
  * "/api/info" (model, cameras, live training state as JSON), "/api/render" (a JPEG rendered with
- * splat_render from any camera), "/api/gt" (a dataset view's ground-truth image as JPEG). Nothing
- * else is served. Requests are handled one at a time by the server's single thread; the context
+ * splat_render from any camera), "/api/gt" (a dataset view's ground-truth image as JPEG, from
+ * splat_dataset_image). Nothing else is served. The JPEG encoding (libjpeg) is the server's own:
+ * the library hands out pixels. Requests are handled one at a time by the server's single thread; the context
  * serializes its own calls, so the training thread never waits for a render (it skips a busy
  * context, train_take_model in src/api/api_run.c). */
 #ifdef SPLAT_HAVE_VIEW
@@ -18,12 +19,11 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <jpeglib.h> /* after stdio.h, which it needs */
+
 #include "cli/cli.h"
 #include "cli/view.h"
-#include "core/core.h"
-#include "io/image.h"
-#include "io/loader.h"
-#include "view_html.h" /* generated from web/view.html by the Makefile */
+#include "cli/view_html.h" /* generated from web/view.html by the Makefile */
 
 #define CURVE_MAX 4096       /* points kept per live curve (halved, every other one, when full) */
 #define RENDER_MAX_SIDE 4096 /* a render request's largest side */
@@ -39,9 +39,7 @@ struct view_server {
     struct MHD_Daemon *d;
     splat_context *ctx;
     int live;
-    sp_dataset cams; /* the dataset's cameras and image paths (no pixels) */
-    int have_cams;
-    char data_path[SP_CONFIG_PATH_MAX];
+    char data_path[4096];
     char backend[64];
     int antialias;
     float default_bg;
@@ -54,6 +52,47 @@ struct view_server {
 };
 
 /* ---- JPEG ---- */
+
+typedef struct {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jump;
+} jpeg_failure;
+
+static void jpeg_failed(j_common_ptr c) { longjmp(((jpeg_failure *)c->err)->jump, 1); }
+
+/* RGB (w x h x 3) as a baseline JPEG in *out (malloc'd by libjpeg, *n bytes), without chroma
+ * subsampling from quality 90 up (sharp colour edges); -1 when libjpeg fails. */
+static int encode_jpeg(const uint8_t *rgb, int w, int h, int quality, unsigned char **out, unsigned long *n) {
+    struct jpeg_compress_struct c;
+    jpeg_failure f;
+    *out = NULL;
+    *n = 0;
+    c.err = jpeg_std_error(&f.mgr);
+    f.mgr.error_exit = jpeg_failed;
+    if (setjmp(f.jump)) {
+        jpeg_destroy_compress(&c);
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    jpeg_create_compress(&c);
+    jpeg_mem_dest(&c, out, n);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, quality, TRUE);
+    if (quality >= 90) c.comp_info[0].h_samp_factor = c.comp_info[0].v_samp_factor = 1;
+    jpeg_start_compress(&c, TRUE);
+    for (JDIMENSION y = 0; y < c.image_height; y++) {
+        JSAMPROW row = (JSAMPROW)(rgb + (size_t)y * w * 3);
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    return 0;
+}
 
 /* ---- responses ---- */
 
@@ -73,7 +112,7 @@ static enum MHD_Result send_buf(struct MHD_Connection *conn, unsigned status, co
 }
 
 static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *msg) {
-    char *s = sp_strfmt("%s\n", msg);
+    char *s = cli_strfmt("%s\n", msg);
     return send_buf(conn, status, "text/plain; charset=utf-8", s, strlen(s), MHD_RESPMEM_MUST_FREE);
 }
 
@@ -87,7 +126,7 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, cJSON *j) {
 static enum MHD_Result send_jpeg(struct MHD_Connection *conn, const uint8_t *rgb, int w, int h, int quality) {
     unsigned char *jpg;
     unsigned long n;
-    if (sp_image_encode_jpeg(rgb, w, h, quality, &jpg, &n)) return send_text(conn, 500, "JPEG encoding failed");
+    if (encode_jpeg(rgb, w, h, quality, &jpg, &n)) return send_text(conn, 500, "JPEG encoding failed");
     return send_buf(conn, 200, "image/jpeg", jpg, n, MHD_RESPMEM_MUST_FREE);
 }
 
@@ -135,7 +174,7 @@ static const char *split_arg(struct MHD_Connection *c) {
     return NULL;
 }
 
-static double now_s(void) { return sp_now(); }
+static double now_s(void) { return cli_now(); }
 
 /* ---- /api/info ---- */
 
@@ -284,44 +323,25 @@ static enum MHD_Result api_gt(view_server *v, struct MHD_Connection *conn) {
     int bad = 0;
     const char *split = split_arg(conn);
     int i = (int)num_arg(conn, "i", 0, 0, 1e9, &bad);
-    float b = bg_arg(v, conn, &bad);
+    float b = bg_arg(v, conn, &bad), bg[3] = {b, b, b};
     if (!split || bad) return send_text(conn, 400, "split must be train, val or test, i a view index, bg white|black");
-    if (!v->have_cams) return send_text(conn, 404, "no dataset: give --data DIR");
-    sp_split *s = sp_dataset_split(&v->cams, split);
-    if (i >= s->n) return send_text(conn, 404, "no such view");
-    const sp_view *view = &s->views[i];
-    sp_image img = {0}, small = {0};
-    if (sp_image_load(view->path, &img)) return send_text(conn, 500, sp_last_error());
-    if (view->downscale > 1 && sp_image_downscale(&img, view->downscale, &small) == 0) {
-        free(img.pixels);
-        img = small;
+    int count = 0;
+    if (!v->data_path[0] || splat_dataset_views(v->ctx, split, &count) != SPLAT_OK)
+        return send_text(conn, 404, "no dataset: give --data DIR");
+    if (i >= count) return send_text(conn, 404, "no such view");
+    splat_camera cam;
+    if (splat_dataset_camera(v->ctx, split, i, &cam) != SPLAT_OK) return send_text(conn, 500, splat_errmsg(v->ctx));
+    size_t px = (size_t)cam.width * cam.height;
+    uint8_t *rgba = malloc(px * 4);
+    if (!rgba) return send_text(conn, 503, "out of memory for the image");
+    /* the image as training sees it (downscaled, undistorted), on the page's background */
+    if (splat_dataset_image(v->ctx, split, i, bg, SPLAT_RGBA8, rgba, 0) != SPLAT_OK) {
+        free(rgba);
+        return send_text(conn, 500, splat_errmsg(v->ctx));
     }
-    if (img.width != view->cam.width || img.height != view->cam.height) { /* undistorted or cropped views */
-        sp_image r = {0};
-        if (sp_image_resize(&img, view->cam.width, view->cam.height, &r) == 0) {
-            free(img.pixels);
-            img = r;
-        }
-    }
-    size_t px = (size_t)img.width * img.height;
-    uint8_t *rgb = malloc(px * 3);
-    if (!rgb) {
-        free(img.pixels);
-        return send_text(conn, 503, "out of memory for the image");
-    }
-    for (size_t p = 0; p < px; p++) {
-        const uint8_t *q = img.pixels + p * img.channels;
-        int gray = img.channels < 3;
-        float a = (img.channels == 4 || img.channels == 2) ? q[img.channels - 1] / 255.0f : 1.0f;
-        for (int k = 0; k < 3; k++) {
-            float c = q[gray ? 0 : k] / 255.0f;
-            float o = c * a + b * (1.0f - a);
-            rgb[3 * p + k] = (uint8_t)(o * 255.0f + 0.5f);
-        }
-    }
-    free(img.pixels);
-    enum MHD_Result rc = send_jpeg(conn, rgb, img.width, img.height, 95);
-    free(rgb);
+    for (size_t p = 0; p < px; p++) memmove(rgba + 3 * p, rgba + 4 * p, 3);
+    enum MHD_Result rc = send_jpeg(conn, rgba, cam.width, cam.height, 95);
+    free(rgba);
     return rc;
 }
 
@@ -371,18 +391,6 @@ int view_parse_port(const char *s) {
     return (int)p;
 }
 
-static void config_string(splat_context *ctx, const char *key, char *out, size_t n) {
-    char v[SP_CONFIG_PATH_MAX + 2] = "";
-    out[0] = 0;
-    if (splat_config_get(ctx, key, v, sizeof v) != SPLAT_OK) return;
-    size_t len = strlen(v);
-    const char *src = v;
-    if (len >= 2 && v[0] == '"') src = v + 1, len -= 2; /* a string: unquoted */
-    if (len >= n) len = n - 1;
-    memcpy(out, src, len);
-    out[len] = 0;
-}
-
 view_server *view_start(splat_context *ctx, const char *host, int port, int live) {
     view_server *v = calloc(1, sizeof *v);
     if (!v) return NULL;
@@ -390,28 +398,12 @@ view_server *view_start(splat_context *ctx, const char *host, int port, int live
     v->live = live;
     pthread_mutex_init(&v->mu, NULL);
     v->prog.loss = v->prog.psnr = NAN;
-    config_string(ctx, "data.path", v->data_path, sizeof v->data_path);
-    config_string(ctx, "backend.kind", v->backend, sizeof v->backend);
+    cli_config_string(ctx, "data.path", v->data_path, sizeof v->data_path);
+    cli_config_string(ctx, "backend.kind", v->backend, sizeof v->backend);
+    if (splat_config_get_bool(ctx, "render.antialias", &v->antialias) != SPLAT_OK) v->antialias = 0;
     char s[64];
-    config_string(ctx, "render.antialias", s, sizeof s);
-    v->antialias = !strcmp(s, "true");
-    config_string(ctx, "data.background", s, sizeof s);
+    cli_config_string(ctx, "data.background", s, sizeof s);
     v->default_bg = !strcmp(s, "black") ? 0.0f : 1.0f;
-    if (v->data_path[0]) {
-        sp_load_opts lo = {.downscale = 1, .threads = 1, .load_pixels = 0, .header_only = 1};
-        char ds[32];
-        config_string(ctx, "data.downscale", ds, sizeof ds);
-        lo.downscale = atoi(ds) > 0 ? atoi(ds) : 1;
-        char fmt[64], images[256], hold[32];
-        config_string(ctx, "data.format", fmt, sizeof fmt);
-        config_string(ctx, "data.images", images, sizeof images);
-        config_string(ctx, "data.holdout_every", hold, sizeof hold);
-        lo.images = images;
-        lo.holdout_every = atoi(hold);
-        sp_problems probs = {0};
-        v->have_cams = sp_dataset_load(v->data_path, fmt[0] ? fmt : "auto", &lo, &v->cams, &probs) == 0;
-        sp_problems_free(&probs);
-    }
     struct sockaddr_in addr;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
@@ -443,7 +435,6 @@ view_server *view_start(splat_context *ctx, const char *host, int port, int live
 void view_stop(view_server *v) {
     if (!v) return;
     if (v->d) MHD_stop_daemon(v->d);
-    if (v->have_cams) sp_dataset_free(&v->cams);
     free(v->loss.x);
     free(v->loss.y);
     free(v->psnr.x);

@@ -14,6 +14,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define SP_FP_BITS 0x8040u /* MXCSR: flush to zero (bit 15) and denormals are zero (bit 6) */
+#endif
 
 /* ---- errors ---- */
 static _Thread_local char g_err[2048];
@@ -73,18 +77,24 @@ void sp_problems_free(sp_problems *p) {
 }
 
 /* ---- allocation ---- */
-static void default_oom(size_t n) {
+static void default_oom(void *user, size_t n) {
+    (void)user;
     fprintf(stderr, "splat: out of host memory allocating %zu bytes\n", n);
     abort();
 }
+/* The program's settings (splat.h, "the program's settings"), not the library's state. */
 static sp_oom_handler g_oom = default_oom;
+static void *g_oom_user;
 static size_t g_alloc_limit; /* test hook; 0 = none */
 
-void sp_set_oom_handler(sp_oom_handler handler) { g_oom = handler ? handler : default_oom; }
+void sp_set_oom_handler(sp_oom_handler handler, void *user) {
+    g_oom = handler ? handler : default_oom;
+    g_oom_user = handler ? user : NULL;
+}
 void sp_set_alloc_limit(size_t bytes) { g_alloc_limit = bytes; }
 
 static void oom(size_t n) {
-    g_oom(n);
+    g_oom(g_oom_user, n);
     abort(); /* a handler must not return */
 }
 
@@ -218,6 +228,30 @@ void sp_log_to_file(const char *fmt, ...) {
 }
 
 /* ---- time ---- */
+/* ---- floating-point mode ---- */
+sp_fp_mode sp_fp_enter(void) {
+    sp_fp_mode m = {0};
+#ifdef SP_FP_BITS
+    m.bits = _mm_getcsr();
+    if ((m.bits & SP_FP_BITS) != SP_FP_BITS) _mm_setcsr(m.bits | SP_FP_BITS);
+#endif
+    return m;
+}
+
+void sp_fp_leave(sp_fp_mode previous) {
+#ifdef SP_FP_BITS
+    if (_mm_getcsr() != previous.bits) _mm_setcsr(previous.bits);
+#else
+    (void)previous;
+#endif
+}
+
+void sp_fp_set(void) {
+#ifdef SP_FP_BITS
+    _mm_setcsr(_mm_getcsr() | SP_FP_BITS);
+#endif
+}
+
 double sp_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

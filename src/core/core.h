@@ -50,8 +50,10 @@ void *sp_try_alloc(size_t count, size_t size, const char *what, const char *hint
 void *sp_try_realloc(void *p, size_t count, size_t size, const char *what, const char *hint);
 /* "12.0 MB", "1.5 GB": byte counts as a person reads them (static thread-local buffer). */
 const char *sp_bytes_str(double bytes);
-typedef void (*sp_oom_handler)(size_t bytes);
-void sp_set_oom_handler(sp_oom_handler handler); /* NULL: the default (message, abort()) */
+typedef void (*sp_oom_handler)(void *user, size_t bytes);
+/* The program's handler (splat_set_oom_handler) and the pointer it is called with; NULL: the
+ * default (message, abort()). Process-wide: set once, before other threads allocate. */
+void sp_set_oom_handler(sp_oom_handler handler, void *user);
 /* Test hook: fallible allocations of more than `bytes` fail as if memory ran out (0: no limit).
  * Lets tests drive every out-of-memory path without exhausting the machine. */
 void sp_set_alloc_limit(size_t bytes);
@@ -102,6 +104,20 @@ void sp_log_to_file(const char *fmt, ...) SP_PRINTF(1, 2);
 /* Version and build commit (version.c). */
 const char *sp_version(void);
 const char *sp_commit(void);
+
+/* The floating-point mode of the library's CPU work: denormals flushed to zero (x86: FTZ and DAZ
+ * in MXCSR; elsewhere nothing changes). Adam moments of Gaussians that stop receiving gradients
+ * decay into the denormal range, where x86 arithmetic is about 100x slower. sp_fp_enter sets it on
+ * the calling thread and returns the mode it replaced; sp_fp_leave(that) restores it. The public
+ * API brackets every call with them, so a caller's thread gets its own mode back when the call
+ * returns; OpenMP worker threads of the CPU backend keep the library's (sp_fp_set). */
+typedef struct {
+    unsigned bits; /* the previous MXCSR (x86) */
+} sp_fp_mode;
+sp_fp_mode sp_fp_enter(void);
+void sp_fp_leave(sp_fp_mode previous);
+/* Sets the library's mode on the calling thread for good (the CPU backend's worker threads). */
+void sp_fp_set(void);
 
 /* Monotonic wall clock, seconds. */
 double sp_now(void);

@@ -2,9 +2,6 @@
  * memory with OpenMP. Owns parameters, Adam moments, gradients, densification statistics and images. */
 #include <math.h>
 #include <omp.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,12 +496,11 @@ static sp_backend *cpu_create(const sp_backend_config *cfg) {
     /* No process-wide OpenMP setting: every region of the backend names its thread count. */
     sp_autothreads_init(&b->threads, sp_omp_threads_for(cfg->threads), cfg->threads > 0);
     int old = sp_omp_threads_set(b->threads.max);
-#if defined(__x86_64__) || defined(__i386__)
-    /* Flush denormals to zero in every worker: Adam moments of Gaussians that stop receiving
-     * gradients decay into the denormal range, where x86 arithmetic is ~100x slower. */
+    /* Denormals flushed to zero in every thread of the backend's regions (core.h, sp_fp_set),
+     * the calling thread (thread 0) included, so that every thread count computes alike. The
+     * public API gives a caller's thread its own mode back when the call returns (sp_fp_leave). */
 #pragma omp parallel num_threads(sp_omp_threads())
-    _mm_setcsr(_mm_getcsr() | 0x8040);
-#endif
+    sp_fp_set();
     sp_omp_threads_set(old);
     sp_gaussians_init(&b->g, 1, 0);
     return &b->base;

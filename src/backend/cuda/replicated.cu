@@ -546,7 +546,8 @@ extern "C" sp_backend *sp_replicated_create(const sp_backend_config *cfg) {
     }
     if (check_devices(cfg)) return NULL;
     if (cfg->world > 1 && !cfg->dist_file) {
-        sp_error("%d processes but no id file: give --dist-file PATH or SPLAT_DIST_FILE", cfg->world);
+        sp_error("%d processes but no id file (the id_file of the process settings, through which rank 0 hands "
+                 "the NCCL id to the others)", cfg->world);
         return NULL;
     }
     rep_backend *rb = SP_NEW(rep_backend, 1);
@@ -590,7 +591,7 @@ extern "C" sp_backend *sp_replicated_create(const sp_backend_config *cfg) {
             }
         }
         if (sp_nccl_check(&rb->nc, rb->nc.GroupEnd(), "communicator (every rank must start with the same "
-                                                      "SPLAT_WORLD_SIZE and backend.devices)"))
+                                                      "world_size and backend.devices)"))
             goto fail;
         /* every rank has read the id once the communicators exist: the file has served */
         if (rb->rank == 0 && rb->world > 1) unlink(cfg->dist_file);
