@@ -501,7 +501,7 @@ static void test_round_trip(void **state) {
     tu_assert_contains(text, "means_lr = 0.1\n");
     tu_assert_contains(text, "ssim_weight = 0.2\n");
     tu_assert_contains(text, "eps = 1e-300\n");
-    tu_assert_contains(text, "prune_screen_px = 0.0\n");
+    tu_assert_contains(text, "target_psnr = 0.0\n");
     /* print writes the same text. */
     char *ppath = sp_path_join(g_dir, "printed.toml");
     FILE *f = fopen(ppath, "wb");

@@ -50,8 +50,6 @@ typedef struct {
         char batch_lr[SP_CONFIG_WORD_MAX]; /* sqrt | none */
         double target_psnr; /* 0 = off */
         int schedule_steps; /* 0 = step schedules as written; N = written for N steps, scaled to max_steps */
-        int coarse_scale;   /* progressive resolution: 1 = off, else a power of two */
-        double coarse_until; /* fraction of max_steps trained below full resolution */
     } trainer;
     struct {
         double ssim_weight;
@@ -60,7 +58,7 @@ typedef struct {
         int start, stop, every;
         double grad_threshold, percent_dense;
         int split_count;
-        double split_shrink, prune_opacity, prune_world_scale, prune_screen_px;
+        double split_shrink, prune_opacity, prune_world_scale;
         char opacity_mode[SP_CONFIG_WORD_MAX]; /* decay | reset | none */
         double opacity_decay;
         int opacity_reset_every;
@@ -106,6 +104,8 @@ typedef struct {
     double def_num;      /* default of int, float and bool keys */
     const char *def_str; /* default of string keys */
     const char *doc;     /* one line */
+    int experimental;    /* kept for measurements and debugging, not for use: docs/config.md lists these
+                            keys apart, config.toml marks them */
 } sp_config_field;
 
 extern const sp_config_field sp_config_schema[];
@@ -115,7 +115,7 @@ const sp_config_field *sp_config_find(const char *section, const char *key);
 
 void sp_config_defaults(sp_config *c);
 /* sp_config_defaults, then the file applied over it. Collects every problem (syntax error,
- * unknown section or key, wrong type, out-of-range value, word not allowed) as
+ * unknown section or key, a removed key, wrong type, out-of-range value, word not allowed) as
  * "path:LINE: message" into problems; returns -1 if there was any (valid keys are still applied). */
 int sp_config_load(const char *path, sp_config *c, sp_problems *problems);
 /* Applies the file over c's current values (layering); same problems as sp_config_load. */

@@ -42,7 +42,6 @@ static int densify(const sp_strategy_env *e, int at, int step) {
     ra.prune_opacity = (float)rf->prune_opacity;
     int late = at > e->sched->opacity_reset_every;
     ra.prune_world_scale = late && rf->prune_world_scale > 0 ? (float)(rf->prune_world_scale * e->extent) : 0;
-    ra.prune_screen_px = late ? sp_schedule_prune_screen_px(e->cfg, sp_schedule_level(e->sched, step)) : 0;
     if (!strcmp(rf->opacity_mode, "decay")) ra.opacity_decay = (float)rf->opacity_decay;
     ra.capacity = rf->capacity;
     ra.seed = sp_hash64((uint64_t)e->cfg->experiment.seed, (uint64_t)at);

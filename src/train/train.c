@@ -27,7 +27,6 @@
 #include "backend/dist.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
-#include "train/pyramid.h"
 #include "train/report.h"
 #include "train/schedule.h"
 #include "train/strategy.h"
@@ -126,7 +125,6 @@ typedef struct {
     const sp_config *cfg;
     char *dir;
     sp_dataset data;
-    sp_pyramid pyr; /* training views at every resolution level (progressive resolution) */
     sp_backend *b;
     sp_train_stream *stream; /* data.cache_mb > 0: training images streamed from disk */
     sp_alpha_mode alpha;
@@ -538,7 +536,6 @@ static void push_eval(run *r, double psnr, double ssim) {
 static void free_run(run *r) {
     sp_train_stream_free(r->stream); /* before the backend it stages into */
     if (r->b) r->b->ops->destroy(r->b);
-    sp_pyramid_free(&r->pyr);
     sp_dataset_free(&r->data);
     for (int k = 0; k < SP_CURVES; k++) sp_series_free(&r->curves[k]);
     sp_series_free(&r->eval_seconds);
@@ -615,8 +612,8 @@ static int load_dataset(run *r) {
     return 0;
 }
 
-/* The backend, then what follows it: the refine strategy (and the automatic budget), the step
- * schedules and the training views at every resolution level. cfg: the run's own copy. */
+/* The backend, then what follows it: the refine strategy (and the automatic budget) and the step
+ * schedules. cfg: the run's own copy. */
 static int open_backend(run *r, sp_config *cfg) {
     sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
                             .profile = cfg->backend.profile, .device = 0,
@@ -630,14 +627,8 @@ static int open_backend(run *r, sp_config *cfg) {
     r->replicated = r->b->cfg.num_devices > 1 || r->dist.world > 1;
     if (!(r->strat = sp_strategy_setup(cfg, r->b, &r->data, r->replicated))) return -1;
 
-    /* progressive resolution: the coarse levels become extra training views */
     sp_schedule *sched = &r->sched;
     sp_schedule_make(cfg, sched);
-    if (sp_pyramid_build(&r->pyr, &r->data.train, 1 + sched->coarse_levels, cfg->backend.threads)) return -1;
-    if (sched->coarse_levels)
-        SP_INFO("progressive resolution: steps 1-%d at 1/%d%s of %dx%d (equal parts), then full resolution",
-                sched->coarse_steps, 1 << sched->coarse_levels, sched->coarse_levels > 1 ? " to 1/2" : "",
-                r->data.train.views[0].cam.width, r->data.train.views[0].cam.height);
     if (cfg->trainer.schedule_steps)
         SP_INFO("schedules scaled to %d steps: densify %d-%d, SH degree +1 every %d, opacity reset every %d",
                 cfg->trainer.max_steps, sched->refine_start, sched->refine_stop, sched->sh_interval,
@@ -653,7 +644,7 @@ static int open_backend(run *r, sp_config *cfg) {
  * resuming (ck is emptied), else the initial Gaussians. */
 static int load_model(run *r, const sp_train_opts *o, sp_checkpoint *ck) {
     const sp_config *cfg = r->cfg;
-    if (!cfg->data.cache_mb && r->b->ops->upload_views(r->b, r->pyr.views, r->pyr.levels * r->pyr.n, r->alpha))
+    if (!cfg->data.cache_mb && r->b->ops->upload_views(r->b, r->data.train.views, r->data.train.n, r->alpha))
         return -1;
     if (o->resume_dir ? resume_from(r, ck) : init_gaussians(r)) return -1;
     if (cfg->data.cache_mb > 0) {
@@ -766,7 +757,7 @@ static int train_views(run *r, int prev, int step, sp_step_args *a) {
         if (real && r->stream) {
             if (sp_train_stream_step(r->stream, s, a)) return -1;
         } else if (real) {
-            a->view = sp_pyramid_index(&r->pyr, sp_schedule_level(&r->sched, s), sp_view_sched_at(&r->vsched, s));
+            a->view = sp_view_sched_at(&r->vsched, s);
         }
         a->sh_degree = sp_schedule_sh_degree(&r->sched, cfg, real ? s : step);
         background_for_step(cfg, s, a->bg);
