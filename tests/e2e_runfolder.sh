@@ -54,6 +54,9 @@ unchanged "train again into the same folder" "$A" "$BIN" train --config run.toml
 says "refusal names the folder and the ways out" "a already holds a run"
 says "refusal offers --force" "--force"
 says "refusal offers --resume" "splat train --resume a"
+# the library names settings and train options; the command line put its flags in their place
+grep -qE "train options|--force|--resume" <<<"$LAST_OUT" && ! grep -q "train options" <<<"$LAST_OUT" &&
+  ok "the CLI says flags, not train options" || bad "the refusal speaks of train options on the command line"
 unchanged "--force with a bad data.path" "$A" "$BIN" train --config run.toml --force --set data.path="$TMP/nope"
 says "bad data.path is named" "$TMP/nope"
 unchanged "--force with a bad --set" "$A" "$BIN" train --config run.toml --force --set trainer.max_step=5
@@ -79,6 +82,7 @@ says "corrupt checkpoint is named" "b/checkpoint.bin"
 mkdir -p "$TMP/c" && cp "$A/config.toml" "$A/log.txt" "$TMP/c/"
 unchanged "resume without a checkpoint" "$TMP/c" "$BIN" train --resume c
 says "missing checkpoint is explained" "no checkpoint.bin to resume from"
+says "missing checkpoint offers --force" "replacing it (--force)"
 
 # Ctrl-C while the dataset loads (lego: ~300 images): nothing is written, exit status 130.
 if [ -n "$LEGO" ]; then
@@ -102,7 +106,8 @@ grep -q "^path = \"$TMP/scene\"" "$A/config.toml" && ok "config.toml has the abs
   grep -q "^steps = 120$" "$A/result.toml" && ok "resume from /" || { bad "resume from /"; tail -5 "$TMP/res.log"; }
 # resuming a complete run changes nothing and says so
 unchanged_ok() { local b; b=$(tree_sum "$A"); "$BIN" train --resume a >"$TMP/done.log" 2>&1; local rc=$?
-  [ $rc -eq 0 ] && [ "$b" = "$(tree_sum "$A")" ] && grep -q "already complete" "$TMP/done.log"; }
+  [ $rc -eq 0 ] && [ "$b" = "$(tree_sum "$A")" ] && grep -q "already complete" "$TMP/done.log" &&
+  grep -qF -- "--set trainer.max_steps=N" "$TMP/done.log"; }
 unchanged_ok && ok "resume of a complete run: nothing to do, unchanged" || { bad "resume of a complete run"; tail -3 "$TMP/done.log"; }
 
 # --force replaces the run: no stale renders, a fresh log, the new model.

@@ -108,7 +108,7 @@ static void test_config_checks(void **state) {
     assert_int_equal(sp_config_validate_for_training(&c, &p), 0);
     assert_int_equal(sp_config_set(&c, "trainer.schedule_steps=-1", &p), -1);
     char *j = tu_joined(&p);
-    tu_assert_contains(j, "--set trainer.schedule_steps");
+    tu_assert_contains(j, "trainer.schedule_steps: must be >= 0");
     free(j);
     sp_problems_free(&p);
 }

@@ -114,7 +114,9 @@ int cmd_synth(int argc, char **argv) {
     if (cli_guard_out_dir("synth", "synth", out, NULL)) return 2;
     double t0 = sp_now();
     if (sp_synth_write(out, &o) || cli_synth_mark(out)) {
-        fprintf(stderr, "error: %s\n", sp_last_error());
+        char *e = cli_replace(sp_last_error(), "lower the image size", "lower --size"); /* the option that sets it */
+        fprintf(stderr, "error: %s\n", e);
+        free(e);
         return 1;
     }
     if (o.scene == SP_SYNTH_CAPTURE)

@@ -84,7 +84,8 @@ static int load_config(const train_args *t, sp_config *cfg, sp_problems *probs) 
         /* no config file: the run is named after the dataset folder (runs/lego) */
         if (!t->config && !t->resume) dataset_name(t->data, cfg->experiment.name, sizeof cfg->experiment.name);
     }
-    for (int i = 0; i < t->nsets; i++) sp_config_set(cfg, t->sets[i], probs);
+    for (int i = 0, n = probs->n; i < t->nsets; i++, n = probs->n)
+        if (sp_config_set(cfg, t->sets[i], probs)) cli_set_flag(probs, n);
     if (t->resume) snprintf(cfg->output.run_dir, sizeof cfg->output.run_dir, "%s", t->resume);
     sp_config_validate_for_training(cfg, probs);
     return probs->n ? -1 : 0;
@@ -106,7 +107,7 @@ static int api_config(const train_args *t, splat_context *ctx, sp_problems *prob
         if (name[0] && cli_set_string(ctx, "experiment.name", name) != SPLAT_OK) cli_add_problems(ctx, probs);
     }
     for (int i = 0; i < t->nsets; i++)
-        if (splat_config_set(ctx, t->sets[i]) != SPLAT_OK) cli_add_problems(ctx, probs);
+        if (splat_config_set(ctx, t->sets[i]) != SPLAT_OK) cli_add_set_problems(ctx, probs);
     if (t->resume && cli_set_string(ctx, "output.run_dir", t->resume) != SPLAT_OK) cli_add_problems(ctx, probs);
     if (splat_config_check(ctx) != SPLAT_OK) cli_add_problems(ctx, probs);
     return probs->n ? -1 : 0;

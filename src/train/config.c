@@ -1,6 +1,7 @@
 /* config.c — the configuration schema (one table row per key: type, field, range or allowed
  * words, default, doc) and everything driven by it: defaults, loading a TOML file with every
- * problem collected, --set overrides, the resolved config.toml, and the docs reference. */
+ * problem collected, section.key=value overrides (the CLI's --set), the resolved config.toml,
+ * and the docs reference. Problems name the setting (and the file and line); the CLI adds its flags. */
 #include "train/config.h"
 
 #include <limits.h>
@@ -242,7 +243,7 @@ static int removed_key(const char *section, const char *key, const sp_toml_value
         if (strcmp(removed_keys[k].section, section) || strcmp(removed_keys[k].key, key)) continue;
         double x = v && v->type == SP_TOML_INT ? (double)v->i : v && v->type == SP_TOML_FLOAT ? v->f : NAN;
         if (x == removed_keys[k].old_default) return 0;
-        snprintf(why, n, "was removed: %s; delete it", removed_keys[k].why);
+        snprintf(why, n, "was removed: %s; leave it out", removed_keys[k].why);
         return 1;
     }
     return -1;
@@ -547,7 +548,7 @@ int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems) {
     char *eq = strchr(buf, '=');
     int rc = -1;
     if (!eq) {
-        sp_problems_add(problems, "--set %s: expected section.key=value", trim(buf));
+        sp_problems_add(problems, "%s: expected section.key=value", trim(buf));
         goto done;
     }
     *eq = 0;
@@ -556,8 +557,8 @@ int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems) {
         const char *home = NULL;
         for (int j = 0; j < sp_config_schema_len && !home; j++)
             if (!strcmp(sp_config_schema[j].key, name)) home = sp_config_schema[j].section;
-        if (home) sp_problems_add(problems, "--set %s: expected section.key=value (did you mean %s.%s?)", name, home, name);
-        else sp_problems_add(problems, "--set %s: expected section.key=value", name);
+        if (home) sp_problems_add(problems, "%s: expected section.key=value (did you mean %s.%s?)", name, home, name);
+        else sp_problems_add(problems, "%s: expected section.key=value", name);
         goto done;
     }
     *dot = 0;
@@ -565,7 +566,7 @@ int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems) {
     char hint[1024], why[512];
     if (!section_known(section)) {
         section_hint(section, hint, sizeof hint);
-        sp_problems_add(problems, "--set %s.%s: unknown section [%s]%s", section, key, section, hint);
+        sp_problems_add(problems, "%s.%s: unknown section [%s]%s", section, key, section, hint);
         goto done;
     }
     const sp_config_field *f = sp_config_find(section, key);
@@ -575,10 +576,10 @@ int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems) {
         int gone = removed_key(section, key, parsed ? &rv : NULL, why, sizeof why);
         if (parsed) sp_toml_value_free(&rv);
         if (gone == 0) rc = 0; /* the old default: ignored */
-        if (gone > 0) sp_problems_add(problems, "--set %s.%s: %s", section, key, why);
+        if (gone > 0) sp_problems_add(problems, "%s.%s: %s", section, key, why);
         if (gone >= 0) goto done;
         key_hint(section, key, hint, sizeof hint);
-        sp_problems_add(problems, "--set %s.%s: unknown key %s.%s%s", section, key, section, key, hint);
+        sp_problems_add(problems, "%s.%s: unknown key%s", section, key, hint);
         goto done;
     }
     sp_toml_value v;
@@ -589,15 +590,15 @@ int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems) {
         v.s = sp_strdup(text);
     } else if (sp_toml_parse_value(text, &v)) {
         if (f->type == SP_CFG_STRING)
-            sp_problems_add(problems, "--set %s.%s: %s", section, key, sp_last_error());
+            sp_problems_add(problems, "%s.%s: %s", section, key, sp_last_error());
         else
-            sp_problems_add(problems, "--set %s.%s: must be %s, got '%s'", section, key,
+            sp_problems_add(problems, "%s.%s: must be %s, got '%s'", section, key,
                             f->type == SP_CFG_INT ? "an integer" : f->type == SP_CFG_FLOAT ? "a number" : "true or false",
                             text);
         goto done;
     }
     rc = apply_value(c, f, &v, why, sizeof why);
-    if (rc) sp_problems_add(problems, "--set %s.%s: %s", section, key, why);
+    if (rc) sp_problems_add(problems, "%s.%s: %s", section, key, why);
     sp_toml_value_free(&v);
 done:
     free(buf);
@@ -607,7 +608,7 @@ done:
 int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
     int before = problems->n;
     if (!c->data.path[0])
-        sp_problems_add(problems, "data.path is required (set it in the config file or with --set data.path=DIR)");
+        sp_problems_add(problems, "data.path is required (the dataset folder to train on)");
     if (!c->output.run_dir[0] && (!c->experiment.name[0] || strchr(c->experiment.name, '/') ||
                                   !strcmp(c->experiment.name, ".") || !strcmp(c->experiment.name, "..")))
         sp_problems_add(problems, "experiment.name = \"%s\": must be a non-empty name without '/', and not \".\" or "

@@ -123,8 +123,8 @@ int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems);
 /* The same for TOML text; problems name `name` ("name:LINE: ...") as they would a file. */
 int sp_config_apply_text(const char *text, const char *name, sp_config *c, sp_problems *problems);
 /* Applies "section.key=value" (the CLI's --set). value is a TOML value; for string keys an
- * unquoted value is taken literally (--set data.path=/x/y). Problems read
- * "--set section.key: message". Returns -1 on any problem (c unchanged then). */
+ * unquoted value is taken literally (data.path=/x/y). Problems read "section.key: message" (the
+ * CLI prints them as "--set section.key: message"). Returns -1 on any problem (c unchanged then). */
 int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems);
 /* Checks that need the whole config: data.path is set, init.count fits refine.capacity. */
 int sp_config_validate_for_training(const sp_config *c, sp_problems *problems);

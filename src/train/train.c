@@ -70,20 +70,20 @@ static char *existing_run_files(const char *dir) {
     return list;
 }
 
-/* 0 when --force could remove every file of the old run (and the temporaries); else the error
- * names the first that it could not, and nothing is removed. */
+/* 0 when force (sp_train_opts) could remove every file of the old run (and the temporaries);
+ * else the error names the first that it could not, and nothing is removed. */
 static int old_run_removable(const char *dir) {
     for (int i = 0; sp_train_run_files[i]; i++) {
         char *p = run_file_path(dir, i);
         int rc = sp_tree_removable(p);
         free(p);
-        if (rc) return sp_error_prefix("--force cannot replace the run in %s (it removes all of the old run or "
-                                       "nothing)", dir);
+        if (rc) return sp_error_prefix("cannot replace the run in %s (train options: force; it removes all of the "
+                                       "old run or nothing)", dir);
     }
     return 0;
 }
 
-/* --force: removes the old run's files (and temporaries of interrupted writes), nothing else;
+/* force: removes the old run's files (and temporaries of interrupted writes), nothing else;
  * all of them or, when one could not be removed, none. */
 static int remove_old_run(const char *dir) {
     if (old_run_removable(dir)) return -1;
@@ -380,8 +380,8 @@ static int read_checkpoint_for(const run *r, const char *dir, sp_checkpoint *ck)
     const sp_config *cfg = r->cfg;
     char *p = sp_path_join(dir, "checkpoint.bin");
     if (!sp_file_exists(p)) {
-        sp_error("%s: no checkpoint.bin to resume from (the run saved none); start it again with --force, or into "
-                 "another output.run_dir", dir);
+        sp_error("%s: no checkpoint.bin to resume from (the run saved none); train it again, replacing it (train "
+                 "options: force), or into another output.run_dir", dir);
         free(p);
         return -1;
     }
@@ -571,15 +571,15 @@ static int open_run_folder(run *r, const sp_train_opts *o, sp_checkpoint *ck) {
         if (read_checkpoint_for(r, r->dir, ck)) return -1;
         if (ck->step == cfg->trainer.max_steps && run_complete(r->dir)) {
             SP_INFO("%s is already complete at step %d (trainer.max_steps); nothing to do. To train it longer, "
-                    "resume with --set trainer.max_steps=N", r->dir, ck->step);
+                    "resume it with a higher trainer.max_steps", r->dir, ck->step);
             return 1;
         }
     } else if (r->writer) {
         char *old = existing_run_files(r->dir);
         if (old && !o->force) {
-            sp_error("%s already holds a run (%s). To replace it use --force; to keep it, "
-                     "set another output.run_dir or experiment.name; to continue it: splat train --resume %s",
-                     r->dir, old, r->dir);
+            sp_error("%s already holds a run (%s). To replace it, allow overwriting (train options: force); to keep "
+                     "it, choose another output.run_dir or experiment.name; to continue it, resume it (train "
+                     "options: resume_dir = %s)", r->dir, old, r->dir);
             free(old);
             return -1;
         }
@@ -587,7 +587,7 @@ static int open_run_folder(run *r, const sp_train_opts *o, sp_checkpoint *ck) {
             free(old);
             return -1;
         }
-        if (old) SP_INFO("--force: the run in %s (%s) will be replaced", r->dir, old);
+        if (old) SP_INFO("the run in %s (%s) will be replaced (train options: force)", r->dir, old);
         free(old);
         if (sp_file_exists(r->dir)) return sp_error("%s: exists and is not a directory", r->dir);
     }
@@ -870,7 +870,7 @@ static int finish_run(run *r, int interrupted) {
         r->b->ops->get_profile(r->b, &prof);
         sp_report_print_profile(stderr, &prof, r->train_seconds - r->train_seconds0); /* this session's */
     }
-    if (interrupted) SP_INFO("resume with: splat train --resume %s", r->dir);
+    if (interrupted) SP_INFO("to continue it, resume it (train options: resume_dir = %s)", r->dir);
     return interrupted ? SP_TRAIN_INTERRUPTED : SP_TRAIN_OK;
 }
 
@@ -888,8 +888,8 @@ static void fail_after_commit(run *r) {
             r->in_loop = 0;
         }
         if (save_state(r, "failed", 0) == 0)
-            kept = sp_strfmt("the model and a checkpoint of step %d are saved in %s (splat train --resume %s "
-                             "continues it)", r->step, r->dir, r->dir);
+            kept = sp_strfmt("the model and a checkpoint of step %d are saved in %s (resuming continues it: train "
+                             "options: resume_dir = %s)", r->step, r->dir, r->dir);
         else
             SP_WARN("saving the model after the error failed too: %s", sp_last_error());
     }
@@ -902,7 +902,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     run R, *r = &R;
     memset(r, 0, sizeof R);
     /* The dataset path is stored absolute in config.toml: the run folder then works (eval,
-     * --resume) from any working directory. */
+     * resume) from any working directory. */
     sp_config *cfg = SP_NEW(sp_config, 1);
     *cfg = *cfg_in;
     {
