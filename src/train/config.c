@@ -152,8 +152,8 @@ const sp_config_field sp_config_schema[] = {
     INT(refine, max_gaussians, GE(0), 0,
         "mcmc: the Gaussian budget. The count grows by mcmc_grow per refine until it reaches this, and never passes "
         "it (capacity stays adc's cap). 0 = auto, from the capture: 280k per 128 million training pixels, never "
-        "under 280k nor under twice the sparse points, at most 20M and what half of the device's free memory holds; the run logs the rule and config.toml records the number "
-        "(docs/config.md, \"Large captures\")."),
+        "under 280k nor under twice the sparse points, at most 20M and what half of the device's free memory "
+        "holds; the run logs the rule and config.toml records the number (docs/config.md, \"Large captures\")."),
     INT(refine, mcmc_stop, GE(0), 25000, "mcmc: no relocation or growth after this step (the 3DGS-MCMC schedule)."),
     FLT(refine, mcmc_grow, IN(0, 10), 0.05, "mcmc: fraction of the count added at each refine step, up to max_gaussians."),
     FLT(refine, mcmc_noise_lr, GE(0), 500000.0,

@@ -129,10 +129,13 @@ typedef struct {
     sp_train_stream *stream; /* data.cache_mb > 0: training images streamed from disk */
     sp_alpha_mode alpha;
     sp_series curves[SP_CURVES];
-    sp_series eval_seconds; /* training seconds at each PSNR curve point (NaN before a resume) */
+    /* Clocks (docs/runs.md): training time and wall time of every session of the run, this
+     * session's wall time from `started`; NaN: unknown (resumed from an older checkpoint). */
+    sp_series eval_seconds; /* training seconds at each PSNR curve point */
     int target_step;        /* first step at or above trainer.target_psnr; 0 = not yet */
     double train_seconds; /* includes previous sessions of a resumed run */
     double train_seconds0; /* train_seconds when this session began (a resume's checkpoint) */
+    double total_seconds0; /* wall time of the earlier sessions (a resume's checkpoint) */
     double started;
     int step;       /* last completed step */
     int saved_step; /* step of the checkpoint in the run folder; -1: none */
@@ -173,6 +176,11 @@ static char *run_path(const run *r, const char *name) { return sp_path_join(r->d
 static double train_seconds_now(const run *r) {
     return r->in_loop ? r->train_seconds + sp_now() - r->loop_t0 - r->paused_s : r->train_seconds;
 }
+
+/* Wall time so far, this session's and the run's (every session; NaN when the earlier ones are
+ * unknown). */
+static double session_seconds_now(const run *r) { return sp_now() - r->started; }
+static double total_seconds_now(const run *r) { return r->total_seconds0 + session_seconds_now(r); }
 
 /* Outputs that change together: each is written in full under a temporary name first, and only
  * when all are written are they renamed over the old ones, so a full disk or a file-size limit
@@ -225,7 +233,8 @@ static int save_state(run *r, const char *status, int announce) {
         rc = sp_snapshot_write(r->dir, r->step, &g);
     if (rc == 0) {
         sp_checkpoint ck = {.step = r->step, .train_seconds = train_seconds_now(r), .g = g, .m = m, .v = v,
-                            .dataset = (char *)r->cfg->data.path};
+                            .dataset = (char *)r->cfg->data.path, .total_seconds = total_seconds_now(r),
+                            .eval_seconds = r->eval_seconds};
         memcpy(ck.curves, r->curves, sizeof ck.curves);
         rc = sp_checkpoint_write(stage_add(&st, run_path(r, "checkpoint.bin")), &ck);
     }
@@ -307,7 +316,8 @@ static int write_result_to(run *r, const char *status, const char *p) {
         .steps = r->step,
         .num_gaussians = r->b->ops->num_gaussians(r->b),
         .train_seconds = train_seconds_now(r),
-        .total_seconds = sp_now() - r->started,
+        .total_seconds = total_seconds_now(r),
+        .session_seconds = session_seconds_now(r),
         .test = r->have_test ? &r->test : NULL,
         .val = r->have_val ? &r->val : NULL,
         .curves = r->curves,
@@ -401,18 +411,23 @@ static int read_checkpoint_for(const run *r, const char *dir, sp_checkpoint *ck)
     return rc;
 }
 
-/* Hands the checkpoint's parameters, step and curves to the run (ck is emptied). */
+/* Hands the checkpoint's parameters, step, curves and clocks to the run (ck is emptied). */
 static int resume_from(run *r, sp_checkpoint *ck) {
     if (r->b->ops->set_gaussians(r->b, &ck->g, &ck->m, &ck->v)) return -1;
     r->step = ck->step;
     r->saved_step = ck->step;
     r->train_seconds = r->train_seconds0 = ck->train_seconds;
+    r->total_seconds0 = ck->total_seconds;
     for (int k = 0; k < SP_CURVES; k++) {
         r->curves[k] = ck->curves[k];
         memset(&ck->curves[k], 0, sizeof ck->curves[k]);
     }
-    for (int i = 0; i < r->curves[SP_CURVE_PSNR].n; i++)
-        sp_series_push(&r->eval_seconds, r->curves[SP_CURVE_PSNR].x[i], NAN);
+    r->eval_seconds = ck->eval_seconds;
+    memset(&ck->eval_seconds, 0, sizeof ck->eval_seconds);
+    if (isnan(r->total_seconds0))
+        SP_INFO("the checkpoint (of an earlier splat, or of a run resumed from one) does not record the wall time "
+                "of the earlier sessions%s: result.toml will say what is unknown",
+                r->curves[SP_CURVE_PSNR].n ? " nor when its evaluations happened" : "");
     double s_unused;
     if (!sp_report_target(&r->curves[SP_CURVE_PSNR], NULL, r->cfg->trainer.target_psnr, &r->target_step, &s_unused))
         r->target_step = 0;
@@ -784,8 +799,8 @@ static int read_loss(run *r, int step, int log) {
     r->loss_n = 0;
     if (!isfinite(mean) || !r->b->ops->params_finite(r->b)) {
         char *kept = checkpoint_note(r);
-        SP_ERROR("training diverged at step %d: %s is not finite; %s", step, isfinite(mean) ? "a parameter" : "the loss",
-                 kept);
+        SP_ERROR("training diverged at step %d: %s is not finite; %s", step,
+                 isfinite(mean) ? "a parameter" : "the loss", kept);
         free(kept);
         return -1;
     }
