@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Speed levers of issue 10 on a GPU machine: full-resolution NeRF-synthetic scenes trained with
-# configs/lego.toml and one switch set per variant (progressive resolution, shorter runs with
-# scaled schedules, both), one table row per run. Same binary, same machine, one run at a time.
-#   STAGE=/tmp/stage BIN=build-gpu/splat [SCENES="lego mic"] [VARIANTS="base prog4 s20k"] [KIND=cuda] \
+# configs/lego.toml and one switch set per variant (shorter runs with scaled schedules, budgets,
+# the antialias filter, adc's levers), one table row per run. Same binary, same machine, one run at a time.
+#   STAGE=/tmp/stage BIN=build-gpu/splat [SCENES="lego mic"] [VARIANTS="base s20k aa"] [KIND=cuda] \
 #     bench/speed_levers.sh
 # Expects $STAGE/<scene>/transforms_{train,val,test}.json and the images beside them. Writes each
 # run's log and result.toml into $RESULTS (default $OUT or /tmp/bench-out); EXTRA adds --set
@@ -10,15 +10,9 @@
 # runs the seeds named instead. Variants (name: switches):
 #   base      defaults (30k steps, full resolution throughout; mcmc with its 280k budget on cuda)
 #   adc       refine.strategy=adc (the densification by gradient that was the default before session 12)
-#   prog4     trainer.coarse_scale=4 (steps 1-4500 at 1/4, 4501-9000 at 1/2: coarse_until 0.3)
-#   prog4l    trainer.coarse_scale=4, trainer.coarse_until=0.5
-#   prog2     trainer.coarse_scale=2, trainer.coarse_until=0.3
 #   s20k      trainer.max_steps=20000, trainer.schedule_steps=30000
 #   s15k      trainer.max_steps=15000, trainer.schedule_steps=30000
 #   s20kabs   trainer.max_steps=20000 alone (schedules in absolute steps: densify until 15000)
-#   prog2s20k prog2 + s20k
-#   prog4s20k prog4 + s20k
-#   prog4s15k prog4 + s15k
 #   mcmc150k  refine.strategy=mcmc, refine.max_gaussians=150000 (budget; docs/math.md "MCMC")
 #   mcmc300k  refine.strategy=mcmc, refine.max_gaussians=300000
 #   mcmc500k  refine.strategy=mcmc, refine.max_gaussians=500000
@@ -27,9 +21,6 @@
 #   adam.opacity_lr=0.025, refine.mcmc_opacity_reg=0.01, init.opacity=0.1)
 #   mcmc150kreg0 mcmc150k without the scale regularizer (refine.mcmc_scale_reg=0): what it buys
 #   aa        render.antialias=true (opacity-compensated filter: a model means the same at any resolution)
-#   prog2aa   prog2 + aa
-#   prog4aa   prog4 + aa
-#   prog4s20kaa prog4s20k + aa
 #   aa25      aa + trainer.max_steps=25000, trainer.schedule_steps=30000
 #   mcmc300kaa25 mcmc300k + aa25;  mcmc500kaa25: mcmc500k + aa25
 #   adc's levers (each adds refine.strategy=adc; the switches mean nothing to mcmc):
@@ -42,10 +33,11 @@
 #   grad12; pw30e5kg12 pw30e5k + grad12; pw40e5kg12 0.4 every 5000 + grad12; pw20e3kg12 pw20e3k +
 #   grad12; pw50e5kg10 0.5 every 5000 with refine.grad_threshold=0.0001
 #   (the aau* variants of bench/RESULTS.md, 2026-12-01 session 6, needed trainer.antialias_until, measured
-#   at be08de8 and removed after: it did not keep the filter's gain)
+#   at be08de8 and removed after: it did not keep the filter's gain; the prog* variants of progressive
+#   resolution, trainer.coarse_scale and trainer.coarse_until, were removed in issue 31 after costing
+#   quality in every run there)
 #   set:KEY=VALUE,KEY=VALUE,...  any switches, named in the table by themselves
-# Compare aa with base (the filter alone), prog2aa / prog4aa with aa (what progressive resolution
-# costs once the model no longer depends on the resolution).
+# Compare aa with base (the filter alone).
 # A lego run takes about 80 s on an H200: split VARIANTS over several commands where one command
 # may run at most 10 minutes.
 set -uo pipefail
@@ -60,24 +52,15 @@ switches() {
   case "$1" in
     base) echo "" ;;
     adc) echo "--set refine.strategy=adc" ;;
-    prog4) echo "--set trainer.coarse_scale=4" ;;
-    prog4l) echo "--set trainer.coarse_scale=4 --set trainer.coarse_until=0.5" ;;
-    prog2) echo "--set trainer.coarse_scale=2" ;;
     s20k) echo "--set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
     s15k) echo "--set trainer.max_steps=15000 --set trainer.schedule_steps=30000" ;;
     s20kabs) echo "--set trainer.max_steps=20000" ;;
-    prog2s20k) echo "--set trainer.coarse_scale=2 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
-    prog4s20k) echo "--set trainer.coarse_scale=4 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
-    prog4s15k) echo "--set trainer.coarse_scale=4 --set trainer.max_steps=15000 --set trainer.schedule_steps=30000" ;;
     mcmc150k) echo "--set refine.strategy=mcmc --set refine.max_gaussians=150000" ;;
     mcmc300k) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000" ;;
     mcmc500k) echo "--set refine.strategy=mcmc --set refine.max_gaussians=500000" ;;
     mcmc300k25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000 --set refine.mcmc_stop=25000" ;;
     mcmc150kreg0) echo "--set refine.strategy=mcmc --set refine.max_gaussians=150000 --set refine.mcmc_scale_reg=0" ;;
     aa) echo "--set render.antialias=true" ;;
-    prog2aa) echo "--set render.antialias=true --set trainer.coarse_scale=2" ;;
-    prog4aa) echo "--set render.antialias=true --set trainer.coarse_scale=4" ;;
-    prog4s20kaa) echo "--set render.antialias=true --set trainer.coarse_scale=4 --set trainer.max_steps=20000 --set trainer.schedule_steps=30000" ;;
     aa25) echo "--set render.antialias=true --set trainer.max_steps=25000 --set trainer.schedule_steps=30000" ;;
     mcmc300kaa25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=300000 $(switches aa25)" ;;
     mcmc500kaa25) echo "--set refine.strategy=mcmc --set refine.max_gaussians=500000 $(switches aa25)" ;;
@@ -114,7 +97,7 @@ nseeds=$(echo $SEEDS | wc -w)
 printf '| scene | variant | seed | test PSNR | Gaussians | steps | train s | whole command s |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
 for scene in ${SCENES:-lego}; do
-  for v in ${VARIANTS:-base prog2 prog4 s20k s15k prog2s20k}; do
+  for v in ${VARIANTS:-base s20k s15k}; do
     sw=$(switches "$v") || exit 2
     psnrs=""
     for seed in $SEEDS; do

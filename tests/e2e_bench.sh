@@ -62,7 +62,7 @@ path = "$TMP/nowhere"
 colour = "red"
 [scenes.mic]
 TOML
-expect_fail "bad chain" "bad.toml:3:" "$BIN" bench "$TMP/bad.toml"
+expect_fail "bad chain" "bad.toml:3: chain.set trainer.max_stepz: unknown key (did you mean trainer.max_steps?)" "$BIN" bench "$TMP/bad.toml"
 out=$("$BIN" bench "$TMP/bad.toml" 2>&1)
 for pat in "bad.toml:5:" "bad.toml:6:" "bad.toml:7:"; do
   grep -qF "$pat" <<<"$out" && ok "bad chain names $pat" || { bad "bad chain lacks $pat"; echo "$out"; }

@@ -68,7 +68,7 @@ expect_fail "empty scene" "no frames" "$BIN" train --config "$good" --set data.p
 # Missing dataset folder and missing config file.
 expect_fail "missing dataset" "$TMP/nowhere" "$BIN" train --config "$good" --set data.path="$TMP/nowhere"
 expect_fail "missing config" "nope.toml" "$BIN" train --config "$TMP/nope.toml"
-expect_fail "bad --set" "trainer.max_steps" "$BIN" train --config "$good" --set trainer.max_steps=abc
+expect_fail "bad --set" "--set trainer.max_steps: must be an integer" "$BIN" train --config "$good" --set trainer.max_steps=abc
 
 # eval/render on a bad ply
 echo "ply" >"$TMP/bad.ply"

@@ -66,11 +66,11 @@ mkdir -p "$TMP/f/renders/keep" && echo precious >"$TMP/f/renders/keep/note.txt"
 before=$(cd "$TMP/f" && find . | sort && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 if [ $root -eq 1 ]; then
   chown -R nobody "$TMP/f" && chown root "$TMP/f/renders/keep" && chmod 755 "$TMP/f/renders/keep"
-  expect_fail "--force that cannot remove a file removes nothing" "--force cannot replace the run in $TMP/f" \
+  expect_fail "--force that cannot remove a file removes nothing" "cannot replace the run in $TMP/f (--force" \
     as_nobody "$NBIN" train --config "$TMP/run.toml" --set output.run_dir="$TMP/f" --force
 else
   chmod 555 "$TMP/f/renders/keep"
-  expect_fail "--force that cannot remove a file removes nothing" "--force cannot replace the run in $TMP/f" \
+  expect_fail "--force that cannot remove a file removes nothing" "cannot replace the run in $TMP/f (--force" \
     train --set output.run_dir="$TMP/f" --force
   chmod 755 "$TMP/f/renders/keep"
 fi

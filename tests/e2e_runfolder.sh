@@ -3,7 +3,8 @@
 # data.path, conflicting or corrupt resume, a second run into the same folder, an interrupt
 # before training starts, out of memory) must leave every file byte-identical (checksums of the
 # whole tree before and after). Also: --force replaces a run without leaving stale files, the run
-# folder works from any working directory, and failures say whether a checkpoint was kept.
+# folder works from any working directory, failures say whether a checkpoint was kept, and the
+# clocks of result.toml count every session after a resume (an old checkpoint: said unknown).
 . "$(dirname "$0")/lib_e2e.sh"
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 LEGO=$(cd "$DATA/nerf_synthetic/lego" 2>/dev/null && pwd)
@@ -54,6 +55,9 @@ unchanged "train again into the same folder" "$A" "$BIN" train --config run.toml
 says "refusal names the folder and the ways out" "a already holds a run"
 says "refusal offers --force" "--force"
 says "refusal offers --resume" "splat train --resume a"
+# the library names settings and train options; the command line put its flags in their place
+grep -qE "train options|--force|--resume" <<<"$LAST_OUT" && ! grep -q "train options" <<<"$LAST_OUT" &&
+  ok "the CLI says flags, not train options" || bad "the refusal speaks of train options on the command line"
 unchanged "--force with a bad data.path" "$A" "$BIN" train --config run.toml --force --set data.path="$TMP/nope"
 says "bad data.path is named" "$TMP/nope"
 unchanged "--force with a bad --set" "$A" "$BIN" train --config run.toml --force --set trainer.max_step=5
@@ -79,6 +83,7 @@ says "corrupt checkpoint is named" "b/checkpoint.bin"
 mkdir -p "$TMP/c" && cp "$A/config.toml" "$A/log.txt" "$TMP/c/"
 unchanged "resume without a checkpoint" "$TMP/c" "$BIN" train --resume c
 says "missing checkpoint is explained" "no checkpoint.bin to resume from"
+says "missing checkpoint offers --force" "replacing it (--force)"
 
 # Ctrl-C while the dataset loads (lego: ~300 images): nothing is written, exit status 130.
 if [ -n "$LEGO" ]; then
@@ -102,7 +107,8 @@ grep -q "^path = \"$TMP/scene\"" "$A/config.toml" && ok "config.toml has the abs
   grep -q "^steps = 120$" "$A/result.toml" && ok "resume from /" || { bad "resume from /"; tail -5 "$TMP/res.log"; }
 # resuming a complete run changes nothing and says so
 unchanged_ok() { local b; b=$(tree_sum "$A"); "$BIN" train --resume a >"$TMP/done.log" 2>&1; local rc=$?
-  [ $rc -eq 0 ] && [ "$b" = "$(tree_sum "$A")" ] && grep -q "already complete" "$TMP/done.log"; }
+  [ $rc -eq 0 ] && [ "$b" = "$(tree_sum "$A")" ] && grep -q "already complete" "$TMP/done.log" &&
+  grep -qF -- "--set trainer.max_steps=N" "$TMP/done.log"; }
 unchanged_ok && ok "resume of a complete run: nothing to do, unchanged" || { bad "resume of a complete run"; tail -3 "$TMP/done.log"; }
 
 # --force replaces the run: no stale renders, a fresh log, the new model.
@@ -138,6 +144,47 @@ r = tomllib.load(open(sys.argv[1], 'rb'))
 final, best = r['metrics']['test_psnr'], max(r['curves']['psnr'][:-1])
 print(f"reset mode: final test PSNR {final:.2f} dB, best during the run {best:.2f} dB")
 sys.exit(0 if final >= best - 0.5 else 1)
+PY
+
+# Clocks after a resume (docs/runs.md): train_seconds, total_seconds and psnr_seconds count every
+# session of the run, session_seconds this one; a checkpoint of an earlier splat (version 2, which
+# did not record them) resumes, and result.toml names what it cannot know instead of writing nan.
+"$BIN" train --config run.toml --set output.run_dir=clk --set trainer.max_steps=60 --set trainer.eval_every=20 \
+  >"$TMP/clk1.log" 2>&1 && cp clk/result.toml "$TMP/clk1.toml" &&
+  "$BIN" train --resume clk --set trainer.max_steps=120 >"$TMP/clk2.log" 2>&1 || bad "clock runs"
+python3 - "$TMP/clk1.toml" clk/result.toml <<'PY' && ok "after a resume the clocks count every session" || bad "clocks after a resume"
+import sys, tomllib
+one, two = (tomllib.load(open(p, 'rb')) for p in sys.argv[1:3])
+m1, m2, c2 = one['metrics'], two['metrics'], two['curves']
+print({k: m2[k] for k in ('train_seconds', 'total_seconds', 'session_seconds')}, c2['psnr_step'], c2['psnr_seconds'])
+assert 'unknown' not in m2 and m1['session_seconds'] == m1['total_seconds']
+assert m2['total_seconds'] >= m1['total_seconds'] + m2['session_seconds'] - 0.02, 'total counts both sessions'
+assert m2['total_seconds'] >= m2['train_seconds'] >= m1['train_seconds']
+assert len(c2['psnr_seconds']) == len(c2['psnr_step']) == 6, 'one time per evaluation, both sessions'
+assert c2['psnr_seconds'][:3] == one['curves']['psnr_seconds'], 'earlier evaluations keep their times'
+assert c2['psnr_seconds'] == sorted(c2['psnr_seconds']) and c2['psnr_seconds'][-1] <= m2['train_seconds']
+PY
+# the same run folder, its checkpoint turned into version 2 (no clocks after the curves)
+python3 - clk/checkpoint.bin 6 <<'PY' || bad "making a version 2 checkpoint"
+import sys, struct, zlib
+path, points = sys.argv[1], int(sys.argv[2])
+d = open(path, 'rb').read()
+body = bytearray(d[:len(d) - 4 - (8 + 4 + 16 * points)])
+body[8:12] = struct.pack('<I', 2)
+open(path, 'wb').write(bytes(body) + struct.pack('<I', zlib.crc32(bytes(body))))
+PY
+"$BIN" train --resume clk --set trainer.max_steps=140 >"$TMP/clk3.log" 2>&1 || { bad "resume a version 2 checkpoint"; tail -3 "$TMP/clk3.log"; }
+grep -q "does not record the wall time" clk/log.txt && ok "resuming an old checkpoint says the clocks are unknown" ||
+  bad "no word on the unknown clocks"
+python3 - clk/result.toml <<'PY' && ok "result.toml names the unknown clocks, no nan" || bad "unknown clocks in result.toml"
+import sys, tomllib
+text = open(sys.argv[1]).read()
+r = tomllib.loads(text)
+m, c = r['metrics'], r['curves']
+assert 'nan' not in text, 'a nan in result.toml'
+assert m['unknown'] == ['total_seconds', 'psnr_seconds'] and 'earlier splat' in m['unknown_why']
+assert 'total_seconds' not in m and 'psnr_seconds' not in c and m['steps'] == 140
+assert m['session_seconds'] > 0 and m['train_seconds'] > 0 and len(c['psnr_step']) == 7
 PY
 
 # Failures once training runs: the message says whether a checkpoint was kept.

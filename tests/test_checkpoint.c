@@ -1,6 +1,7 @@
-/* test_checkpoint.c — checkpoint round trip (including empty curves and stores) and the reader's
- * checks on hostile files: every header field, counts larger than the file can hold, truncation,
- * trailing bytes; each error names the file. */
+/* test_checkpoint.c — checkpoint round trip (including empty curves and stores), the clocks of
+ * version 3 and older versions read with them unknown, and the reader's checks on hostile files:
+ * every header field, counts larger than the file can hold, truncation, trailing bytes; each
+ * error names the file. */
 #include "testutil.h"
 
 #include <time.h>
@@ -128,8 +129,8 @@ static void test_hostile_files(void **state) {
     expect_error(bad, d, n, "corrupt checkpoint: SH degree 7 (0 to 3)");
     PATCHED(24, 1000);
     expect_error(bad, d, n, "corrupt checkpoint: 1000 curves, expected 4");
-    PATCHED(8, 3);
-    expect_error(bad, d, n, "checkpoint version 3, this splat reads versions 1 and 2");
+    PATCHED(8, 4);
+    expect_error(bad, d, n, "checkpoint version 4, this splat reads versions 1 to 3");
     PATCHED(36, 0xFFFFFFFFu);
     expect_error(bad, d, n, "corrupt checkpoint: bad dataset name");
     FRESH(), memcpy(d, "NOTACKPT", 8);
@@ -140,6 +141,14 @@ static void test_hostile_files(void **state) {
     /* the first curve's count (right after the three stores) claims more than is left */
     size_t curve0 = 40 + 3 * (size_t)3 * sp_gaussian_floats(sp_sh_coeffs(1)) * 4;
     PATCHED(curve0, 0xFFFFFFFFu);
+    expect_error(bad, d, n, "truncated checkpoint curves");
+    /* version 3's clocks after the curves (4 loss points, three empty curves): the wall time, then
+     * the evaluation times */
+    size_t wall = curve0 + 4 + 4 * 16 + 3 * 4;
+    double minus = -5.0;
+    FRESH(), memcpy(d + wall, &minus, 8), reseal(d, n);
+    expect_error(bad, d, n, "corrupt checkpoint: wall time -5 s");
+    PATCHED(wall + 8, 1000u);
     expect_error(bad, d, n, "truncated checkpoint curves");
     /* any changed byte, or a shorter file, breaks the checksum: the file is damaged */
     FRESH(), d[curve0 - 7] ^= 0x10;
@@ -192,7 +201,7 @@ static void test_dataset_and_version1(void **state) {
     char *data;
     size_t n;
     assert_int_equal(sp_read_file(path, &data, &n), 0);
-    size_t dl = strlen("/data/scenes/lego"), v1n = n - 4 - 4 - dl;
+    size_t dl = strlen("/data/scenes/lego"), v1n = n - 4 - 4 - dl - 12; /* no clocks (12 bytes) either */
     char *v1 = sp_malloc(v1n);
     memcpy(v1, data, 36);
     memcpy(v1 + 36, data + 40 + dl, v1n - 36);
@@ -208,11 +217,62 @@ static void test_dataset_and_version1(void **state) {
     free(path);
 }
 
+/* Version 3 records the run's wall time and when each evaluation happened (NaN: unknown, kept as
+ * such); versions 1 and 2 read with both unknown, never as zeros. */
+static void test_clocks_and_version2(void **state) {
+    char *path = sp_path_join(g_dir, "ck3.bin");
+    sp_checkpoint c = {.step = 40, .train_seconds = 2.0, .total_seconds = 12.5};
+    fill_store(&c.g, 1, 0, 1.0f);
+    fill_store(&c.m, 1, 0, 2.0f);
+    fill_store(&c.v, 1, 0, 3.0f);
+    sp_series_push(&c.curves[SP_CURVE_PSNR], 20, 18.5);
+    sp_series_push(&c.curves[SP_CURVE_PSNR], 40, 21.0);
+    sp_series_push(&c.eval_seconds, 20, NAN); /* before a resume from an older checkpoint */
+    sp_series_push(&c.eval_seconds, 40, 3.25);
+    assert_int_equal(sp_checkpoint_write(path, &c), 0);
+    sp_checkpoint r;
+    assert_int_equal(sp_checkpoint_read(path, &r), 0);
+    assert_true(r.total_seconds == 12.5);
+    assert_int_equal(r.eval_seconds.n, 2);
+    assert_true(r.eval_seconds.x[1] == 40 && r.eval_seconds.y[1] == 3.25);
+    assert_true(isnan(r.eval_seconds.y[0]));
+    sp_checkpoint_free(&r);
+
+    /* version 2: the same file without the clocks (8 bytes of wall time, 4 of count, 2 x 16 of
+     * points) */
+    char *data;
+    size_t n;
+    assert_int_equal(sp_read_file(path, &data, &n), 0);
+    size_t v2n = n - (8 + 4 + 2 * 16);
+    memcpy(data + v2n - 4, data + n - 4, 4); /* room for the checksum */
+    patch_u32(data, 8, 2);
+    reseal(data, v2n);
+    assert_int_equal(sp_write_file_atomic(path, data, v2n), 0);
+    assert_int_equal(sp_checkpoint_read(path, &r), 0);
+    assert_int_equal(r.step, 40);
+    assert_true(isnan(r.total_seconds));
+    assert_int_equal(r.eval_seconds.n, 2); /* one unknown time per PSNR point */
+    assert_true(r.eval_seconds.x[0] == 20 && r.eval_seconds.x[1] == 40);
+    assert_true(isnan(r.eval_seconds.y[0]) && isnan(r.eval_seconds.y[1]));
+    sp_checkpoint_free(&r);
+    free(data);
+
+    /* evaluation times that do not match the PSNR curve: refused */
+    sp_series_free(&c.eval_seconds);
+    sp_series_push(&c.eval_seconds, 40, 3.25);
+    assert_int_equal(sp_checkpoint_write(path, &c), 0);
+    assert_int_equal(sp_checkpoint_read(path, &r), -1);
+    tu_assert_contains(sp_last_error(), "corrupt checkpoint: 1 evaluation times for 2 PSNR points");
+    sp_checkpoint_free(&c);
+    free(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_hostile_files),
         cmocka_unit_test(test_dataset_and_version1),
+        cmocka_unit_test(test_clocks_and_version2),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

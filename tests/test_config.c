@@ -362,21 +362,21 @@ static void test_set(void **state) {
     static const struct {
         const char *set, *msg;
     } bad[] = {
-        {"trainer.max_steps=abc", "--set trainer.max_steps: must be an integer, got 'abc'"},
-        {"trainer.max_steps=\"100\"", "--set trainer.max_steps: must be an integer, got a string"},
-        {"trainer.max_steps=2.5", "--set trainer.max_steps: must be an integer, got a float (2.5)"},
-        {"trainer.max_steps=0", "--set trainer.max_steps: must be >= 1, got 0"},
-        {"trainer.max_steps=", "--set trainer.max_steps: must be an integer, got ''"},
-        {"loss.ssim_weight=high", "--set loss.ssim_weight: must be a number, got 'high'"},
-        {"loss.ssim_weight=2", "--set loss.ssim_weight: must be in [0, 1], got 2"},
-        {"backend.profile=yes", "--set backend.profile: must be true or false, got 'yes'"},
-        {"backend.profile=1", "--set backend.profile: must be true or false, got an integer"},
-        {"backend.kind=gpu", "--set backend.kind: must be one of auto, cpu, cuda, vulkan; got \"gpu\""},
-        {"backend.kind=\"cpu", "--set backend.kind: unterminated string"},
-        {"trainer.max_step=5", "--set trainer.max_step: unknown key trainer.max_step (did you mean trainer.max_steps?)"},
-        {"trainr.max_steps=5", "--set trainr.max_steps: unknown section [trainr] (did you mean [trainer]?)"},
-        {"max_steps=5", "--set max_steps: expected section.key=value (did you mean trainer.max_steps?)"},
-        {"trainer.max_steps", "--set trainer.max_steps: expected section.key=value"},
+        {"trainer.max_steps=abc", "trainer.max_steps: must be an integer, got 'abc'"},
+        {"trainer.max_steps=\"100\"", "trainer.max_steps: must be an integer, got a string"},
+        {"trainer.max_steps=2.5", "trainer.max_steps: must be an integer, got a float (2.5)"},
+        {"trainer.max_steps=0", "trainer.max_steps: must be >= 1, got 0"},
+        {"trainer.max_steps=", "trainer.max_steps: must be an integer, got ''"},
+        {"loss.ssim_weight=high", "loss.ssim_weight: must be a number, got 'high'"},
+        {"loss.ssim_weight=2", "loss.ssim_weight: must be in [0, 1], got 2"},
+        {"backend.profile=yes", "backend.profile: must be true or false, got 'yes'"},
+        {"backend.profile=1", "backend.profile: must be true or false, got an integer"},
+        {"backend.kind=gpu", "backend.kind: must be one of auto, cpu, cuda, vulkan; got \"gpu\""},
+        {"backend.kind=\"cpu", "backend.kind: unterminated string"},
+        {"trainer.max_step=5", "trainer.max_step: unknown key (did you mean trainer.max_steps?)"},
+        {"trainr.max_steps=5", "trainr.max_steps: unknown section [trainr] (did you mean [trainer]?)"},
+        {"max_steps=5", "max_steps: expected section.key=value (did you mean trainer.max_steps?)"},
+        {"trainer.max_steps", "trainer.max_steps: expected section.key=value"},
     };
     sp_config before = c;
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
@@ -393,7 +393,7 @@ static void test_set(void **state) {
     memset(longset + 10, 'x', 2000);
     longset[2010] = 0;
     assert_int_equal(sp_config_set(&c, longset, &p), -1);
-    assert_string_equal(p.items[0], "--set data.path: is too long (at most 1023 bytes)");
+    assert_string_equal(p.items[0], "data.path: is too long (at most 1023 bytes)");
     sp_problems_free(&p);
     free(longset);
 }
@@ -501,7 +501,7 @@ static void test_round_trip(void **state) {
     tu_assert_contains(text, "means_lr = 0.1\n");
     tu_assert_contains(text, "ssim_weight = 0.2\n");
     tu_assert_contains(text, "eps = 1e-300\n");
-    tu_assert_contains(text, "prune_screen_px = 0.0\n");
+    tu_assert_contains(text, "target_psnr = 0.0\n");
     /* print writes the same text. */
     char *ppath = sp_path_join(g_dir, "printed.toml");
     FILE *f = fopen(ppath, "wb");

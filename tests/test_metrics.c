@@ -91,27 +91,6 @@ static void test_eval_images_quantizes(void **state) {
     free(t);
 }
 
-static void test_metrics_list(void **state) {
-    (void)state;
-    sp_metrics m;
-    sp_metrics_init(&m);
-    assert_true(isnan(sp_metrics_mean_psnr(&m)) && isnan(sp_metrics_mean_ssim(&m)));
-    for (int i = 0; i < 40; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "r_%d.png", i);
-        sp_metrics_add(&m, name, 20.0 + i, 0.5 + 0.01 * i);
-    }
-    sp_metrics_add(&m, NULL, 0, 0);
-    assert_int_equal(m.n, 41);
-    assert_string_equal(m.views[7].name, "r_7.png");
-    assert_string_equal(m.views[40].name, "");
-    assert_true(fabs(m.views[39].psnr - 59.0) < 1e-12);
-    assert_true(fabs(sp_metrics_mean_psnr(&m) - (40 * 20.0 + 780.0) / 41) < 1e-9);
-    assert_true(fabs(sp_metrics_mean_ssim(&m) - (40 * 0.5 + 7.8) / 41) < 1e-9);
-    sp_metrics_free(&m);
-    assert_int_equal(m.n, 0);
-}
-
 /* ---- plot ---- */
 
 static int non_white_in_rows(const uint8_t *rgb, int w, int y0, int y1) {
@@ -351,7 +330,6 @@ int main(void) {
         cmocka_unit_test(test_identical_images),
         cmocka_unit_test(test_ssim_u8_is_sp_ssim),
         cmocka_unit_test(test_eval_images_quantizes),
-        cmocka_unit_test(test_metrics_list),
         cmocka_unit_test(test_plot_panels),
         cmocka_unit_test(test_plot_edge_cases),
         cmocka_unit_test(test_plot_errors),

@@ -250,6 +250,10 @@ static void test_train_cancelled_or_refused_writes_nothing(void **state) {
     sp_train_opts plain = {0};
     assert_int_equal(sp_train(&c, &plain), SP_TRAIN_FAILED);
     assert_non_null(strstr(sp_last_error(), "already holds a run (log.txt)"));
+    /* the library names the setting and the train options, not a command line's flags */
+    assert_non_null(strstr(sp_last_error(), "output.run_dir"));
+    assert_non_null(strstr(sp_last_error(), "(train options: force)"));
+    assert_null(strstr(sp_last_error(), "--"));
     char *text;
     assert_int_equal(sp_read_file(log, &text, NULL), 0);
     assert_string_equal(text, "the old run\n");

@@ -32,9 +32,6 @@ int sp_dist_current(sp_dist *d);
 /* Makes d (NULL: none) the calling thread's current placement; returns the previous one, to be
  * restored with sp_dist_use when the call is done. d must outlive that. */
 const sp_dist *sp_dist_use(const sp_dist *d);
-/* The former name of sp_dist_current, kept while src/train/train.c calls it by that name (it
- * reads no environment variable any more). */
-static inline int sp_dist_from_env(sp_dist *d) { return sp_dist_current(d); }
 
 /* Fills the multi-device fields of a backend config: the devices of backend.devices (counted
  * from local_rank * N for a count), check_replicas, and d's rank, world size and id file. */

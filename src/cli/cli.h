@@ -124,8 +124,17 @@ int cli_dist_from_env(const char *dist_file, splat_dist *d);
 splat_context *cli_open_context(void);
 void cli_log(void *user, splat_log_level level, const char *message);
 void cli_set_live_line(int live);
-/* The context's message, one problem per line, into probs / printed as "error: ..." lines. */
+/* The context's message, one problem per line, into probs / printed as "error: ..." lines (the
+ * library's words for settings and train options given as flags: cli_flag_words). */
 void cli_add_problems(splat_context *ctx, cli_problems *probs);
+/* After a --set value failed: its problems ("trainer.max_steps: ...") read "--set trainer.max_steps:
+ * ..." (cli_set_flag: the problems from index `from` on). */
+void cli_add_set_problems(splat_context *ctx, cli_problems *probs);
+void cli_set_flag(cli_problems *probs, int from);
+/* A library message with the command line's flags where it names train options (malloc'd). */
+char *cli_flag_words(const char *msg);
+/* msg with every `from` replaced by `to` (malloc'd). */
+char *cli_replace(const char *msg, const char *from, const char *to);
 void cli_print_error(splat_context *ctx);
 /* A string setting read into buf ("" when it cannot be read). */
 void cli_config_string(splat_context *ctx, const char *key, char *buf, size_t n);

@@ -86,7 +86,7 @@ static int api_config(const train_args *t, splat_context *ctx, cli_problems *pro
         if (name[0] && splat_config_set_string(ctx, "experiment.name", name) != SPLAT_OK) cli_add_problems(ctx, probs);
     }
     for (int i = 0; i < t->nsets; i++)
-        if (splat_config_set(ctx, t->sets[i]) != SPLAT_OK) cli_add_problems(ctx, probs);
+        if (splat_config_set(ctx, t->sets[i]) != SPLAT_OK) cli_add_set_problems(ctx, probs);
     if (t->resume && splat_config_set_string(ctx, "output.run_dir", t->resume) != SPLAT_OK)
         cli_add_problems(ctx, probs);
     if (splat_config_check(ctx) != SPLAT_OK) cli_add_problems(ctx, probs);

@@ -1,4 +1,4 @@
-/* metrics.c — PSNR and SSIM of 8-bit renders, and the per-view list of an evaluation.
+/* metrics.c — PSNR and SSIM of 8-bit renders (quantized as a user saves them).
  * SSIM is not reimplemented here: it is sp_ssim of the `loss` stage, on value / 255. */
 #include "eval/metrics.h"
 
@@ -54,40 +54,4 @@ void sp_eval_images(const float *render, const float *target, int w, int h, doub
     if (ssim) *ssim = sp_ssim_u8(qa, qb, w, h);
     free(qa);
     free(qb);
-}
-
-void sp_metrics_init(sp_metrics *m) {
-    m->views = NULL;
-    m->n = m->cap = 0;
-}
-
-void sp_metrics_add(sp_metrics *m, const char *name, double psnr, double ssim) {
-    if (m->n == m->cap) {
-        m->cap = m->cap ? 2 * m->cap : 16;
-        m->views = sp_realloc(m->views, (size_t)m->cap * sizeof *m->views);
-    }
-    sp_view_score *v = &m->views[m->n++];
-    v->name = sp_strdup(name ? name : "");
-    v->psnr = psnr;
-    v->ssim = ssim;
-}
-
-double sp_metrics_mean_psnr(const sp_metrics *m) {
-    if (m->n == 0) return NAN;
-    double s = 0.0;
-    for (int i = 0; i < m->n; i++) s += m->views[i].psnr;
-    return s / m->n;
-}
-
-double sp_metrics_mean_ssim(const sp_metrics *m) {
-    if (m->n == 0) return NAN;
-    double s = 0.0;
-    for (int i = 0; i < m->n; i++) s += m->views[i].ssim;
-    return s / m->n;
-}
-
-void sp_metrics_free(sp_metrics *m) {
-    for (int i = 0; i < m->n; i++) free(m->views[i].name);
-    free(m->views);
-    sp_metrics_init(m);
 }

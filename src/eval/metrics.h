@@ -20,22 +20,4 @@ double sp_ssim_u8(const uint8_t *a, const uint8_t *b, int w, int h);
  * them. Either output pointer may be NULL. */
 void sp_eval_images(const float *render, const float *target, int w, int h, double *psnr, double *ssim);
 
-/* Per-view scores of one evaluation and their means (in the order views were added). */
-typedef struct {
-    char *name; /* view name, e.g. the image's file name */
-    double psnr, ssim;
-} sp_view_score;
-
-typedef struct {
-    sp_view_score *views;
-    int n, cap;
-} sp_metrics;
-
-void sp_metrics_init(sp_metrics *m);
-void sp_metrics_add(sp_metrics *m, const char *name, double psnr, double ssim);
-/* Means over the views added; NAN when there are none. */
-double sp_metrics_mean_psnr(const sp_metrics *m);
-double sp_metrics_mean_ssim(const sp_metrics *m);
-void sp_metrics_free(sp_metrics *m);
-
 #endif

@@ -289,8 +289,10 @@ int sp_synth_write_capture(const char *dir, const sp_synth_opts *o) {
     }
     int W = o->width, H = o->height;
     sp_lens l = capture_lens(o);
-    float *ray = sp_try_alloc((size_t)W * H, 2 * sizeof(float), "the synthetic capture's lens table", "lower --size");
-    uint8_t *px = ray ? sp_try_alloc((size_t)W * H * 3, BATCH, "the synthetic capture's images", "lower --size") : NULL;
+    float *ray = sp_try_alloc((size_t)W * H, 2 * sizeof(float), "the synthetic capture's lens table",
+                              "lower the image size");
+    uint8_t *px = ray ? sp_try_alloc((size_t)W * H * 3, BATCH, "the synthetic capture's images", "lower the image size")
+                     : NULL;
     if (!ray || !px) {
         free(ray), free(images);
         return -1;

@@ -38,10 +38,8 @@ static void apply_sets(sp_config *cfg, const sp_toml_value *arr, const char *tab
         }
         int before = pr->n;
         sp_config_set(cfg, it->s, pr);
-        for (int k = before; k < pr->n; k++) { /* "--set x: ..." -> "chain.toml:7: set x: ..." */
-            const char *msg = pr->items[k];
-            if (!strncmp(msg, "--set ", 6)) msg += 6;
-            char *m = sp_strfmt("%s:%d: %s.set %s", path, it->line, table, msg);
+        for (int k = before; k < pr->n; k++) { /* "x: ..." -> "chain.toml:7: scene.set x: ..." */
+            char *m = sp_strfmt("%s:%d: %s.set %s", path, it->line, table, pr->items[k]);
             free(pr->items[k]);
             pr->items[k] = m;
         }

@@ -1,4 +1,4 @@
-/* checkpoint.c — binary checkpoint: magic, version, step, dataset, stores, curves, CRC-32.
+/* checkpoint.c — binary checkpoint: magic, version, step, dataset, stores, curves, clocks, CRC-32.
  * Little-endian hosts. */
 #include "train/checkpoint.h"
 
@@ -12,8 +12,9 @@
 #include <zlib.h>
 
 #define CK_MAGIC "SPLATCK1"
-/* Version 2 adds the dataset the run trained on and a closing CRC-32; version 1 still reads. */
-#define CK_VERSION 2u
+/* Version 2 adds the dataset the run trained on and a closing CRC-32; version 3 the run's wall
+ * time and the training time of each evaluation, after the curves. Versions 1 and 2 still read. */
+#define CK_VERSION 3u
 
 void sp_series_push(sp_series *s, double x, double y) {
     if (s->n == s->cap) {
@@ -73,11 +74,15 @@ int sp_checkpoint_write(const char *path, const sp_checkpoint *c) {
     put_store(&w, &c->g);
     put_store(&w, &c->m);
     put_store(&w, &c->v);
-    for (int k = 0; k < SP_CURVES; k++) {
-        uint32_t n = (uint32_t)c->curves[k].n;
+    const sp_series *series[SP_CURVES + 1];
+    for (int k = 0; k < SP_CURVES; k++) series[k] = &c->curves[k];
+    series[SP_CURVES] = &c->eval_seconds;
+    for (int k = 0; k <= SP_CURVES; k++) {
+        if (k == SP_CURVES) put(&w, &c->total_seconds, sizeof(double)); /* version 3: the clocks */
+        uint32_t n = (uint32_t)series[k]->n;
         put(&w, &n, sizeof n);
-        put(&w, c->curves[k].x, n * sizeof(double));
-        put(&w, c->curves[k].y, n * sizeof(double));
+        put(&w, series[k]->x, n * sizeof(double));
+        put(&w, series[k]->y, n * sizeof(double));
     }
     uint32_t crc = (uint32_t)w.crc;
     fwrite(&crc, 1, sizeof crc, af.f);
@@ -151,8 +156,8 @@ int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
     }
     /* Every header field is checked, and every count against the bytes the file has left,
      * before anything is allocated. */
-    if (hdr[0] != CK_VERSION && hdr[0] != 1) {
-        rc = sp_error("%s: checkpoint version %u, this splat reads versions 1 and %u", path, hdr[0], CK_VERSION);
+    if (hdr[0] < 1 || hdr[0] > CK_VERSION) {
+        rc = sp_error("%s: checkpoint version %u, this splat reads versions 1 to %u", path, hdr[0], CK_VERSION);
         goto done;
     }
     if (hdr[0] >= 2) { /* a CRC-32 of everything before it closes the file */
@@ -213,13 +218,20 @@ int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
         rc = t == -2 ? -1 : sp_error("%s: truncated checkpoint (expected %d Gaussians)", path, n);
         goto done;
     }
-    for (int k = 0; k < SP_CURVES; k++) {
+    c->total_seconds = NAN; /* versions 1 and 2: unknown */
+    for (int k = 0; k < SP_CURVES + (hdr[0] >= 3); k++) {
+        int clock_ok = k < SP_CURVES || take(&r, &c->total_seconds, sizeof(double)) == 0;
+        double wall = c->total_seconds;
+        if (k == SP_CURVES && clock_ok && !(isnan(wall) || (wall >= 0 && wall < 1e9))) {
+            rc = sp_error("%s: corrupt checkpoint: wall time %g s", path, c->total_seconds);
+            goto done;
+        }
         uint32_t cn;
-        if (take(&r, &cn, sizeof cn) || (size_t)(r.end - r.p) / 16 < (size_t)cn) {
+        if (!clock_ok || take(&r, &cn, sizeof cn) || (size_t)(r.end - r.p) / 16 < (size_t)cn) {
             rc = sp_error("%s: truncated checkpoint curves", path);
             goto done;
         }
-        sp_series *s = &c->curves[k];
+        sp_series *s = k < SP_CURVES ? &c->curves[k] : &c->eval_seconds;
         if (cn) {
             s->cap = s->n = (int)cn;
             s->x = sp_try_alloc((size_t)cn, sizeof(double), path, NULL);
@@ -236,6 +248,12 @@ int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
         rc = sp_error("%s: corrupt checkpoint: %zu unexpected bytes at the end", path, (size_t)(r.end - r.p));
         goto done;
     }
+    if (hdr[0] < 3) /* when the evaluations happened: unknown */
+        for (int i = 0; i < c->curves[SP_CURVE_PSNR].n; i++)
+            sp_series_push(&c->eval_seconds, c->curves[SP_CURVE_PSNR].x[i], NAN);
+    else if (c->eval_seconds.n != c->curves[SP_CURVE_PSNR].n)
+        rc = sp_error("%s: corrupt checkpoint: %d evaluation times for %d PSNR points", path, c->eval_seconds.n,
+                      c->curves[SP_CURVE_PSNR].n);
     /* a model that went non-finite cannot be trained on or rendered: refused before anything uses it */
     const sp_gaussians *stores[3] = {&c->g, &c->m, &c->v};
     const char *store_names[3] = {"parameters", "first Adam moments", "second Adam moments"};
@@ -257,6 +275,7 @@ void sp_checkpoint_free(sp_checkpoint *c) {
     sp_gaussians_free(&c->m);
     sp_gaussians_free(&c->v);
     for (int k = 0; k < SP_CURVES; k++) sp_series_free(&c->curves[k]);
+    sp_series_free(&c->eval_seconds);
     free(c->dataset);
     memset(c, 0, sizeof *c);
 }

@@ -1,5 +1,5 @@
-/* checkpoint.h — everything needed to resume a run: step, parameters, Adam moments and the
- * curves so far. One binary file, written atomically. */
+/* checkpoint.h — everything needed to resume a run: step, parameters, Adam moments, the curves
+ * so far and the run's clocks. One binary file, written atomically. */
 #ifndef SPLAT_CHECKPOINT_H
 #define SPLAT_CHECKPOINT_H
 
@@ -19,10 +19,15 @@ enum { SP_CURVE_LOSS, SP_CURVE_GAUSSIANS, SP_CURVE_PSNR, SP_CURVE_SSIM };
 
 typedef struct {
     int step; /* last completed step */
-    double train_seconds;
+    double train_seconds; /* training time of every session up to this save (steps only) */
     sp_gaussians g, m, v;
     sp_series curves[SP_CURVES];
     char *dataset; /* absolute data.path of the run (malloc'd; NULL: not recorded, version 1) */
+    /* Version 3. total_seconds: wall time of every session up to this save; NaN: unknown (a
+     * version 1 or 2 file, or a run resumed from one). eval_seconds: (step, training seconds) of
+     * each point of the PSNR curve; a NaN value: unknown (read from version 1 or 2: every point). */
+    double total_seconds;
+    sp_series eval_seconds;
 } sp_checkpoint;
 
 /* Largest step a checkpoint may hold (training runs are bounded far below it). */
@@ -32,8 +37,9 @@ typedef struct {
 int sp_checkpoint_write(const char *path, const sp_checkpoint *c);
 /* Reads and checks a checkpoint: every header field (version, step in 0..SP_CHECKPOINT_MAX_STEP,
  * SH degree, curve count) and every count against the bytes the file holds, before anything is
- * allocated, so no allocation exceeds what the file can hold; the checksum (version 2); and that
- * every parameter and moment is finite. Errors name the file. */
+ * allocated, so no allocation exceeds what the file can hold; the checksum (version 2 on); and that
+ * every parameter and moment is finite. Older versions read with what they lack as unknown.
+ * Errors name the file. */
 int sp_checkpoint_read(const char *path, sp_checkpoint *c);
 void sp_checkpoint_free(sp_checkpoint *c);
 

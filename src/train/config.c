@@ -1,6 +1,7 @@
 /* config.c — the configuration schema (one table row per key: type, field, range or allowed
  * words, default, doc) and everything driven by it: defaults, loading a TOML file with every
- * problem collected, --set overrides, the resolved config.toml, and the docs reference. */
+ * problem collected, section.key=value overrides (the CLI's --set), the resolved config.toml,
+ * and the docs reference. Problems name the setting (and the file and line); the CLI adds its flags. */
 #include "train/config.h"
 
 #include <limits.h>
@@ -22,10 +23,15 @@
 #define IN(a, b) SP_CFG_INCL, a, SP_CFG_INCL, b      /* [a, b] */
 #define IN_CO(a, b) SP_CFG_INCL, a, SP_CFG_EXCL, b   /* [a, b) */
 #define IN_OO(a, b) SP_CFG_EXCL, a, SP_CFG_EXCL, b   /* (a, b) */
-#define STR(sec, k, choices, def, doc) {FIELD(sec, k), SP_CFG_STRING, OFF(sec, k), ANY, choices, 0, def, doc}
-#define INT(sec, k, range, def, doc) {FIELD(sec, k), SP_CFG_INT, OFF(sec, k), range, NULL, def, NULL, doc}
-#define FLT(sec, k, range, def, doc) {FIELD(sec, k), SP_CFG_FLOAT, OFF(sec, k), range, NULL, def, NULL, doc}
-#define BOOL(sec, k, def, doc) {FIELD(sec, k), SP_CFG_BOOL, OFF(sec, k), ANY, NULL, def, NULL, doc}
+#define STR(sec, k, choices, def, doc) {FIELD(sec, k), SP_CFG_STRING, OFF(sec, k), ANY, choices, 0, def, doc, 0}
+#define INT(sec, k, range, def, doc) {FIELD(sec, k), SP_CFG_INT, OFF(sec, k), range, NULL, def, NULL, doc, 0}
+#define FLT(sec, k, range, def, doc) {FIELD(sec, k), SP_CFG_FLOAT, OFF(sec, k), range, NULL, def, NULL, doc, 0}
+#define BOOL(sec, k, def, doc) {FIELD(sec, k), SP_CFG_BOOL, OFF(sec, k), ANY, NULL, def, NULL, doc, 0}
+/* Experimental keys: switches kept for measurements and debugging (their A/B did not favour
+ * them, or they test a fallback path); listed apart in docs/config.md and marked in config.toml. */
+#define XSTR(sec, k, choices, def, doc) {FIELD(sec, k), SP_CFG_STRING, OFF(sec, k), ANY, choices, 0, def, doc, 1}
+#define XINT(sec, k, range, def, doc) {FIELD(sec, k), SP_CFG_INT, OFF(sec, k), range, NULL, def, NULL, doc, 1}
+#define XBOOL(sec, k, def, doc) {FIELD(sec, k), SP_CFG_BOOL, OFF(sec, k), ANY, NULL, def, NULL, doc, 1}
 
 static const struct {
     const char *name, *doc;
@@ -85,8 +91,7 @@ const sp_config_field sp_config_schema[] = {
     FLT(init, scale, GE(0), 0.0, "Initial scale in world units; 0 = from nearest-neighbour distances."),
     FLT(init, scale_factor, IN(0, 100), 0.0,
         "Factor on the initial scales from nearest-neighbour distances (init.scale = 0); 0 = by refine.strategy: "
-        "0.3 with mcmc (lego +0.13 dB and 4 % faster, mic and fox unchanged; 3DGS-MCMC's 0.1 costs fox 1 dB), 1 with "
-        "adc (3DGS)."),
+        "0.3 with mcmc, 1 with adc (3DGS)."),
 
     STR(output, run_dir, NULL, "", "Output folder; \"\" = runs/<experiment.name>."),
     BOOL(output, save_renders, 1, "Save the evaluation renders as PNG files."),
@@ -98,8 +103,7 @@ const sp_config_field sp_config_schema[] = {
         "processes). Steps count views seen, in every schedule: the run takes max_steps / global batch Adam "
         "updates. docs/scale.md."),
     STR(trainer, batch_lr, "sqrt|none", "sqrt",
-        "Learning rates for a global batch B > 1: sqrt = multiplied by sqrt(B), none = unchanged (bench/RESULTS.md "
-        "measures both)."),
+        "Learning rates for a global batch B > 1: sqrt = multiplied by sqrt(B), none = unchanged."),
     INT(trainer, eval_every, GE(0), 0, "Evaluate every N steps; 0 = only at the end."),
     INT(trainer, save_every, GE(0), 0, "Save the model every N steps, plus point_cloud/iteration_N/point_cloud.ply (also at the end); 0 = only at the end."),
     INT(trainer, log_every, GE(1), 100, "Log loss and speed every N steps."),
@@ -114,22 +118,14 @@ const sp_config_field sp_config_schema[] = {
         "Step schedules (refine.start, refine.stop, refine.opacity_reset_every, trainer.sh_interval) are written for "
         "a run of this many steps and scaled by max_steps / schedule_steps; 0 = used as written. 30000 makes a "
         "shorter run keep the same shape."),
-    INT(trainer, coarse_scale, IN(1, 64), 1,
-        "Progressive resolution: the first coarse_until of the steps train on views downscaled by this factor, "
-        "then by half of it, ..., 2 (equal parts), then at full resolution; 1 = off. A power of two."),
-    FLT(trainer, coarse_until, IN_OO(0, 1), 0.3,
-        "Progressive resolution: fraction of max_steps trained below full resolution (with coarse_scale > 1)."),
 
     FLT(loss, ssim_weight, IN(0, 1), 0.2, "Loss = (1 - w) * L1 + w * (1 - SSIM)."),
 
     INT(refine, start, GE(0), 500, "First step of densification."),
-    INT(refine, stop, GE(0), 12500,
-        "adc: no densification after this step (12500 rather than 3DGS's 15000: with pruning by blend weight the "
-        "same quality sooner; bench/RESULTS.md). mcmc stops at mcmc_stop."),
+    INT(refine, stop, GE(0), 12500, "adc: no densification after this step. mcmc stops at mcmc_stop."),
     INT(refine, every, GE(1), 100, "Densify every N steps between start and stop."),
     FLT(refine, grad_threshold, GT(0), 0.00012,
-        "Densify Gaussians whose mean view-space position gradient exceeds this (1.2e-4 rather than 3DGS's 2e-4: "
-        "more candidates, of which pruning by blend weight keeps those that matter; bench/RESULTS.md)."),
+        "Densify Gaussians whose mean view-space position gradient exceeds this."),
     FLT(refine, percent_dense, GT(0), 0.01,
         "Gaussians larger than this fraction of the scene extent are split, smaller ones cloned."),
     INT(refine, split_count, IN(2, 8), 2, "Number of Gaussians a split produces."),
@@ -137,13 +133,10 @@ const sp_config_field sp_config_schema[] = {
     FLT(refine, prune_opacity, IN(0, 1), 0.005, "Prune Gaussians whose opacity is below this."),
     FLT(refine, prune_world_scale, GE(0), 0.1,
         "Prune Gaussians larger than this fraction of the scene extent; 0 = off."),
-    FLT(refine, prune_screen_px, GE(0), 0.0, "Prune Gaussians whose screen radius exceeds this (pixels); 0 = off (3DGS's rule never fires)."),
     STR(refine, opacity_mode, "decay|reset|none", "decay",
         "How unneeded Gaussians fade: decay = every opacity shrinks a little at each refine step, reset = "
         "opacities are lowered to opacity_reset_value periodically, none = neither."),
-    FLT(refine, opacity_decay, IN(0, 1), 0.08,
-        "decay mode: fraction every opacity shrinks at each refine step (0.08 rather than 0.05: with prune_weight "
-        "0.2 it clears the floaters of captured scenes; bench/RESULTS.md)."),
+    FLT(refine, opacity_decay, IN(0, 1), 0.08, "decay mode: fraction every opacity shrinks at each refine step."),
     INT(refine, opacity_reset_every, GE(1), 3000,
         "reset mode: reset opacities every N steps, none in the last N steps of a run."),
     FLT(refine, opacity_reset_value, IN_OO(0, 1), 0.01, "reset mode: opacities above this are lowered to it."),
@@ -159,18 +152,15 @@ const sp_config_field sp_config_schema[] = {
         "records the choice."),
     INT(refine, max_gaussians, GE(0), 0,
         "mcmc: the Gaussian budget. The count grows by mcmc_grow per refine until it reaches this, and never passes "
-        "it (capacity stays adc's cap). 0 = auto, from the capture: 280k per 128 million training pixels (lego's 100 "
-        "views of 800x800 and fox's 58 of 1067x1902 get 280k), never under 280k nor under twice the sparse points, at most 20M and what half "
-        "of the device's free memory holds; the run logs the rule and config.toml records the number "
-        "(docs/config.md, \"Large captures\")."),
+        "it (capacity stays adc's cap). 0 = auto, from the capture: 280k per 128 million training pixels, never "
+        "under 280k nor under twice the sparse points, at most 20M and what half of the device's free memory "
+        "holds; the run logs the rule and config.toml records the number (docs/config.md, \"Large captures\")."),
     INT(refine, mcmc_stop, GE(0), 25000, "mcmc: no relocation or growth after this step (the 3DGS-MCMC schedule)."),
     FLT(refine, mcmc_grow, IN(0, 10), 0.05, "mcmc: fraction of the count added at each refine step, up to max_gaussians."),
     FLT(refine, mcmc_noise_lr, GE(0), 500000.0,
         "mcmc: position noise of every step, times the means learning rate, shaped by each Gaussian's covariance and "
         "gated to nearly transparent ones; 0 = off."),
-    FLT(refine, mcmc_opacity_reg, GE(0), 0.001,
-        "mcmc: weight of the L1 regularizer on opacities (mean over Gaussians); 0.001 rather than 3DGS-MCMC's 0.01: "
-        "lego +0.4 dB and 20 % faster at the same budget (bench/RESULTS.md)."),
+    FLT(refine, mcmc_opacity_reg, GE(0), 0.001, "mcmc: weight of the L1 regularizer on opacities (mean over Gaussians)."),
     FLT(refine, mcmc_scale_reg, GE(0), 0.01, "mcmc: weight of the L1 regularizer on scales (mean over Gaussians and axes)."),
     FLT(refine, prune_weight, IN_CO(0, 1), 0.2,
         "Fraction of the Gaussians removed at each prune by blend weight: those whose blending weights (alpha T) "
@@ -184,8 +174,7 @@ const sp_config_field sp_config_schema[] = {
         "Learning rate of the means at the last step (exponential decay in between), relative to the scene extent."),
     FLT(adam, scales_lr, GT(0), 0.005, "Learning rate of the log-scales."),
     FLT(adam, quats_lr, GT(0), 0.001, "Learning rate of the rotations (quaternions)."),
-    FLT(adam, opacity_lr, GT(0), 0.05,
-        "Learning rate of the opacity logits (0.05, 3DGS-MCMC's: 0.025 costs mcmc 0.5 dB on mic; bench/RESULTS.md)."),
+    FLT(adam, opacity_lr, GT(0), 0.05, "Learning rate of the opacity logits."),
     FLT(adam, sh_dc_lr, GT(0), 0.0025, "Learning rate of the SH DC (base colour) coefficients."),
     FLT(adam, sh_rest_lr, GT(0), 0.000125, "Learning rate of the higher-degree SH coefficients."),
     FLT(adam, beta1, IN_CO(0, 1), 0.9, "Adam first-moment decay."),
@@ -205,23 +194,19 @@ const sp_config_field sp_config_schema[] = {
     INT(backend, threads, IN(0, 1024), 0,
         "CPU threads; 0 = automatic (the cores, fewer when the machine is busy). At most 1024."),
     BOOL(backend, profile, 0, "Time every stage and report the shares."),
-    BOOL(backend, cas_atomics, 0,
-         "GPU: float atomic adds through a compare-and-swap loop even where the device has native float atomics "
-         "(checks the fallback path that devices without them take)."),
+    XBOOL(backend, cas_atomics, 0,
+          "GPU: float atomic adds through a compare-and-swap loop even where the device has native float atomics "
+          "(checks the fallback path that devices without them take)."),
     BOOL(backend, deterministic, 0, "Fixed-order reductions: identical results for identical seeds (slower on GPU)."),
     STR(backend, devices, NULL, "1",
         "cuda: GPUs of this process, a count (\"2\": devices 0 and 1) or ids (\"0,2\"); more than one trains a "
         "replica on each and sums gradients over NCCL. docs/scale.md."),
-    INT(backend, reduce_chunks, IN(1, 8), 1,
-        "Several GPUs: the gradient all-reduce in up to this many chunks, Adam on each as soon as it is summed "
-        "(1 = the whole all-reduce, then Adam; measured as fast as 4 on two H200); the result is the same. "
-        "docs/scale.md."),
+    XINT(backend, reduce_chunks, IN(1, 8), 1,
+         "Several GPUs: the gradient all-reduce in up to this many chunks, Adam on each as soon as it is summed "
+         "(1 = the whole all-reduce, then Adam); the result is the same. docs/scale.md."),
     BOOL(backend, check_replicas, 0,
          "Several GPUs: after every refine, compare a checksum of every replica's parameters and stop if they "
          "differ (debugging)."),
-    STR(backend, backward, "pixel|splat", "pixel",
-        "CUDA backward_raster variant: per pixel (warp reductions) or per splat (forward keeps per-pixel state "
-        "every 32 Gaussians). Both give the same gradients; bench/RESULTS.md compares their speed."),
 };
 const int sp_config_schema_len = (int)(sizeof sp_config_schema / sizeof *sp_config_schema);
 
@@ -230,6 +215,47 @@ const sp_config_field *sp_config_find(const char *section, const char *key) {
         if (!strcmp(sp_config_schema[k].section, section) && !strcmp(sp_config_schema[k].key, key))
             return &sp_config_schema[k];
     return NULL;
+}
+
+/* ---- removed keys ---- */
+/* Keys an earlier splat had. A file or --set that still gives one is told that it was removed
+ * and why. The value every earlier run's config.toml recorded by default (which is also what
+ * splat does now) is accepted and ignored, so run folders of earlier versions still resume and
+ * evaluate. */
+static const struct {
+    const char *section, *key;
+    double old_default;     /* a number's */
+    const char *old_string; /* a string's (NULL: a number) */
+    const char *why;
+} removed_keys[] = {
+    {"trainer", "coarse_scale", 1, NULL,
+     "progressive resolution cost quality in every measurement (bench/RESULTS.md); runs train at full resolution"},
+    {"trainer", "coarse_until", 0.3, NULL,
+     "progressive resolution cost quality in every measurement (bench/RESULTS.md); runs train at full resolution"},
+    {"refine", "prune_screen_px", 0, NULL,
+     "pruning by screen radius was off by default and never measured better; refine.prune_world_scale and "
+     "refine.prune_weight remain"},
+    {"backend", "backward", 0, "pixel",
+     "the per-splat backward pass was slower than the per-pixel one in every measurement (bench/RESULTS.md); "
+     "the cuda backend has the per-pixel one only"},
+};
+#define NREMOVED ((int)(sizeof removed_keys / sizeof *removed_keys))
+
+/* -1 when section.key is not a removed key; 0 when it is and v is its old default (ignored);
+ * 1 when it is and v asks for something else: why gets the text after the key's name. */
+static int removed_key(const char *section, const char *key, const sp_toml_value *v, char *why, size_t n) {
+    for (int k = 0; k < NREMOVED; k++) {
+        if (strcmp(removed_keys[k].section, section) || strcmp(removed_keys[k].key, key)) continue;
+        if (removed_keys[k].old_string) {
+            if (v && v->type == SP_TOML_STRING && !strcmp(v->s, removed_keys[k].old_string)) return 0;
+        } else {
+            double x = v && v->type == SP_TOML_INT ? (double)v->i : v && v->type == SP_TOML_FLOAT ? v->f : NAN;
+            if (x == removed_keys[k].old_default) return 0;
+        }
+        snprintf(why, n, "was removed: %s; leave it out", removed_keys[k].why);
+        return 1;
+    }
+    return -1;
 }
 
 static bool section_known(const char *name) {
@@ -478,6 +504,11 @@ static int apply_doc(const char *path, sp_toml_doc *dp, int before, sp_config *c
                 continue;
             }
             const sp_config_field *f = sp_config_find(tab->name, e->key);
+            int gone = f ? -1 : removed_key(tab->name, e->key, e->invalid ? NULL : &e->value, why, sizeof why);
+            if (gone >= 0) {
+                if (gone) sp_problems_add(problems, "%s:%d: %s.%s %s", path, e->line, tab->name, e->key, why);
+                continue;
+            }
             if (!f) {
                 key_hint(tab->name, e->key, hint, sizeof hint);
                 sp_problems_add(problems, "%s:%d: unknown key %s.%s%s", path, e->line, tab->name, e->key, hint);
@@ -526,7 +557,7 @@ int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems) {
     char *eq = strchr(buf, '=');
     int rc = -1;
     if (!eq) {
-        sp_problems_add(problems, "--set %s: expected section.key=value", trim(buf));
+        sp_problems_add(problems, "%s: expected section.key=value", trim(buf));
         goto done;
     }
     *eq = 0;
@@ -535,8 +566,8 @@ int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems) {
         const char *home = NULL;
         for (int j = 0; j < sp_config_schema_len && !home; j++)
             if (!strcmp(sp_config_schema[j].key, name)) home = sp_config_schema[j].section;
-        if (home) sp_problems_add(problems, "--set %s: expected section.key=value (did you mean %s.%s?)", name, home, name);
-        else sp_problems_add(problems, "--set %s: expected section.key=value", name);
+        if (home) sp_problems_add(problems, "%s: expected section.key=value (did you mean %s.%s?)", name, home, name);
+        else sp_problems_add(problems, "%s: expected section.key=value", name);
         goto done;
     }
     *dot = 0;
@@ -544,13 +575,26 @@ int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems) {
     char hint[1024], why[512];
     if (!section_known(section)) {
         section_hint(section, hint, sizeof hint);
-        sp_problems_add(problems, "--set %s.%s: unknown section [%s]%s", section, key, section, hint);
+        sp_problems_add(problems, "%s.%s: unknown section [%s]%s", section, key, section, hint);
         goto done;
     }
     const sp_config_field *f = sp_config_find(section, key);
     if (!f) {
+        sp_toml_value rv;
+        int parsed = sp_toml_parse_value(text, &rv) == 0;
+        if (!parsed && text[0] != '"' && text[0] != '\'') { /* an unquoted word, as for a string key */
+            memset(&rv, 0, sizeof rv);
+            rv.type = SP_TOML_STRING;
+            rv.s = sp_strdup(text);
+            parsed = 1;
+        }
+        int gone = removed_key(section, key, parsed ? &rv : NULL, why, sizeof why);
+        if (parsed) sp_toml_value_free(&rv);
+        if (gone == 0) rc = 0; /* the old default: ignored */
+        if (gone > 0) sp_problems_add(problems, "%s.%s: %s", section, key, why);
+        if (gone >= 0) goto done;
         key_hint(section, key, hint, sizeof hint);
-        sp_problems_add(problems, "--set %s.%s: unknown key %s.%s%s", section, key, section, key, hint);
+        sp_problems_add(problems, "%s.%s: unknown key%s", section, key, hint);
         goto done;
     }
     sp_toml_value v;
@@ -561,15 +605,15 @@ int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems) {
         v.s = sp_strdup(text);
     } else if (sp_toml_parse_value(text, &v)) {
         if (f->type == SP_CFG_STRING)
-            sp_problems_add(problems, "--set %s.%s: %s", section, key, sp_last_error());
+            sp_problems_add(problems, "%s.%s: %s", section, key, sp_last_error());
         else
-            sp_problems_add(problems, "--set %s.%s: must be %s, got '%s'", section, key,
+            sp_problems_add(problems, "%s.%s: must be %s, got '%s'", section, key,
                             f->type == SP_CFG_INT ? "an integer" : f->type == SP_CFG_FLOAT ? "a number" : "true or false",
                             text);
         goto done;
     }
     rc = apply_value(c, f, &v, why, sizeof why);
-    if (rc) sp_problems_add(problems, "--set %s.%s: %s", section, key, why);
+    if (rc) sp_problems_add(problems, "%s.%s: %s", section, key, why);
     sp_toml_value_free(&v);
 done:
     free(buf);
@@ -579,7 +623,7 @@ done:
 int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
     int before = problems->n;
     if (!c->data.path[0])
-        sp_problems_add(problems, "data.path is required (set it in the config file or with --set data.path=DIR)");
+        sp_problems_add(problems, "data.path is required (the dataset folder to train on)");
     if (!c->output.run_dir[0] && (!c->experiment.name[0] || strchr(c->experiment.name, '/') ||
                                   !strcmp(c->experiment.name, ".") || !strcmp(c->experiment.name, "..")))
         sp_problems_add(problems, "experiment.name = \"%s\": must be a non-empty name without '/', and not \".\" or "
@@ -630,13 +674,6 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
     if (c->trainer.batch > 1 && !strcmp(c->backend.kind, "vulkan"))
         sp_problems_add(problems, "trainer.batch = %d: the vulkan backend trains one view per Adam step (batch 1); "
                                   "batches need the cpu or cuda backend", c->trainer.batch);
-    if (c->trainer.coarse_scale & (c->trainer.coarse_scale - 1))
-        sp_problems_add(problems, "trainer.coarse_scale = %d is not a power of two (1 = off, 2, 4, 8, ...)",
-                        c->trainer.coarse_scale);
-    if (c->trainer.coarse_scale > 1 && c->data.cache_mb > 0)
-        sp_problems_add(problems, "trainer.coarse_scale = %d with data.cache_mb = %d: progressive resolution keeps "
-                                  "downscaled copies of every training image in memory; use one or the other",
-                        c->trainer.coarse_scale, c->data.cache_mb);
     if (!strcmp(c->refine.strategy, "mcmc")) {
         int ids[SP_MAX_DEVICES];
         if (sp_parse_devices(c->backend.devices, 0, ids) > 1)
@@ -689,7 +726,8 @@ char *sp_config_to_toml(const sp_config *c) {
             if (strcmp(f->section, sections[s].name)) continue;
             char allowed[256];
             describe_allowed(f, allowed, sizeof allowed);
-            char *doc = allowed[0] ? sp_strfmt("%s Allowed: %s.", f->doc, allowed) : sp_strdup(f->doc);
+            char *doc = sp_strfmt("%s%s%s%s%s", f->experimental ? "Experimental: " : "", f->doc,
+                                  allowed[0] ? " Allowed: " : "", allowed, allowed[0] ? "." : "");
             sp_tomlw_comment(&w, doc);
             free(doc);
             write_field(&w, c, f);
@@ -753,6 +791,36 @@ static void md_cell(mdbuf *b, const char *s) {
     }
 }
 
+/* One row of a key table. */
+static void md_row(mdbuf *b, const sp_config_field *f) {
+    static const char *types[] = {"string", "integer", "float", "boolean"};
+    char t[512], def[300];
+    switch (f->type) {
+    case SP_CFG_STRING: snprintf(def, sizeof def, "\"%s\"", f->def_str); break;
+    case SP_CFG_INT: snprintf(def, sizeof def, "%.0f", f->def_num); break;
+    case SP_CFG_FLOAT: sp_toml_format_float(f->def_num, def); break;
+    case SP_CFG_BOOL: snprintf(def, sizeof def, "%s", f->def_num ? "true" : "false"); break;
+    }
+    snprintf(t, sizeof t, "| `%s.%s` | %s | `%s` | ", f->section, f->key, types[f->type], def);
+    md_put(b, t);
+    if (f->choices) {
+        for (const char *p = f->choices; *p;) {
+            size_t m = strcspn(p, "|");
+            snprintf(t, sizeof t, "%s`%.*s`", p == f->choices ? "" : ", ", (int)m, p);
+            md_put(b, t);
+            p += m + (p[m] == '|');
+        }
+    } else {
+        describe_allowed(f, t, sizeof t);
+        md_cell(b, t[0] ? t : (f->type == SP_CFG_BOOL ? "true, false" : "any"));
+    }
+    md_put(b, " | ");
+    md_cell(b, f->doc);
+    md_put(b, " |\n");
+}
+
+#define MD_HEADER "\n\n| Key | Type | Default | Allowed | Meaning |\n|---|---|---|---|---|\n"
+
 char *sp_config_docs_markdown(void) {
     mdbuf b = {0};
     char t[512];
@@ -761,35 +829,16 @@ char *sp_config_docs_markdown(void) {
         snprintf(t, sizeof t, "%s### [%s]\n\n", s ? "\n" : "", sections[s].name);
         md_put(&b, t);
         md_cell(&b, sections[s].doc);
-        md_put(&b, "\n\n| Key | Type | Default | Allowed | Meaning |\n|---|---|---|---|---|\n");
-        for (int k = 0; k < sp_config_schema_len; k++) {
-            const sp_config_field *f = &sp_config_schema[k];
-            if (strcmp(f->section, sections[s].name)) continue;
-            static const char *types[] = {"string", "integer", "float", "boolean"};
-            char def[300];
-            switch (f->type) {
-            case SP_CFG_STRING: snprintf(def, sizeof def, "\"%s\"", f->def_str); break;
-            case SP_CFG_INT: snprintf(def, sizeof def, "%.0f", f->def_num); break;
-            case SP_CFG_FLOAT: sp_toml_format_float(f->def_num, def); break;
-            case SP_CFG_BOOL: snprintf(def, sizeof def, "%s", f->def_num ? "true" : "false"); break;
-            }
-            snprintf(t, sizeof t, "| `%s.%s` | %s | `%s` | ", f->section, f->key, types[f->type], def);
-            md_put(&b, t);
-            if (f->choices) {
-                for (const char *p = f->choices; *p;) {
-                    size_t m = strcspn(p, "|");
-                    snprintf(t, sizeof t, "%s`%.*s`", p == f->choices ? "" : ", ", (int)m, p);
-                    md_put(&b, t);
-                    p += m + (p[m] == '|');
-                }
-            } else {
-                describe_allowed(f, t, sizeof t);
-                md_cell(&b, t[0] ? t : (f->type == SP_CFG_BOOL ? "true, false" : "any"));
-            }
-            md_put(&b, " | ");
-            md_cell(&b, f->doc);
-            md_put(&b, " |\n");
-        }
+        md_put(&b, MD_HEADER);
+        for (int k = 0; k < sp_config_schema_len; k++)
+            if (!strcmp(sp_config_schema[k].section, sections[s].name) && !sp_config_schema[k].experimental)
+                md_row(&b, &sp_config_schema[k]);
     }
+    md_put(&b, "\n### Experimental\n\n");
+    md_cell(&b, "Switches kept for measurements and debugging, not for use: their A/B did not favour them, or they "
+                "exercise a fallback path. They keep their sections' names; the run's config.toml marks them.");
+    md_put(&b, MD_HEADER);
+    for (int k = 0; k < sp_config_schema_len; k++)
+        if (sp_config_schema[k].experimental) md_row(&b, &sp_config_schema[k]);
     return b.s;
 }

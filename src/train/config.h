@@ -50,8 +50,6 @@ typedef struct {
         char batch_lr[SP_CONFIG_WORD_MAX]; /* sqrt | none */
         double target_psnr; /* 0 = off */
         int schedule_steps; /* 0 = step schedules as written; N = written for N steps, scaled to max_steps */
-        int coarse_scale;   /* progressive resolution: 1 = off, else a power of two */
-        double coarse_until; /* fraction of max_steps trained below full resolution */
     } trainer;
     struct {
         double ssim_weight;
@@ -60,7 +58,7 @@ typedef struct {
         int start, stop, every;
         double grad_threshold, percent_dense;
         int split_count;
-        double split_shrink, prune_opacity, prune_world_scale, prune_screen_px;
+        double split_shrink, prune_opacity, prune_world_scale;
         char opacity_mode[SP_CONFIG_WORD_MAX]; /* decay | reset | none */
         double opacity_decay;
         int opacity_reset_every;
@@ -86,7 +84,6 @@ typedef struct {
         int threads, reduce_chunks;
         bool profile, deterministic, cas_atomics, check_replicas;
         char devices[64]; /* "N" or "0,1,..." (backend/dist.h) */
-        char backward[SP_CONFIG_WORD_MAX]; /* pixel | splat (cuda) */
     } backend;
 } sp_config;
 
@@ -107,6 +104,8 @@ typedef struct {
     double def_num;      /* default of int, float and bool keys */
     const char *def_str; /* default of string keys */
     const char *doc;     /* one line */
+    int experimental;    /* kept for measurements and debugging, not for use: docs/config.md lists these
+                            keys apart, config.toml marks them */
 } sp_config_field;
 
 extern const sp_config_field sp_config_schema[];
@@ -116,7 +115,7 @@ const sp_config_field *sp_config_find(const char *section, const char *key);
 
 void sp_config_defaults(sp_config *c);
 /* sp_config_defaults, then the file applied over it. Collects every problem (syntax error,
- * unknown section or key, wrong type, out-of-range value, word not allowed) as
+ * unknown section or key, a removed key, wrong type, out-of-range value, word not allowed) as
  * "path:LINE: message" into problems; returns -1 if there was any (valid keys are still applied). */
 int sp_config_load(const char *path, sp_config *c, sp_problems *problems);
 /* Applies the file over c's current values (layering); same problems as sp_config_load. */
@@ -124,8 +123,8 @@ int sp_config_apply_file(const char *path, sp_config *c, sp_problems *problems);
 /* The same for TOML text; problems name `name` ("name:LINE: ...") as they would a file. */
 int sp_config_apply_text(const char *text, const char *name, sp_config *c, sp_problems *problems);
 /* Applies "section.key=value" (the CLI's --set). value is a TOML value; for string keys an
- * unquoted value is taken literally (--set data.path=/x/y). Problems read
- * "--set section.key: message". Returns -1 on any problem (c unchanged then). */
+ * unquoted value is taken literally (data.path=/x/y). Problems read "section.key: message" (the
+ * CLI prints them as "--set section.key: message"). Returns -1 on any problem (c unchanged then). */
 int sp_config_set(sp_config *c, const char *assignment, sp_problems *problems);
 /* Checks that need the whole config: data.path is set, init.count fits refine.capacity. */
 int sp_config_validate_for_training(const sp_config *c, sp_problems *problems);

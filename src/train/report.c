@@ -75,7 +75,23 @@ int sp_report_target(const sp_series *psnr, const sp_series *seconds, double tar
     return 0;
 }
 
+/* 1 if every value of s is known (not NaN). */
+static int all_known(const sp_series *s) {
+    for (int i = 0; i < s->n; i++)
+        if (isnan(s->y[i])) return 0;
+    return 1;
+}
+
 int sp_report_write(const char *path, const sp_report *r) {
+    /* Clocks an older checkpoint did not record are left out and named (docs/runs.md). */
+    const char *unknown[3];
+    int n_unknown = 0;
+    double target = r->cfg->trainer.target_psnr, tsec = NAN;
+    int ts = 0;
+    int reached = target > 0 && sp_report_target(&r->curves[SP_CURVE_PSNR], r->eval_seconds, target, &ts, &tsec);
+    if (isnan(r->total_seconds)) unknown[n_unknown++] = "total_seconds";
+    if (r->eval_seconds && !all_known(r->eval_seconds)) unknown[n_unknown++] = "psnr_seconds";
+    if (reached && isnan(tsec)) unknown[n_unknown++] = "target_seconds";
     sp_toml_writer w;
     sp_tomlw_init(&w);
     sp_tomlw_comment(&w, "splat run result. Metrics are computed on renders quantized to 8 bits.");
@@ -106,21 +122,25 @@ int sp_report_write(const char *path, const sp_report *r) {
     }
     sp_tomlw_int(&w, "num_gaussians", r->num_gaussians);
     sp_tomlw_int(&w, "steps", r->steps);
+    /* every session of the run (a resumed run's earlier ones too), then this session's wall time */
     put_float(&w, "train_seconds", r->train_seconds, SEC_DEC);
-    put_float(&w, "total_seconds", r->total_seconds, SEC_DEC);
+    if (!isnan(r->total_seconds)) put_float(&w, "total_seconds", r->total_seconds, SEC_DEC);
+    put_float(&w, "session_seconds", r->session_seconds, SEC_DEC);
     put_float(&w, "steps_per_second", r->train_seconds > 0 ? r->steps / r->train_seconds : 0, SEC_DEC);
     /* time to quality: the first evaluation at or above trainer.target_psnr */
-    double target = r->cfg->trainer.target_psnr;
     if (target > 0) {
-        int ts = 0;
-        double tsec = NAN;
         put_float(&w, "target_psnr", target, PSNR_DEC);
-        if (sp_report_target(&r->curves[SP_CURVE_PSNR], r->eval_seconds, target, &ts, &tsec)) {
+        if (reached) {
             sp_tomlw_int(&w, "target_step", ts);
-            put_float(&w, "target_seconds", tsec, SEC_DEC);
+            if (!isnan(tsec)) put_float(&w, "target_seconds", tsec, SEC_DEC);
         } else {
             sp_tomlw_bool(&w, "target_reached", false);
         }
+    }
+    if (n_unknown) {
+        sp_tomlw_string_array(&w, "unknown", unknown, n_unknown);
+        sp_tomlw_string(&w, "unknown_why", "the run was resumed from a checkpoint of an earlier splat, which did not "
+                                           "record the wall time of its sessions nor when its evaluations happened");
     }
     if (r->profile && r->profile->peak_bytes > 0) sp_tomlw_int(&w, "peak_memory_bytes", r->profile->peak_bytes);
     if (r->peak_host_mib > 0) put_float(&w, "peak_host_mib", r->peak_host_mib, 1);
@@ -132,8 +152,9 @@ int sp_report_write(const char *path, const sp_report *r) {
     curve(&w, "loss_step", "loss", &r->curves[SP_CURVE_LOSS], LOSS_SIG);
     curve(&w, "gaussians_step", "gaussians", &r->curves[SP_CURVE_GAUSSIANS], INT_VALUES);
     curve(&w, "psnr_step", "psnr", &r->curves[SP_CURVE_PSNR], PSNR_DEC);
-    /* training seconds at each evaluation (nan: before a resume, not recorded) */
-    if (r->eval_seconds) put_floats(&w, "psnr_seconds", r->eval_seconds->y, r->eval_seconds->n, SEC_DEC);
+    /* training seconds (every session's) at each evaluation, when all are known */
+    if (r->eval_seconds && all_known(r->eval_seconds))
+        put_floats(&w, "psnr_seconds", r->eval_seconds->y, r->eval_seconds->n, SEC_DEC);
     curve(&w, "ssim_step", "ssim", &r->curves[SP_CURVE_SSIM], SSIM_DEC);
 
     const sp_profile *p = r->profile;

@@ -15,10 +15,12 @@ typedef struct {
     const char *status; /* complete | interrupted | diverged */
     const char *version, *commit, *backend;
     int steps, num_gaussians;
-    double train_seconds, total_seconds;
+    /* docs/runs.md: train_seconds (training steps) and total_seconds (wall time) count every session
+     * of the run, session_seconds this one's wall time; NaN: unknown (left out, and said so) */
+    double train_seconds, total_seconds, session_seconds;
     const sp_eval_result *test, *val; /* NULL when not evaluated */
     const sp_series *curves;          /* [SP_CURVES] */
-    const sp_series *eval_seconds;    /* training seconds at each PSNR curve point (may be NULL) */
+    const sp_series *eval_seconds;    /* training seconds at each PSNR curve point, NaN where unknown (may be NULL) */
     const sp_profile *profile;
     double profile_seconds; /* training seconds the profile covers (this session's; 0: train_seconds) */
     double peak_host_mib; /* peak resident host memory of the process (> 0: written) */

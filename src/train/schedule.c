@@ -1,5 +1,6 @@
 /* schedule.c — per-step schedules of the training loop as pure functions of the config
- * (schedule.h); the loop in train.c asks them what to do, tests/test_schedule.c checks them. */
+ * (schedule.h); the loop in train.c and the refine strategies ask them what to do,
+ * tests/test_schedule.c checks them. */
 #include "train/schedule.h"
 
 #include <math.h>
@@ -23,17 +24,6 @@ void sp_schedule_make(const sp_config *c, sp_schedule *s) {
     s->opacity_reset_every = scaled(c, c->refine.opacity_reset_every, 1);
     s->sh_interval = scaled(c, c->trainer.sh_interval, 1);
     s->prune_weight_every = c->refine.prune_weight_every > 0 ? scaled(c, c->refine.prune_weight_every, 1) : 0;
-    int levels = 0;
-    while ((1 << (levels + 1)) <= c->trainer.coarse_scale) levels++;
-    s->coarse_levels = levels;
-    s->coarse_steps = levels ? (int)lround(c->trainer.coarse_until * c->trainer.max_steps) : 0;
-    if (s->coarse_steps < levels) s->coarse_levels = s->coarse_steps = 0; /* too short to ramp: off */
-}
-
-int sp_schedule_level(const sp_schedule *s, int step) {
-    if (s->coarse_levels <= 0 || step > s->coarse_steps || step < 1) return 0;
-    int part = (int)((long long)(step - 1) * s->coarse_levels / s->coarse_steps);
-    return s->coarse_levels - part;
 }
 
 int sp_schedule_sh_degree(const sp_schedule *s, const sp_config *c, int step) {
@@ -51,8 +41,4 @@ int sp_schedule_prune_weight_due(const sp_schedule *s, int step) {
     if (step == s->refine_stop) return 1;
     return s->prune_weight_every > 0 && step > s->refine_start && step < s->refine_stop &&
            step % s->prune_weight_every == 0;
-}
-
-float sp_schedule_prune_screen_px(const sp_config *c, int level) {
-    return (float)(c->refine.prune_screen_px / (double)(1 << level));
 }

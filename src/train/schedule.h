@@ -1,7 +1,6 @@
 /* schedule.h — what the trainer does at each step, as pure functions of the config: the
- * densification window, the SH degree ramp, the opacity-reset spacing (all optionally scaled to
- * the run's length: trainer.schedule_steps) and the resolution level of progressive resolution
- * (trainer.coarse_scale, trainer.coarse_until). docs/config.md describes the keys. */
+ * densification window, the SH degree ramp and the opacity-reset spacing (all optionally scaled
+ * to the run's length: trainer.schedule_steps). docs/config.md describes the keys. */
 #ifndef SPLAT_SCHEDULE_H
 #define SPLAT_SCHEDULE_H
 
@@ -12,15 +11,9 @@ typedef struct {
     int refine_start, refine_stop, opacity_reset_every, sh_interval;
     int prune_weight_every; /* refine.prune_weight_every scaled; 0: at refine_stop only */
     int refine_every; /* never scaled: each refine averages the statistics of this many views */
-    /* progressive resolution: steps 1 .. coarse_steps train below full resolution, in
-     * coarse_levels equal parts at 1/coarse_scale, then half as coarse, ..., 1/2 */
-    int coarse_levels; /* log2(trainer.coarse_scale); 0 = off */
-    int coarse_steps;
 } sp_schedule;
 
 void sp_schedule_make(const sp_config *c, sp_schedule *s);
-/* Resolution level of a step (1-based): 0 = full resolution, j = 1/2^j. */
-int sp_schedule_level(const sp_schedule *s, int step);
 /* Active SH degree of a step: one more every sh_interval steps, up to trainer.sh_degree. */
 int sp_schedule_sh_degree(const sp_schedule *s, const sp_config *c, int step);
 /* 1 if `step` ends with a densification (after refine_start, every refine_every, before
@@ -30,10 +23,5 @@ int sp_schedule_collect_stats(const sp_schedule *s, int step);
 /* 1 if the step prunes by blend weight (when refine.prune_weight is on): at refine_stop, and every
  * prune_weight_every steps strictly between refine_start and refine_stop. */
 int sp_schedule_prune_weight_due(const sp_schedule *s, int step);
-/* refine.prune_screen_px is in full-resolution pixels; screen radii are measured on the view a
- * step trains on. The threshold of a refine at a step of level j is prune_screen_px / 2^j (a
- * Gaussian spans 1/2^j of the pixels across at level j). Levels never get coarser during a run, so
- * j is the finest level of the steps whose radii the refine sees. */
-float sp_schedule_prune_screen_px(const sp_config *c, int level);
 
 #endif

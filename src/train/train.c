@@ -4,9 +4,9 @@
  * replace an existing one without force), the checkpoint when resuming (against the config),
  * the dataset, the backend and the initial Gaussians. Then the commit: the old run's files go
  * (force), log.txt and config.toml are written, and for each step it picks a view and
- * background, runs one backend step, refines on schedule, logs, evaluates and saves on
- * schedule. At the end (or when cancelled) it writes point_cloud.ply, checkpoint.bin, renders/,
- * curves.png and result.toml. */
+ * background, runs one backend step, lets the refine strategy (strategy.h: adc, mcmc) act,
+ * logs, evaluates and saves on schedule. At the end (or when cancelled) it writes
+ * point_cloud.ply, checkpoint.bin, renders/, curves.png and result.toml. */
 #include "train/train.h"
 
 #include <errno.h>
@@ -27,11 +27,9 @@
 #include "backend/dist.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
-#include "train/mcmc.h"
-#include "train/prune.h"
-#include "train/pyramid.h"
 #include "train/report.h"
 #include "train/schedule.h"
+#include "train/strategy.h"
 #include "train/stream.h"
 #include "train/viewsched.h"
 
@@ -72,20 +70,20 @@ static char *existing_run_files(const char *dir) {
     return list;
 }
 
-/* 0 when --force could remove every file of the old run (and the temporaries); else the error
- * names the first that it could not, and nothing is removed. */
+/* 0 when force (sp_train_opts) could remove every file of the old run (and the temporaries);
+ * else the error names the first that it could not, and nothing is removed. */
 static int old_run_removable(const char *dir) {
     for (int i = 0; sp_train_run_files[i]; i++) {
         char *p = run_file_path(dir, i);
         int rc = sp_tree_removable(p);
         free(p);
-        if (rc) return sp_error_prefix("--force cannot replace the run in %s (it removes all of the old run or "
-                                       "nothing)", dir);
+        if (rc) return sp_error_prefix("cannot replace the run in %s (train options: force; it removes all of the "
+                                       "old run or nothing)", dir);
     }
     return 0;
 }
 
-/* --force: removes the old run's files (and temporaries of interrupted writes), nothing else;
+/* force: removes the old run's files (and temporaries of interrupted writes), nothing else;
  * all of them or, when one could not be removed, none. */
 static int remove_old_run(const char *dir) {
     if (old_run_removable(dir)) return -1;
@@ -123,33 +121,21 @@ static float means_lr(const sp_config *cfg, int step, float extent) {
     return (float)(exp(a + (b - a) * t) * extent);
 }
 
-/* Reset mode: every opacity_reset_every steps before refine.stop, and once when densification
- * starts on a white background (floaters of the random initialization would hide against it).
- * A reset needs time to recover (the opacities start again from opacity_reset_value): none
- * falls in the last opacity_reset_every steps of the run, the spacing the schedule itself gives
- * each reset before the next one. docs/config.md explains it. */
-int sp_train_opacity_reset_due(const sp_config *cfg, int step) {
-    sp_schedule sc; /* start, stop and spacing as scaled by trainer.schedule_steps */
-    sp_schedule_make(cfg, &sc);
-    if (strcmp(cfg->refine.opacity_mode, "reset") || step >= sc.refine_stop) return 0;
-    int white = !strcmp(cfg->data.background, "white");
-    if (step % sc.opacity_reset_every != 0 && !(white && step == sc.refine_start)) return 0;
-    return cfg->trainer.max_steps - step >= sc.opacity_reset_every;
-}
-
 typedef struct {
     const sp_config *cfg;
     char *dir;
     sp_dataset data;
-    sp_pyramid pyr; /* training views at every resolution level (progressive resolution) */
     sp_backend *b;
     sp_train_stream *stream; /* data.cache_mb > 0: training images streamed from disk */
     sp_alpha_mode alpha;
     sp_series curves[SP_CURVES];
-    sp_series eval_seconds; /* training seconds at each PSNR curve point (NaN before a resume) */
+    /* Clocks (docs/runs.md): training time and wall time of every session of the run, this
+     * session's wall time from `started`; NaN: unknown (resumed from an older checkpoint). */
+    sp_series eval_seconds; /* training seconds at each PSNR curve point */
     int target_step;        /* first step at or above trainer.target_psnr; 0 = not yet */
     double train_seconds; /* includes previous sessions of a resumed run */
     double train_seconds0; /* train_seconds when this session began (a resume's checkpoint) */
+    double total_seconds0; /* wall time of the earlier sessions (a resume's checkpoint) */
     double started;
     int step;       /* last completed step */
     int saved_step; /* step of the checkpoint in the run folder; -1: none */
@@ -167,6 +153,17 @@ typedef struct {
     int config_pending; /* a resumed run writes config.toml with its first save, not before */
     int session_step0;  /* the step this session started from */
     int save_failed;    /* a save failed: the error path does not try again */
+    /* the loop: schedules, the refine strategy, which view each step trains on, the batch plan */
+    sp_schedule sched;
+    const sp_strategy *strat;
+    sp_strategy_env env;
+    sp_view_sched vsched;
+    sp_batch_plan plan;
+    double lr_scale; /* learning rates x this for the global batch (trainer.batch_lr) */
+    int replicated;  /* several devices or processes: every slot of a batch is a call */
+    /* loss read-backs: the latest finite mean, and the sum since the last curve point */
+    double last_loss, loss_sum;
+    int loss_n;
 } run;
 
 /* Steps between loss read-backs: often enough for a live progress line, rarely enough that a GPU
@@ -179,6 +176,11 @@ static char *run_path(const run *r, const char *name) { return sp_path_join(r->d
 static double train_seconds_now(const run *r) {
     return r->in_loop ? r->train_seconds + sp_now() - r->loop_t0 - r->paused_s : r->train_seconds;
 }
+
+/* Wall time so far, this session's and the run's (every session; NaN when the earlier ones are
+ * unknown). */
+static double session_seconds_now(const run *r) { return sp_now() - r->started; }
+static double total_seconds_now(const run *r) { return r->total_seconds0 + session_seconds_now(r); }
 
 /* Outputs that change together: each is written in full under a temporary name first, and only
  * when all are written are they renamed over the old ones, so a full disk or a file-size limit
@@ -231,7 +233,8 @@ static int save_state(run *r, const char *status, int announce) {
         rc = sp_snapshot_write(r->dir, r->step, &g);
     if (rc == 0) {
         sp_checkpoint ck = {.step = r->step, .train_seconds = train_seconds_now(r), .g = g, .m = m, .v = v,
-                            .dataset = (char *)r->cfg->data.path};
+                            .dataset = (char *)r->cfg->data.path, .total_seconds = total_seconds_now(r),
+                            .eval_seconds = r->eval_seconds};
         memcpy(ck.curves, r->curves, sizeof ck.curves);
         rc = sp_checkpoint_write(stage_add(&st, run_path(r, "checkpoint.bin")), &ck);
     }
@@ -313,7 +316,8 @@ static int write_result_to(run *r, const char *status, const char *p) {
         .steps = r->step,
         .num_gaussians = r->b->ops->num_gaussians(r->b),
         .train_seconds = train_seconds_now(r),
-        .total_seconds = sp_now() - r->started,
+        .total_seconds = total_seconds_now(r),
+        .session_seconds = session_seconds_now(r),
         .test = r->have_test ? &r->test : NULL,
         .val = r->have_val ? &r->val : NULL,
         .curves = r->curves,
@@ -386,8 +390,8 @@ static int read_checkpoint_for(const run *r, const char *dir, sp_checkpoint *ck)
     const sp_config *cfg = r->cfg;
     char *p = sp_path_join(dir, "checkpoint.bin");
     if (!sp_file_exists(p)) {
-        sp_error("%s: no checkpoint.bin to resume from (the run saved none); start it again with --force, or into "
-                 "another output.run_dir", dir);
+        sp_error("%s: no checkpoint.bin to resume from (the run saved none); train it again, replacing it (train "
+                 "options: force), or into another output.run_dir", dir);
         free(p);
         return -1;
     }
@@ -407,18 +411,23 @@ static int read_checkpoint_for(const run *r, const char *dir, sp_checkpoint *ck)
     return rc;
 }
 
-/* Hands the checkpoint's parameters, step and curves to the run (ck is emptied). */
+/* Hands the checkpoint's parameters, step, curves and clocks to the run (ck is emptied). */
 static int resume_from(run *r, sp_checkpoint *ck) {
     if (r->b->ops->set_gaussians(r->b, &ck->g, &ck->m, &ck->v)) return -1;
     r->step = ck->step;
     r->saved_step = ck->step;
     r->train_seconds = r->train_seconds0 = ck->train_seconds;
+    r->total_seconds0 = ck->total_seconds;
     for (int k = 0; k < SP_CURVES; k++) {
         r->curves[k] = ck->curves[k];
         memset(&ck->curves[k], 0, sizeof ck->curves[k]);
     }
-    for (int i = 0; i < r->curves[SP_CURVE_PSNR].n; i++)
-        sp_series_push(&r->eval_seconds, r->curves[SP_CURVE_PSNR].x[i], NAN);
+    r->eval_seconds = ck->eval_seconds;
+    memset(&ck->eval_seconds, 0, sizeof ck->eval_seconds);
+    if (isnan(r->total_seconds0))
+        SP_INFO("the checkpoint (of an earlier splat, or of a run resumed from one) does not record the wall time "
+                "of the earlier sessions%s: result.toml will say what is unknown",
+                r->curves[SP_CURVE_PSNR].n ? " nor when its evaluations happened" : "");
     double s_unused;
     if (!sp_report_target(&r->curves[SP_CURVE_PSNR], NULL, r->cfg->trainer.target_psnr, &r->target_step, &s_unused))
         r->target_step = 0;
@@ -542,19 +551,132 @@ static void push_eval(run *r, double psnr, double ssim) {
 static void free_run(run *r) {
     sp_train_stream_free(r->stream); /* before the backend it stages into */
     if (r->b) r->b->ops->destroy(r->b);
-    sp_pyramid_free(&r->pyr);
     sp_dataset_free(&r->data);
     for (int k = 0; k < SP_CURVES; k++) sp_series_free(&r->curves[k]);
     sp_series_free(&r->eval_seconds);
     sp_eval_result_free(&r->test);
     sp_eval_result_free(&r->val);
+    sp_view_sched_free(&r->vsched);
     free(r->dir);
 }
 
 static int cancelled(const sp_train_opts *o) { return o->cancel && o->cancel(o->user); }
 
+/* ---- before anything is written ---- */
+
+/* The processes of the run, the run folder's lock, and what the folder holds: the checkpoint to
+ * resume (checked against the config, into ck) or, for a fresh run, nothing (unless force).
+ * Returns 0 to go on, 1 when a resumed run is already complete (nothing to do), -1 on error. */
+static int open_run_folder(run *r, const sp_train_opts *o, sp_checkpoint *ck) {
+    const sp_config *cfg = r->cfg;
+    /* several processes: this one's place (the program's process settings, splat_set_dist) */
+    if (sp_dist_current(&r->dist)) return -1;
+    if (r->dist.world > 1 && cfg->data.cache_mb > 0)
+        return sp_error("data.cache_mb = %d in a run of %d processes: streamed images go to one device; use "
+                        "data.cache_mb = 0 (images in memory) to train on several GPUs", cfg->data.cache_mb,
+                        r->dist.world);
+    r->writer = r->dist.rank == 0;
+    if (r->dist.world > 1)
+        SP_INFO("process %d of %d (local rank %d)%s", r->dist.rank, r->dist.world, r->dist.local_rank,
+                r->writer ? ": writes the run folder" : ": trains, writes nothing");
+    /* the run folder: locked first (when it exists), so that two trainings never both write it */
+    if (r->writer && sp_dir_exists(r->dir) && (r->lock_fd = sp_dir_lock(r->dir)) < 0) return -1;
+    if (o->resume_dir) {
+        if (!sp_dir_exists(r->dir)) return sp_error("%s: no such run folder to resume", r->dir);
+        if (read_checkpoint_for(r, r->dir, ck)) return -1;
+        if (ck->step == cfg->trainer.max_steps && run_complete(r->dir)) {
+            SP_INFO("%s is already complete at step %d (trainer.max_steps); nothing to do. To train it longer, "
+                    "resume it with a higher trainer.max_steps", r->dir, ck->step);
+            return 1;
+        }
+    } else if (r->writer) {
+        char *old = existing_run_files(r->dir);
+        if (old && !o->force) {
+            sp_error("%s already holds a run (%s). To replace it, allow overwriting (train options: force); to keep "
+                     "it, choose another output.run_dir or experiment.name; to continue it, resume it (train "
+                     "options: resume_dir = %s)", r->dir, old, r->dir);
+            free(old);
+            return -1;
+        }
+        if (old && o->force && old_run_removable(r->dir)) {
+            free(old);
+            return -1;
+        }
+        if (old) SP_INFO("the run in %s (%s) will be replaced (train options: force)", r->dir, old);
+        free(old);
+        if (sp_file_exists(r->dir)) return sp_error("%s: exists and is not a directory", r->dir);
+    }
+    return 0;
+}
+
+static int load_dataset(run *r) {
+    const sp_config *cfg = r->cfg;
+    sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads,
+                       .load_pixels = cfg->data.cache_mb == 0, .header_only = 1, /* > 0: decoded when used */
+                       .images = cfg->data.images, .holdout_every = cfg->data.holdout_every,
+                       .allow_outside_images = cfg->data.allow_outside_images};
+    sp_problems probs = {0};
+    double t0 = sp_now();
+    int rc = sp_dataset_load(cfg->data.path, cfg->data.format, &lo, &r->data, &probs);
+    for (int i = 0; i < probs.n; i++) SP_ERROR("%s", probs.items[i]);
+    sp_problems_free(&probs);
+    if (rc) return sp_error("cannot load the dataset %s", cfg->data.path);
+    SP_INFO("loaded %s (%s): %d train, %d val, %d test views of %dx%d in %.1f s; scene extent %.3f", cfg->data.path,
+            r->data.format, r->data.train.n, r->data.val.n, r->data.test.n, r->data.train.views[0].cam.width,
+            r->data.train.views[0].cam.height, sp_now() - t0, r->data.extent);
+    return 0;
+}
+
+/* The backend, then what follows it: the refine strategy (and the automatic budget) and the step
+ * schedules. cfg: the run's own copy. */
+static int open_backend(run *r, sp_config *cfg) {
+    sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
+                            .profile = cfg->backend.profile, .device = 0,
+                            .cas_atomics = cfg->backend.cas_atomics, .reduce_chunks = cfg->backend.reduce_chunks,
+                            .antialias = cfg->render.antialias};
+    if (sp_dist_backend_config(&bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) return -1;
+    r->b = sp_backend_create(cfg->backend.kind, &bc);
+    if (!r->b) return -1;
+    SP_INFO("backend: %s", r->b->ops->name);
+    r->replicated = r->b->cfg.num_devices > 1 || r->dist.world > 1;
+    if (!(r->strat = sp_strategy_setup(cfg, r->b, &r->data, r->replicated))) return -1;
+
+    sp_schedule *sched = &r->sched;
+    sp_schedule_make(cfg, sched);
+    if (cfg->trainer.schedule_steps)
+        SP_INFO("schedules scaled to %d steps: densify %d-%d, SH degree +1 every %d, opacity reset every %d",
+                cfg->trainer.max_steps, sched->refine_start, sched->refine_stop, sched->sh_interval,
+                sched->opacity_reset_every);
+    else if (sched->refine_stop > cfg->trainer.max_steps && sched->refine_start < cfg->trainer.max_steps)
+        sp_log_to_file("densification runs to the last step of this %d-step run (refine.%s = %d); "
+                       "trainer.schedule_steps = 30000 would scale the 30k-step schedules to it",
+                       cfg->trainer.max_steps, r->strat->stop_key, sched->refine_stop);
+    return 0;
+}
+
+/* The training views on the backend (or their stream), and the model: the checkpoint's when
+ * resuming (ck is emptied), else the initial Gaussians. */
+static int load_model(run *r, const sp_train_opts *o, sp_checkpoint *ck) {
+    const sp_config *cfg = r->cfg;
+    if (!cfg->data.cache_mb && r->b->ops->upload_views(r->b, r->data.train.views, r->data.train.n, r->alpha))
+        return -1;
+    if (o->resume_dir ? resume_from(r, ck) : init_gaussians(r)) return -1;
+    if (cfg->data.cache_mb > 0) {
+        sp_stream_opts so = {.cache_mb = cfg->data.cache_mb, .device_cache_mb = cfg->data.device_cache_mb,
+                             .decode_threads = cfg->data.decode_threads, .seed = (uint64_t)cfg->experiment.seed,
+                             .first_step = r->step + 1, .last_step = cfg->trainer.max_steps};
+        r->stream = sp_train_stream_create(&r->data.train, r->b, r->alpha, &so);
+        if (!r->stream) return -1;
+    }
+    return 0;
+}
+
+/* ---- writing ---- */
+
 /* The first writes of a run, once every check passed: the old run's files go (force), the
- * folder is made, the log so far (kept in memory until now) goes to log.txt, config.toml. */
+ * folder is made, the log so far (kept in memory until now) goes to log.txt, config.toml (a
+ * resumed run's with its first save) and cameras.json (what viewers of the original 3DGS layout
+ * read beside point_cloud/). */
 static int commit_run(run *r, const sp_train_opts *o, FILE **logf, FILE *early, char **early_buf, size_t *early_n) {
     sp_log_set_file(NULL);
     if (early) fclose(early); /* *early_buf now holds what was logged so far */
@@ -578,21 +700,224 @@ static int commit_run(run *r, const sp_train_opts *o, FILE **logf, FILE *early, 
     if (*logf && *early_n) fwrite(*early_buf, 1, *early_n, *logf);
     if (*logf) fflush(*logf);
     sp_log_set_file(*logf);
+    int rc = 0;
     if (o->resume_dir) { /* the run's config.toml changes with the first save, with the model it describes */
         r->config_pending = 1;
-        return 0;
+    } else {
+        char *cp = run_path(r, "config.toml");
+        rc = sp_config_write(r->cfg, cp);
+        free(cp);
     }
-    char *cp = run_path(r, "config.toml");
-    int rc = sp_config_write(r->cfg, cp);
-    free(cp);
+    if (rc == 0) {
+        char *cj = run_path(r, "cameras.json");
+        rc = sp_cameras_json_write(cj, &r->data);
+        free(cj);
+    }
     return rc;
+}
+
+/* ---- the loop ---- */
+
+/* What every step of the loop shares: the view order, the batch plan and its learning-rate
+ * factor, what the strategy sees; the clocks start. */
+static void start_loop(run *r) {
+    const sp_config *cfg = r->cfg;
+    sp_view_sched_init(&r->vsched, (uint64_t)cfg->experiment.seed, r->data.train.n);
+    r->env = (sp_strategy_env){.cfg = cfg, .sched = &r->sched, .b = r->b, .train = &r->data.train,
+                               .extent = r->data.extent};
+    r->last_loss = NAN;
+    r->loop_t0 = r->prog_t = sp_now();
+    r->prog_step0 = r->prog_step = r->step;
+    r->session_step0 = r->step;
+    r->in_loop = 1;
+    /* Batches: one Adam step sums plan.global views (batch x devices x processes); r->step and every
+     * schedule count views seen (docs/scale.md). A replicated backend gets every slot of this process,
+     * with view -1 past max_steps, so all replicas join each all-reduce. */
+    int ndev = r->b->cfg.num_devices > 1 ? r->b->cfg.num_devices : 1, max_steps = cfg->trainer.max_steps;
+    sp_batch_plan *plan = &r->plan;
+    sp_batch_plan_init(plan, cfg->trainer.batch, ndev, r->dist.world, r->dist.rank);
+    r->lr_scale = sp_batch_lr_scale(cfg->trainer.batch_lr, plan->global);
+    if (plan->global > 1)
+        SP_INFO("batch of %d views per Adam step (%d per device, %d device%s, %d process%s): %d Adam steps, "
+                "learning rates x %.3f", plan->global, plan->batch, ndev, ndev == 1 ? "" : "s", plan->world,
+                plan->world == 1 ? "" : "es", sp_batch_adam_steps(max_steps, plan->global), r->lr_scale);
+}
+
+/* The arguments of the Adam step that ends at views-seen index `step`. */
+static void step_args(run *r, int step, sp_step_args *a) {
+    const sp_config *cfg = r->cfg;
+    memset(a, 0, sizeof *a);
+    a->ssim_weight = (float)cfg->loss.ssim_weight;
+    a->adam_step = sp_batch_adam_steps(step, r->plan.global);
+    a->beta1 = (float)cfg->adam.beta1;
+    a->beta2 = (float)cfg->adam.beta2;
+    a->eps = (float)cfg->adam.eps;
+    a->adam_sparse = cfg->adam.sparse;
+    a->lr = (sp_lrs){means_lr(cfg, step, r->data.extent), (float)cfg->adam.scales_lr, (float)cfg->adam.quats_lr,
+                     (float)cfg->adam.opacity_lr, (float)cfg->adam.sh_dc_lr, (float)cfg->adam.sh_rest_lr};
+    float *lrs[6] = {&a->lr.means, &a->lr.log_scales, &a->lr.quats, &a->lr.opacity, &a->lr.sh_dc, &a->lr.sh_rest};
+    for (int k = 0; k < 6; k++) *lrs[k] = (float)(*lrs[k] * r->lr_scale);
+    if (r->strat->step_args) r->strat->step_args(&r->env, step, a);
+}
+
+/* This process's views of views-seen indices prev+1 .. step, the last of them with the Adam step:
+ * every slot when replicated (view -1 past max_steps), else the slots up to max_steps. */
+static int train_views(run *r, int prev, int step, sp_step_args *a) {
+    const sp_config *cfg = r->cfg;
+    int calls = r->replicated ? r->plan.local : step - prev;
+    for (int j = 0; j < calls; j++) {
+        int s = prev + sp_batch_slot(&r->plan, j) + 1; /* views-seen index of this slot */
+        int real = s <= cfg->trainer.max_steps;
+        a->view = -1;
+        if (real && r->stream) {
+            if (sp_train_stream_step(r->stream, s, a)) return -1;
+        } else if (real) {
+            a->view = sp_view_sched_at(&r->vsched, s);
+        }
+        a->sh_degree = sp_schedule_sh_degree(&r->sched, cfg, real ? s : step);
+        background_for_step(cfg, s, a->bg);
+        a->collect_stats = real && r->strat->collects_stats(&r->env, s);
+        a->accumulate = j < calls - 1;
+        if (r->b->ops->train_step(r->b, a)) return -1;
+        if (r->stream && real) sp_train_stream_ahead(r->stream, s + 1);
+    }
+    return 0;
+}
+
+/* Reads the loss back (log: also a curve point, after checking that the loss and the parameters
+ * are finite). Returns -1 when the run diverged (logged). */
+static int read_loss(run *r, int step, int log) {
+    double mean;
+    int n;
+    r->b->ops->take_loss(r->b, &mean, &n);
+    if (isfinite(mean)) r->last_loss = mean;
+    r->loss_sum += mean * n;
+    r->loss_n += n;
+    if (!log) return 0;
+    mean = r->loss_n ? r->loss_sum / r->loss_n : NAN;
+    r->loss_sum = 0;
+    r->loss_n = 0;
+    if (!isfinite(mean) || !r->b->ops->params_finite(r->b)) {
+        char *kept = checkpoint_note(r);
+        SP_ERROR("training diverged at step %d: %s is not finite; %s", step,
+                 isfinite(mean) ? "a parameter" : "the loss", kept);
+        free(kept);
+        return -1;
+    }
+    int ng = r->b->ops->num_gaussians(r->b);
+    sp_series_push(&r->curves[SP_CURVE_LOSS], step, mean);
+    sp_series_push(&r->curves[SP_CURVE_GAUSSIANS], step, ng);
+    sp_log_to_file("step %d loss %.5f, %d Gaussians", step, mean, ng);
+    return 0;
+}
+
+/* trainer.eval_every: a point of the PSNR curve (the time it takes is not training time). */
+static int periodic_eval(run *r, int step) {
+    sp_split *es = eval_split_for_curve(r);
+    if (!es) return 0;
+    float bg[3];
+    eval_background(r->cfg, bg);
+    sp_eval_result er;
+    double t0 = sp_now();
+    if (sp_eval_views(r->b, es, r->alpha, sp_schedule_sh_degree(&r->sched, r->cfg, step), bg, NULL, &er)) return -1;
+    r->paused_s += sp_now() - t0;
+    SP_INFO("step %d: eval PSNR %.3f dB, SSIM %.4f (%d Gaussians)", step, er.mean_psnr, er.mean_ssim,
+            r->b->ops->num_gaussians(r->b));
+    push_eval(r, er.mean_psnr, er.mean_ssim);
+    sp_eval_result_free(&er);
+    r->prog_skip = 1; /* not a training speed */
+    return 0;
+}
+
+/* trainer.save_every, trainer.checkpoint_every (saving time is not training time). */
+static int periodic_save(run *r) {
+    double t0 = sp_now();
+    if (save_state(r, "running", 1)) return -1;
+    r->paused_s += sp_now() - t0;
+    r->prog_skip = 1;
+    return 0;
+}
+
+/* Trains until max_steps or a cancel (*stopped). Returns 0, 1 when the run diverged, -1 on error. */
+static int train_loop(run *r, const sp_train_opts *o, int *stopped) {
+    const sp_config *cfg = r->cfg;
+    int max_steps = cfg->trainer.max_steps;
+    while (r->step < max_steps && !(*stopped = cancelled(o))) {
+        int prev = r->step, step = prev + r->plan.global < max_steps ? prev + r->plan.global : max_steps;
+        sp_step_args a;
+        step_args(r, step, &a);
+        if (train_views(r, prev, step, &a)) return -1;
+        r->step = step;
+        if (r->strat->refine(&r->env, prev, step)) return -1;
+        int log_now = sp_batch_crossed(prev, step, cfg->trainer.log_every) || step == max_steps;
+        int loss_now = sp_batch_crossed(prev, step, LOSS_EVERY), last = step == max_steps;
+        if ((log_now || loss_now) && read_loss(r, step, log_now)) return 1;
+        if (r->writer && sp_batch_crossed(prev, step, cfg->trainer.eval_every) && !last && periodic_eval(r, step))
+            return -1;
+        int save_now = sp_batch_crossed(prev, step, cfg->trainer.save_every) ||
+                       sp_batch_crossed(prev, step, cfg->trainer.checkpoint_every);
+        if (save_now && !last && periodic_save(r)) return -1;
+        if ((log_now || loss_now) && !last) report_progress(r, o, r->last_loss, 0);
+    }
+    return 0;
+}
+
+/* ---- the end ---- */
+
+/* After the loop of a run that did not diverge: the model saved, the final evaluation (unless
+ * interrupted), curves.png, the final save. Returns the status, or -1 on error. */
+static int finish_run(run *r, int interrupted) {
+    if (interrupted) SP_WARN("interrupted at step %d: saving the model and a checkpoint to %s", r->step, r->dir);
+    /* the trained model is saved before the final evaluation (which can take a while) */
+    if (save_state(r, interrupted ? "interrupted" : "running", interrupted)) return -1;
+    if (!interrupted) {
+        if (final_eval(r)) return -1;
+        if (r->have_test || r->have_val) {
+            sp_eval_result *e = r->have_test ? &r->test : &r->val;
+            push_eval(r, e->mean_psnr, e->mean_ssim);
+        }
+    }
+    if (write_curves_png(r)) SP_WARN("%s", sp_last_error());
+    /* the final curves and scores, with the model they belong to */
+    if (!interrupted && save_state(r, "complete", 1)) return -1;
+    if (r->cfg->backend.profile) {
+        sp_profile prof;
+        r->b->ops->get_profile(r->b, &prof);
+        sp_report_print_profile(stderr, &prof, r->train_seconds - r->train_seconds0); /* this session's */
+    }
+    if (interrupted) SP_INFO("to continue it, resume it (train options: resume_dir = %s)", r->dir);
+    return interrupted ? SP_TRAIN_INTERRUPTED : SP_TRAIN_OK;
+}
+
+/* Stopped by an error once training ran (a streamed image gone bad, the device, a full disk):
+ * the model trained so far is saved first, as Ctrl-C saves it, when it is finite and newer than
+ * the last save; the error says what is kept. */
+static void fail_after_commit(run *r) {
+    char why[2048];
+    snprintf(why, sizeof why, "%s", sp_last_error());
+    char *kept = NULL;
+    if (r->writer && r->b && !r->save_failed && r->step > r->session_step0 && r->step > r->saved_step &&
+        r->b->ops->params_finite(r->b)) {
+        if (r->in_loop) {
+            r->train_seconds = train_seconds_now(r);
+            r->in_loop = 0;
+        }
+        if (save_state(r, "failed", 0) == 0)
+            kept = sp_strfmt("the model and a checkpoint of step %d are saved in %s (resuming continues it: train "
+                             "options: resume_dir = %s)", r->step, r->dir, r->dir);
+        else
+            SP_WARN("saving the model after the error failed too: %s", sp_last_error());
+    }
+    if (!kept) kept = checkpoint_note(r);
+    SP_ERROR("%s; %s", why, kept);
+    free(kept);
 }
 
 int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     run R, *r = &R;
     memset(r, 0, sizeof R);
     /* The dataset path is stored absolute in config.toml: the run folder then works (eval,
-     * --resume) from any working directory. */
+     * resume) from any working directory. */
     sp_config *cfg = SP_NEW(sp_config, 1);
     *cfg = *cfg_in;
     {
@@ -606,7 +931,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     r->lock_fd = -1;
     r->dir = o->resume_dir ? sp_strdup(o->resume_dir) : sp_train_run_dir(cfg);
     r->alpha = !strcmp(cfg->data.alpha, "premultiplied") ? SP_ALPHA_PREMULTIPLIED : SP_ALPHA_STRAIGHT;
-    int status = SP_TRAIN_FAILED, committed = 0;
+    int status = SP_TRAIN_FAILED, committed = 0, stopped = 0, rc;
     FILE *logf = NULL;
     sp_checkpoint ck;
     memset(&ck, 0, sizeof ck);
@@ -617,140 +942,12 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     sp_log_set_file(early);
 
     SP_INFO("splat %s (%s): run folder %s", sp_version(), sp_commit(), r->dir);
-    /* several processes: this one's rank (SPLAT_RANK, ... or Open MPI's variables) */
-    if (sp_dist_from_env(&r->dist)) goto fail;
-    if (r->dist.world > 1 && cfg->data.cache_mb > 0) {
-        sp_error("data.cache_mb = %d in a run of %d processes: streamed images go to one device; use "
-                 "data.cache_mb = 0 (images in memory) to train on several GPUs", cfg->data.cache_mb, r->dist.world);
-        goto fail;
+    if ((rc = open_run_folder(r, o, &ck)) != 0) {
+        if (rc < 0) goto fail;
+        status = SP_TRAIN_OK; /* already complete */
+        goto out;
     }
-    r->writer = r->dist.rank == 0;
-    if (r->dist.world > 1)
-        SP_INFO("process %d of %d (local rank %d)%s", r->dist.rank, r->dist.world, r->dist.local_rank,
-                r->writer ? ": writes the run folder" : ": trains, writes nothing");
-    /* the run folder: locked first (when it exists), so that two trainings never both write it */
-    if (r->writer && sp_dir_exists(r->dir) && (r->lock_fd = sp_dir_lock(r->dir)) < 0) goto fail;
-    if (o->resume_dir) {
-        if (!sp_dir_exists(r->dir)) {
-            sp_error("%s: no such run folder to resume", r->dir);
-            goto fail;
-        }
-        if (read_checkpoint_for(r, r->dir, &ck)) goto fail;
-        if (ck.step == cfg->trainer.max_steps && run_complete(r->dir)) {
-            SP_INFO("%s is already complete at step %d (trainer.max_steps); nothing to do. To train it longer, "
-                    "resume with --set trainer.max_steps=N", r->dir, ck.step);
-            status = SP_TRAIN_OK;
-            goto out;
-        }
-    } else if (r->writer) {
-        char *old = existing_run_files(r->dir);
-        if (old && !o->force) {
-            sp_error("%s already holds a run (%s). To replace it use --force; to keep it, "
-                     "set another output.run_dir or experiment.name; to continue it: splat train --resume %s",
-                     r->dir, old, r->dir);
-            free(old);
-            goto fail;
-        }
-        if (old && o->force && old_run_removable(r->dir)) {
-            free(old);
-            goto fail;
-        }
-        if (old) SP_INFO("--force: the run in %s (%s) will be replaced", r->dir, old);
-        free(old);
-        if (sp_file_exists(r->dir)) {
-            sp_error("%s: exists and is not a directory", r->dir);
-            goto fail;
-        }
-    }
-
-    /* data */
-    {
-        sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads,
-                           .load_pixels = cfg->data.cache_mb == 0, .header_only = 1, /* > 0: decoded when used */
-                           .images = cfg->data.images, .holdout_every = cfg->data.holdout_every,
-                           .allow_outside_images = cfg->data.allow_outside_images};
-        sp_problems probs = {0};
-        double t0 = sp_now();
-        int rc = sp_dataset_load(cfg->data.path, cfg->data.format, &lo, &r->data, &probs);
-        for (int i = 0; i < probs.n; i++) SP_ERROR("%s", probs.items[i]);
-        sp_problems_free(&probs);
-        if (rc) {
-            sp_error("cannot load the dataset %s", cfg->data.path);
-            goto fail;
-        }
-        SP_INFO("loaded %s (%s): %d train, %d val, %d test views of %dx%d in %.1f s; scene extent %.3f", cfg->data.path,
-                r->data.format, r->data.train.n, r->data.val.n, r->data.test.n, r->data.train.views[0].cam.width,
-                r->data.train.views[0].cam.height, sp_now() - t0, r->data.extent);
-    }
-
-    sp_schedule sched;
-    /* backend */
-    {
-        sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
-                                .profile = cfg->backend.profile, .device = 0,
-                                .cas_atomics = cfg->backend.cas_atomics,
-                                .reduce_chunks = cfg->backend.reduce_chunks,
-                                .antialias = cfg->render.antialias};
-        if (sp_dist_backend_config(&bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) goto fail;
-        r->b = sp_backend_create(cfg->backend.kind, &bc);
-        if (!r->b) goto fail;
-        SP_INFO("backend: %s", r->b->ops->name);
-        const char *budget_why = NULL; /* refine.max_gaussians = 0 (auto): from the capture (train/mcmc.h) */
-        double px = 0;
-        if (cfg->refine.max_gaussians == 0) {
-            for (int i = 0; i < r->data.train.n; i++)
-                px += (double)r->data.train.views[i].cam.width * r->data.train.views[i].cam.height;
-            size_t free_b = 0, total_b = 0;
-            if (!r->b->ops->device_memory || r->b->ops->device_memory(r->b, &free_b, &total_b)) free_b = 0;
-            cfg->refine.max_gaussians = sp_mcmc_auto_budget(px, r->data.num_points, (double)free_b, &budget_why);
-        }
-        int several = r->b->cfg.num_devices > 1 || r->dist.world > 1;
-        int mcmc_runs = r->b->ops->mcmc_read && r->b->ops->mcmc_apply && !several;
-        if (!strcmp(cfg->refine.strategy, "mcmc") && !mcmc_runs) {
-            sp_error("refine.strategy = \"mcmc\": the %s backend%s has no MCMC densification; use refine.strategy = "
-                     "\"adc\" (or auto), or one device", r->b->ops->name,
-                     several ? " on several devices" : "");
-            goto fail;
-        }
-        char asked[SP_CONFIG_WORD_MAX];
-        snprintf(asked, sizeof asked, "%s", cfg->refine.strategy);
-        if (sp_config_resolve_strategy(cfg, mcmc_runs)) goto fail;
-        if (!strcmp(asked, "auto"))
-            SP_INFO("refine.strategy auto: %s%s", cfg->refine.strategy,
-                    mcmc_runs ? "" : " (this backend has no MCMC densification)");
-        if (budget_why && !strcmp(cfg->refine.strategy, "mcmc")) /* the budget is mcmc's only */
-            SP_INFO("refine.max_gaussians auto: %d (%s decided: 280k per 128M training pixels, here %.0fM in %d views; "
-                    "%d sparse points)", cfg->refine.max_gaussians, budget_why, px / 1e6, r->data.train.n,
-                    r->data.num_points);
-    }
-
-    /* progressive resolution: the coarse levels become extra training views */
-    sp_schedule_make(cfg, &sched);
-    if (sp_pyramid_build(&r->pyr, &r->data.train, 1 + sched.coarse_levels, cfg->backend.threads)) goto fail;
-    if (sched.coarse_levels)
-        SP_INFO("progressive resolution: steps 1-%d at 1/%d%s of %dx%d (equal parts), then full resolution",
-                sched.coarse_steps, 1 << sched.coarse_levels, sched.coarse_levels > 1 ? " to 1/2" : "",
-                r->data.train.views[0].cam.width, r->data.train.views[0].cam.height);
-    if (cfg->trainer.schedule_steps)
-        SP_INFO("schedules scaled to %d steps: densify %d-%d, SH degree +1 every %d, opacity reset every %d",
-                cfg->trainer.max_steps, sched.refine_start, sched.refine_stop, sched.sh_interval,
-                sched.opacity_reset_every);
-    else if (sched.refine_stop > cfg->trainer.max_steps && sched.refine_start < cfg->trainer.max_steps)
-        sp_log_to_file("densification runs to the last step of this %d-step run (refine.%s = %d); "
-                       "trainer.schedule_steps = 30000 would scale the 30k-step schedules to it",
-                       cfg->trainer.max_steps, strcmp(cfg->refine.strategy, "mcmc") ? "stop" : "mcmc_stop",
-                       sched.refine_stop);
-
-    if (!cfg->data.cache_mb && r->b->ops->upload_views(r->b, r->pyr.views, r->pyr.levels * r->pyr.n, r->alpha))
-        goto fail;
-    if (o->resume_dir ? resume_from(r, &ck) : init_gaussians(r)) goto fail;
-    if (cfg->data.cache_mb > 0) {
-        sp_stream_opts so = {.cache_mb = cfg->data.cache_mb, .device_cache_mb = cfg->data.device_cache_mb,
-                             .decode_threads = cfg->data.decode_threads, .seed = (uint64_t)cfg->experiment.seed,
-                             .first_step = r->step + 1, .last_step = cfg->trainer.max_steps};
-        r->stream = sp_train_stream_create(&r->data.train, r->b, r->alpha, &so);
-        if (!r->stream) goto fail;
-    }
+    if (load_dataset(r) || open_backend(r, cfg) || load_model(r, o, &ck)) goto fail;
     sp_checkpoint_free(&ck);
     r->session_step0 = r->step;
     if (cancelled(o)) {
@@ -759,264 +956,40 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         goto out;
     }
     committed = 1;
-    int crc = 0;
     if (r->writer) {
-        crc = commit_run(r, o, &logf, early, &early_buf, &early_n);
+        rc = commit_run(r, o, &logf, early, &early_buf, &early_n);
     } else { /* other ranks: the log goes to stderr only */
         sp_log_set_file(NULL);
         fclose(early);
+        rc = 0;
     }
     early = NULL;
-    if (crc) goto fail;
+    if (rc) goto fail;
 
-    /* cameras.json: what viewers of the original 3DGS layout read beside point_cloud/ */
-    if (r->writer) {
-        char *cj = run_path(r, "cameras.json");
-        int cj_rc = sp_cameras_json_write(cj, &r->data);
-        free(cj);
-        if (cj_rc) goto fail;
-    }
-    int max_steps = cfg->trainer.max_steps, nviews = r->data.train.n;
-    sp_view_sched vsched;
-    sp_view_sched_init(&vsched, (uint64_t)cfg->experiment.seed, nviews);
-    float extent = r->data.extent;
-    const __typeof__(cfg->refine) *rf = &cfg->refine;
-    int mcmc = !strcmp(rf->strategy, "mcmc");
-    int diverged = 0, loss_n = 0, stop = 0;
-    double last_loss = NAN, loss_sum = 0; /* loss_sum over loss_n steps since the last curve point */
-    r->loop_t0 = r->prog_t = sp_now();
-    r->prog_step0 = r->prog_step = r->step;
-    r->session_step0 = r->step;
-    r->in_loop = 1;
-    /* Batches: one Adam step sums plan.global views (batch x devices x processes); r->step and every
-     * schedule count views seen (docs/scale.md). A replicated backend gets every slot of this process,
-     * with view -1 past max_steps, so all replicas join each all-reduce. */
-    sp_batch_plan plan;
-    int ndev = r->b->cfg.num_devices > 1 ? r->b->cfg.num_devices : 1;
-    int replicated = ndev > 1 || r->dist.world > 1;
-    sp_batch_plan_init(&plan, cfg->trainer.batch, ndev, r->dist.world, r->dist.rank);
-    double lr_scale = sp_batch_lr_scale(cfg->trainer.batch_lr, plan.global);
-    if (plan.global > 1)
-        SP_INFO("batch of %d views per Adam step (%d per device, %d device%s, %d process%s): %d Adam steps, "
-                "learning rates x %.3f", plan.global, plan.batch, ndev, ndev == 1 ? "" : "s", plan.world,
-                plan.world == 1 ? "" : "es", sp_batch_adam_steps(max_steps, plan.global), lr_scale);
-
-    while (r->step < max_steps && !(stop = cancelled(o))) {
-        int prev = r->step, step = prev + plan.global < max_steps ? prev + plan.global : max_steps;
-        sp_step_args a = {0};
-        a.ssim_weight = (float)cfg->loss.ssim_weight;
-        a.adam_step = sp_batch_adam_steps(step, plan.global);
-        a.beta1 = (float)cfg->adam.beta1;
-        a.beta2 = (float)cfg->adam.beta2;
-        a.eps = (float)cfg->adam.eps;
-        a.adam_sparse = cfg->adam.sparse;
-        a.lr = (sp_lrs){means_lr(cfg, step, extent), (float)cfg->adam.scales_lr, (float)cfg->adam.quats_lr,
-                        (float)cfg->adam.opacity_lr, (float)cfg->adam.sh_dc_lr, (float)cfg->adam.sh_rest_lr};
-        float *lrs[6] = {&a.lr.means, &a.lr.log_scales, &a.lr.quats, &a.lr.opacity, &a.lr.sh_dc, &a.lr.sh_rest};
-        for (int k = 0; k < 6; k++) *lrs[k] = (float)(*lrs[k] * lr_scale);
-        if (mcmc) { /* docs/math.md, "MCMC" */
-            a.opacity_reg = (float)rf->mcmc_opacity_reg;
-            a.scale_reg = (float)rf->mcmc_scale_reg;
-            a.noise_scale = (float)(rf->mcmc_noise_lr * a.lr.means);
-            a.noise_seed = sp_hash64((uint64_t)cfg->experiment.seed ^ 0x6d636d63ull, (uint64_t)step);
-        }
-        /* this process's calls: every slot when replicated, else the slots up to max_steps */
-        int calls = replicated ? plan.local : step - prev;
-        int level = sp_schedule_level(&sched, step); /* never coarser than an earlier step's */
-        for (int j = 0; j < calls; j++) {
-            int s = prev + sp_batch_slot(&plan, j) + 1; /* views-seen index of this slot */
-            int real = s <= max_steps;
-            a.view = -1;
-            if (real && r->stream) {
-                if (sp_train_stream_step(r->stream, s, &a)) goto fail_loop;
-            } else if (real) {
-                a.view = sp_pyramid_index(&r->pyr, sp_schedule_level(&sched, s), sp_view_sched_at(&vsched, s));
-            }
-            a.sh_degree = sp_schedule_sh_degree(&sched, cfg, real ? s : step);
-            background_for_step(cfg, s, a.bg);
-            a.collect_stats = !mcmc && real && sp_schedule_collect_stats(&sched, s);
-            a.accumulate = j < calls - 1;
-            if (r->b->ops->train_step(r->b, &a)) goto fail_loop;
-            if (r->stream && real) sp_train_stream_ahead(r->stream, s + 1);
-        }
-        r->step = step;
-        a.sh_degree = sp_schedule_sh_degree(&sched, cfg, step);
-
-        /* refine (3DGS schedule: after `start`, every `every` views, before `stop`); at most one
-         * per batch, at the last due index in it */
-        int refine_at = 0, reset_at = 0;
-        for (int s = prev + 1; s <= step; s++) {
-            if (sp_schedule_refine_due(&sched, s)) refine_at = s;
-            if (!mcmc && sp_train_opacity_reset_due(cfg, s)) reset_at = s;
-        }
-        if (refine_at && mcmc) {
-            sp_mcmc_result mr;
-            if (sp_mcmc_refine(r->b, (float)rf->prune_opacity, rf->mcmc_grow, rf->max_gaussians,
-                               sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)refine_at), &mr))
-                goto fail_loop;
-            sp_log_to_file("step %d refine (mcmc): %d relocated, %d added: %d -> %d Gaussians", step, mr.relocated,
-                           mr.added, mr.n_before, mr.n_after);
-        } else if (refine_at) {
-            sp_refine_args ra = {0};
-            ra.densify = 1;
-            ra.grad_threshold = (float)rf->grad_threshold;
-            ra.clone_max_scale = (float)(rf->percent_dense * extent);
-            ra.split_count = rf->split_count;
-            ra.split_shrink = (float)rf->split_shrink;
-            ra.prune_opacity = (float)rf->prune_opacity;
-            int late = refine_at > sched.opacity_reset_every;
-            ra.prune_world_scale = late && rf->prune_world_scale > 0 ? (float)(rf->prune_world_scale * extent) : 0;
-            ra.prune_screen_px = late ? sp_schedule_prune_screen_px(cfg, level) : 0;
-            if (!strcmp(rf->opacity_mode, "decay")) ra.opacity_decay = (float)rf->opacity_decay;
-            ra.capacity = rf->capacity;
-            ra.seed = sp_hash64((uint64_t)cfg->experiment.seed, (uint64_t)refine_at);
-            sp_refine_result res;
-            if (r->b->ops->refine(r->b, &ra, &res)) goto fail_loop;
-            sp_log_to_file("step %d refine: %d cloned, %d split, %d pruned: %d -> %d Gaussians", step, res.cloned,
-                           res.split, res.pruned, res.n_before, res.n_after);
-        }
-        int prune_at = 0;
-        for (int s = prev + 1; s <= step && rf->prune_weight > 0 && !mcmc; s++)
-            if (sp_schedule_prune_weight_due(&sched, s)) prune_at = s;
-        if (prune_at) {
-            int nc = r->data.train.n;
-            sp_camera *cams = SP_NEW(sp_camera, nc > 0 ? nc : 1);
-            for (int i = 0; i < nc; i++) cams[i] = r->data.train.views[i].cam;
-            sp_prune_result pr;
-            int prc = sp_prune_by_weight(r->b, cams, nc, rf->prune_weight, &pr);
-            free(cams);
-            if (prc) goto fail_loop;
-            sp_log_to_file("step %d prune by blend weight over %d views: %d -> %d Gaussians (%.2f s)", step, nc,
-                           pr.n_before, pr.n_after, pr.seconds);
-        }
-        if (reset_at) {
-            sp_refine_args ra = {0};
-            ra.opacity_reset = (float)rf->opacity_reset_value;
-            ra.capacity = rf->capacity;
-            sp_refine_result res;
-            if (r->b->ops->refine(r->b, &ra, &res)) goto fail_loop;
-            sp_log_to_file("step %d: opacity reset to %g", step, rf->opacity_reset_value);
-        }
-
-        int log_now = sp_batch_crossed(prev, step, cfg->trainer.log_every) || step == max_steps;
-        int loss_now = sp_batch_crossed(prev, step, LOSS_EVERY);
-        if (log_now || loss_now) {
-            double mean;
-            int n;
-            r->b->ops->take_loss(r->b, &mean, &n);
-            if (isfinite(mean)) last_loss = mean;
-            loss_sum += mean * n;
-            loss_n += n;
-        }
-        if (log_now) {
-            double mean = loss_n ? loss_sum / loss_n : NAN;
-            loss_sum = 0;
-            loss_n = 0;
-            if (!isfinite(mean) || !r->b->ops->params_finite(r->b)) {
-                char *kept = checkpoint_note(r);
-                SP_ERROR("training diverged at step %d: %s is not finite; %s", step,
-                         isfinite(mean) ? "a parameter" : "the loss", kept);
-                free(kept);
-                diverged = 1;
-                break;
-            }
-            int ng = r->b->ops->num_gaussians(r->b);
-            sp_series_push(&r->curves[SP_CURVE_LOSS], step, mean);
-            sp_series_push(&r->curves[SP_CURVE_GAUSSIANS], step, ng);
-            sp_log_to_file("step %d loss %.5f, %d Gaussians", step, mean, ng);
-        }
-        if (r->writer && sp_batch_crossed(prev, step, cfg->trainer.eval_every) && step != max_steps) {
-            sp_split *es = eval_split_for_curve(r);
-            if (es) {
-                float bg[3];
-                eval_background(cfg, bg);
-                sp_eval_result er;
-                double t0 = sp_now(); /* evaluation time is not training time */
-                if (sp_eval_views(r->b, es, r->alpha, a.sh_degree, bg, NULL, &er)) goto fail_loop;
-                r->paused_s += sp_now() - t0;
-                SP_INFO("step %d: eval PSNR %.3f dB, SSIM %.4f (%d Gaussians)", step, er.mean_psnr, er.mean_ssim,
-                        r->b->ops->num_gaussians(r->b));
-                push_eval(r, er.mean_psnr, er.mean_ssim);
-                sp_eval_result_free(&er);
-                r->prog_skip = 1; /* not a training speed */
-            }
-        }
-        int save_now = sp_batch_crossed(prev, step, cfg->trainer.save_every) ||
-                       sp_batch_crossed(prev, step, cfg->trainer.checkpoint_every);
-        if (save_now && step != max_steps) {
-            double t0 = sp_now(); /* saving time is not training time */
-            if (save_state(r, "running", 1)) goto fail_loop;
-            r->paused_s += sp_now() - t0;
-            r->prog_skip = 1;
-        }
-        if ((log_now || loss_now) && step != max_steps) report_progress(r, o, last_loss, 0);
-    }
+    start_loop(r);
+    rc = train_loop(r, o, &stopped);
+    if (rc < 0) goto fail;
     r->train_seconds = train_seconds_now(r);
     r->in_loop = 0;
-    sp_view_sched_free(&vsched);
-    report_progress(r, o, last_loss, 1);
+    report_progress(r, o, r->last_loss, 1);
     if (r->stream) sp_train_stream_log(r->stream);
-
+    int diverged = rc > 0, interrupted = stopped && r->step < cfg->trainer.max_steps;
     if (!r->writer) { /* other ranks write nothing */
-        status = diverged ? SP_TRAIN_FAILED : stop && r->step < max_steps ? SP_TRAIN_INTERRUPTED : SP_TRAIN_OK;
-        goto out;
-    }
-    if (diverged) { /* the parameters are not finite: the last save (if any) stays as it is */
+        status = diverged ? SP_TRAIN_FAILED : interrupted ? SP_TRAIN_INTERRUPTED : SP_TRAIN_OK;
+    } else if (diverged) { /* the parameters are not finite: the last save (if any) stays as it is */
         write_result_if_none(r, "diverged");
         status = SP_TRAIN_FAILED;
-        goto out;
+    } else if ((status = finish_run(r, interrupted)) < 0) {
+        goto fail;
     }
-    int interrupted = stop && r->step < max_steps;
-    if (interrupted) SP_WARN("interrupted at step %d: saving the model and a checkpoint to %s", r->step, r->dir);
-    /* the trained model is saved before the final evaluation (which can take a while) */
-    if (save_state(r, interrupted ? "interrupted" : "running", interrupted)) goto fail;
-    if (!interrupted) {
-        if (final_eval(r)) goto fail;
-        if (r->have_test || r->have_val) {
-            sp_eval_result *e = r->have_test ? &r->test : &r->val;
-            push_eval(r, e->mean_psnr, e->mean_ssim);
-        }
-    }
-    if (write_curves_png(r)) SP_WARN("%s", sp_last_error());
-    /* the final curves and scores, with the model they belong to */
-    if (!interrupted && save_state(r, "complete", 1)) goto fail;
-    if (cfg->backend.profile) {
-        sp_profile prof;
-        r->b->ops->get_profile(r->b, &prof);
-        sp_report_print_profile(stderr, &prof, r->train_seconds - r->train_seconds0); /* this session's */
-    }
-    if (interrupted) SP_INFO("resume with: splat train --resume %s", r->dir);
-    status = interrupted ? SP_TRAIN_INTERRUPTED : SP_TRAIN_OK;
     goto out;
 
-fail_loop:
-    sp_view_sched_free(&vsched);
 fail:
     if (!committed) {
         SP_ERROR("%s", sp_last_error());
         if (o->resume_dir || sp_dir_exists(r->dir)) SP_INFO("nothing was changed in %s", r->dir);
     } else {
-        /* Stopped by an error once training ran (a streamed image gone bad, the device, a full
-         * disk): the model trained so far is saved first, as Ctrl-C saves it, when it is finite
-         * and newer than the last save. */
-        char why[2048];
-        snprintf(why, sizeof why, "%s", sp_last_error());
-        char *kept = NULL;
-        if (r->writer && r->b && !r->save_failed && r->step > r->session_step0 && r->step > r->saved_step &&
-            r->b->ops->params_finite(r->b)) {
-            if (r->in_loop) {
-                r->train_seconds = train_seconds_now(r);
-                r->in_loop = 0;
-            }
-            if (save_state(r, "failed", 0) == 0)
-                kept = sp_strfmt("the model and a checkpoint of step %d are saved in %s (splat train --resume %s "
-                                 "continues it)", r->step, r->dir, r->dir);
-            else
-                SP_WARN("saving the model after the error failed too: %s", sp_last_error());
-        }
-        if (!kept) kept = checkpoint_note(r);
-        SP_ERROR("%s; %s", why, kept);
-        free(kept);
+        fail_after_commit(r);
     }
     status = SP_TRAIN_FAILED;
 out:

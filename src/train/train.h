@@ -1,5 +1,7 @@
-/* train.h — the training loop: load, initialize, step, refine, evaluate, save. The CLI calls
- * sp_train(); progress is reported through a callback so the loop knows nothing of terminals. */
+/* train.h — the training loop: load, initialize, step, refine, evaluate, save. The API calls
+ * sp_train(); progress is reported through a callback so the loop knows nothing of terminals.
+ * Messages speak of settings ("trainer.max_steps") and of these options ("train options: force",
+ * "train options: resume_dir = DIR"); a command line may put its flags in their place. */
 #ifndef SPLAT_TRAIN_H
 #define SPLAT_TRAIN_H
 
@@ -50,7 +52,7 @@ int sp_train_opacity_reset_due(const sp_config *cfg, int step);
 /* The run folder a config resolves to (malloc'd). */
 char *sp_train_run_dir(const sp_config *cfg);
 /* The names a run writes into its folder (NULL-terminated); directories end with '/'. A folder
- * holding any of them holds a run; --force removes exactly these. */
+ * holding any of them holds a run; force removes exactly these. */
 extern const char *const sp_train_run_files[];
 
 #endif

@@ -1,8 +1,8 @@
-/* test_progressive.c — progressive resolution and run-length schedules: the downscaled training
- * views against the loader's data.downscale (pixels and intrinsics), the resolution level and
- * the scaled schedules per step, the config checks of the new keys, and the densification
- * statistic measured on one scene at two resolution levels (the resolution independence that
- * docs/config.md states). */
+/* test_schedule.c — the step schedules (train/schedule.h) and what they drive: the schedules
+ * scaled to a run's length (trainer.schedule_steps), their config checks and the keys that were
+ * removed with progressive resolution, the Gaussian budget's ranking by gradient, and the
+ * densification statistic measured on one scene at two resolutions (the resolution independence
+ * that docs/config.md states). */
 #include "testutil.h"
 
 #include <math.h>
@@ -13,7 +13,6 @@
 #include "scene/init.h"
 #include "scene/synth.h"
 #include "train/config.h"
-#include "train/pyramid.h"
 #include "train/schedule.h"
 #include "train/train.h"
 
@@ -39,109 +38,6 @@ static void load(const char *dir, int downscale, sp_dataset *d) {
     int rc = sp_dataset_load(dir, "blender", &lo, d, &pr);
     if (rc) fail_msg("cannot load %s: %s", dir, pr.n ? pr.items[0] : sp_last_error());
     sp_problems_free(&pr);
-}
-
-/* Level j of the pyramid is what the loader gives with data.downscale = 2^j: same size, same
- * intrinsics (bit for bit), same pixels (RGBA with soft alpha edges; sizes not divisible by 4). */
-static void test_levels_equal_loader_downscale(void **state) {
-    (void)state;
-    char *dir = make_scene(70, 54, 3);
-    sp_dataset full;
-    load(dir, 1, &full);
-    sp_pyramid p;
-    assert_int_equal(sp_pyramid_build(&p, &full.train, 3, 2), 0);
-    assert_int_equal(p.levels, 3);
-    assert_int_equal(p.n, 3);
-    for (int j = 0; j < 3; j++) {
-        sp_dataset d;
-        load(dir, 1 << j, &d);
-        assert_int_equal(d.train.n, 3);
-        for (int i = 0; i < 3; i++) {
-            const sp_view *a = &p.views[sp_pyramid_index(&p, j, i)], *b = &d.train.views[i];
-            assert_int_equal(a->cam.width, b->cam.width);
-            assert_int_equal(a->cam.height, b->cam.height);
-            assert_int_equal(a->cam.width, 70 >> j);
-            assert_int_equal(a->cam.height, 54 >> j);
-            assert_true(a->cam.fx == b->cam.fx && a->cam.fy == b->cam.fy);
-            assert_true(a->cam.cx == b->cam.cx && a->cam.cy == b->cam.cy);
-            assert_memory_equal(a->cam.R, b->cam.R, sizeof a->cam.R);
-            assert_memory_equal(a->cam.t, b->cam.t, sizeof a->cam.t);
-            assert_int_equal(a->channels, b->channels);
-            assert_int_equal(a->channels, 4);
-            assert_memory_equal(a->pixels, b->pixels, (size_t)b->cam.width * b->cam.height * b->channels);
-            assert_string_equal(a->name, b->name);
-        }
-        sp_dataset_free(&d);
-    }
-    sp_pyramid_free(&p);
-    sp_dataset_free(&full);
-    tu_rm_rf(dir);
-}
-
-/* A view too small for the coarsest level is an error naming its file; nothing is left built. */
-static void test_too_small(void **state) {
-    (void)state;
-    char *dir = make_scene(3, 3, 1);
-    sp_dataset d;
-    load(dir, 1, &d);
-    sp_pyramid p;
-    assert_int_equal(sp_pyramid_build(&p, &d.train, 3, 1), -1);
-    tu_assert_contains(sp_last_error(), d.train.views[0].path);
-    tu_assert_contains(sp_last_error(), "too small to train at 1/4 resolution");
-    assert_null(p.views);
-    sp_pyramid_free(&p);
-    assert_int_equal(sp_pyramid_build(&p, &d.train, 2, 1), 0); /* 1x1 at 1/2 is fine */
-    assert_int_equal(p.views[1].cam.width, 1);
-    sp_pyramid_free(&p);
-    sp_dataset_free(&d);
-    tu_rm_rf(dir);
-}
-
-static void test_level_per_step(void **state) {
-    (void)state;
-    sp_config c;
-    sp_config_defaults(&c);
-    c.trainer.max_steps = 1000;
-    sp_schedule s;
-    sp_schedule_make(&c, &s); /* off by default */
-    assert_int_equal(s.coarse_levels, 0);
-    for (int step = 1; step <= 1000; step++) assert_int_equal(sp_schedule_level(&s, step), 0);
-
-    c.trainer.coarse_scale = 4;
-    c.trainer.coarse_until = 0.3;
-    sp_schedule_make(&c, &s);
-    assert_int_equal(s.coarse_levels, 2);
-    assert_int_equal(s.coarse_steps, 300);
-    int count[3] = {0, 0, 0};
-    for (int step = 1; step <= 1000; step++) count[sp_schedule_level(&s, step)]++;
-    assert_int_equal(count[2], 150); /* 1/4: steps 1-150 */
-    assert_int_equal(count[1], 150); /* 1/2: steps 151-300 */
-    assert_int_equal(count[0], 700);
-    assert_int_equal(sp_schedule_level(&s, 1), 2);
-    assert_int_equal(sp_schedule_level(&s, 150), 2);
-    assert_int_equal(sp_schedule_level(&s, 151), 1);
-    assert_int_equal(sp_schedule_level(&s, 300), 1);
-    assert_int_equal(sp_schedule_level(&s, 301), 0);
-
-    c.trainer.coarse_scale = 8; /* three parts: 1/8, 1/4, 1/2, never coarser again */
-    c.trainer.coarse_until = 0.5;
-    c.trainer.max_steps = 30000;
-    sp_schedule_make(&c, &s);
-    assert_int_equal(s.coarse_levels, 3);
-    int prev = 3;
-    for (int step = 1; step <= 30000; step++) {
-        int l = sp_schedule_level(&s, step);
-        assert_true(l <= prev);
-        prev = l;
-    }
-    assert_int_equal(sp_schedule_level(&s, 5000), 3);
-    assert_int_equal(sp_schedule_level(&s, 5001), 2);
-    assert_int_equal(sp_schedule_level(&s, 10001), 1);
-    assert_int_equal(sp_schedule_level(&s, 15001), 0);
-
-    c.trainer.max_steps = 2; /* too short to ramp through three levels: full resolution throughout */
-    sp_schedule_make(&c, &s);
-    assert_int_equal(sp_schedule_level(&s, 1), 0);
 }
 
 /* trainer.schedule_steps: the step schedules keep their shape in a shorter run. */
@@ -201,41 +97,70 @@ static void test_scaled_schedules(void **state) {
     assert_int_equal(s.opacity_reset_every, 1);
 }
 
-static void test_prune_screen_px_scaling(void **state) {
-    (void)state;
-    sp_config c;
-    sp_config_defaults(&c);
-    c.refine.prune_screen_px = 20;
-    assert_true(sp_schedule_prune_screen_px(&c, 0) == 20.0f);
-    assert_true(sp_schedule_prune_screen_px(&c, 1) == 10.0f);
-    assert_true(sp_schedule_prune_screen_px(&c, 2) == 5.0f);
-}
-
 static void test_config_checks(void **state) {
     (void)state;
     sp_config c;
     sp_config_defaults(&c);
-    assert_int_equal(c.trainer.coarse_scale, 1);
     assert_int_equal(c.trainer.schedule_steps, 0);
     snprintf(c.data.path, sizeof c.data.path, "x");
     sp_problems p = {0};
-    assert_int_equal(sp_config_set(&c, "trainer.coarse_scale=4", &p), 0);
+    assert_int_equal(sp_config_set(&c, "trainer.schedule_steps=30000", &p), 0);
     assert_int_equal(sp_config_validate_for_training(&c, &p), 0);
-    assert_int_equal(sp_config_set(&c, "trainer.coarse_scale=3", &p), 0); /* in range; not a power of two */
-    assert_int_equal(sp_config_validate_for_training(&c, &p), -1);
-    char *j = tu_joined(&p);
-    tu_assert_contains(j, "trainer.coarse_scale = 3 is not a power of two");
-    free(j);
-    sp_problems_free(&p);
-    assert_int_equal(sp_config_set(&c, "trainer.coarse_scale=0", &p), -1);
-    assert_int_equal(sp_config_set(&c, "trainer.coarse_until=1", &p), -1);
-    assert_int_equal(sp_config_set(&c, "trainer.coarse_until=0", &p), -1);
     assert_int_equal(sp_config_set(&c, "trainer.schedule_steps=-1", &p), -1);
-    j = tu_joined(&p);
-    tu_assert_contains(j, "--set trainer.coarse_until");
-    tu_assert_contains(j, "--set trainer.schedule_steps");
+    char *j = tu_joined(&p);
+    tu_assert_contains(j, "trainer.schedule_steps: must be >= 0");
     free(j);
     sp_problems_free(&p);
+}
+
+/* Progressive resolution (trainer.coarse_scale, trainer.coarse_until), refine.prune_screen_px and
+ * backend.backward were removed: setting one is an error that names the key (and the file and line) and says so;
+ * the value every earlier run's config.toml recorded is accepted, so those runs still resume. */
+static void test_removed_keys(void **state) {
+    (void)state;
+    sp_config c, d;
+    sp_config_defaults(&c);
+    sp_config_defaults(&d);
+    sp_problems p = {0};
+    assert_int_equal(sp_config_set(&c, "trainer.coarse_scale=4", &p), -1);
+    assert_int_equal(sp_config_set(&c, "trainer.coarse_until=0.5", &p), -1);
+    assert_int_equal(sp_config_set(&c, "refine.prune_screen_px=20", &p), -1);
+    assert_int_equal(p.n, 3);
+    tu_assert_contains(p.items[0], "trainer.coarse_scale");
+    tu_assert_contains(p.items[0], "was removed");
+    tu_assert_contains(p.items[1], "trainer.coarse_until");
+    tu_assert_contains(p.items[1], "was removed");
+    tu_assert_contains(p.items[2], "refine.prune_screen_px");
+    tu_assert_contains(p.items[2], "was removed");
+    sp_problems_free(&p);
+    /* the old defaults: accepted, nothing changes */
+    assert_int_equal(sp_config_set(&c, "trainer.coarse_scale=1", &p), 0);
+    assert_int_equal(sp_config_set(&c, "trainer.coarse_until=0.3", &p), 0);
+    assert_int_equal(sp_config_set(&c, "refine.prune_screen_px=0.0", &p), 0);
+    assert_int_equal(p.n, 0);
+    assert_true(sp_config_equal(&c, &d));
+    /* a string key (backend.backward): "splat" is refused, the old default "pixel" accepted */
+    assert_int_equal(sp_config_set(&c, "backend.backward=splat", &p), -1);
+    assert_int_equal(p.n, 1);
+    tu_assert_contains(p.items[0], "backend.backward");
+    tu_assert_contains(p.items[0], "was removed");
+    sp_problems_free(&p);
+    assert_int_equal(sp_config_set(&c, "backend.backward=pixel", &p), 0);
+    assert_int_equal(p.n, 0);
+    assert_true(sp_config_equal(&c, &d));
+    /* in a file: the file, the line and the key */
+    const char *text = "[trainer]\nmax_steps = 10\ncoarse_scale = 4\ncoarse_until = 0.3\n[refine]\n"
+                       "prune_screen_px = 0.0\n";
+    assert_int_equal(sp_config_apply_text(text, "old.toml", &c, &p), -1);
+    assert_int_equal(p.n, 1);
+    tu_assert_contains(p.items[0], "old.toml:3: trainer.coarse_scale was removed");
+    assert_int_equal(c.trainer.max_steps, 10);
+    sp_problems_free(&p);
+    /* a config.toml an earlier version wrote (every key, defaults included) still loads */
+    text = "[trainer]\nmax_steps = 10\ncoarse_scale = 1\ncoarse_until = 0.3\n[refine]\nprune_screen_px = 0.0\n"
+           "[backend]\nbackward = \"pixel\"\n";
+    assert_int_equal(sp_config_apply_text(text, "old.toml", &c, &p), 0);
+    assert_int_equal(p.n, 0);
 }
 
 /* A Gaussian budget: when the candidates do not all fit under refine.capacity, the ones with the
@@ -285,13 +210,14 @@ static void test_budget_ranks_by_gradient(void **state) {
 
 /* ---- the densification statistic at two resolution levels ---- */
 
-/* Gaussians above threshold t after one pass over the views of `level` (parameters unchanged:
- * learning rates 0; every candidate cloned, nothing pruned, no cap). */
-static int candidates(sp_backend *b, const sp_gaussians *g, const sp_pyramid *p, int level, float t) {
+/* Gaussians above threshold t after one pass over the n views of `level` (uploaded as views
+ * level * n .. level * n + n - 1; parameters unchanged: learning rates 0; every candidate cloned,
+ * nothing pruned, no cap). */
+static int candidates(sp_backend *b, const sp_gaussians *g, int n, int level, float t) {
     assert_int_equal(b->ops->set_gaussians(b, g, NULL, NULL), 0);
-    for (int i = 0; i < p->n; i++) {
+    for (int i = 0; i < n; i++) {
         sp_step_args a = {0};
-        a.view = sp_pyramid_index(p, level, i);
+        a.view = level * n + i;
         a.sh_degree = 0;
         a.bg[0] = a.bg[1] = a.bg[2] = 1.0f;
         a.ssim_weight = 0.2f;
@@ -313,12 +239,12 @@ static int candidates(sp_backend *b, const sp_gaussians *g, const sp_pyramid *p,
 }
 
 /* The threshold above which `frac` of the Gaussians lie at `level` (bisection on log t). */
-static float quantile(sp_backend *b, const sp_gaussians *g, const sp_pyramid *p, int level, double frac) {
+static float quantile(sp_backend *b, const sp_gaussians *g, int n, int level, double frac) {
     double lo = log(1e-9), hi = log(1.0);
     int want = (int)(frac * g->n);
     for (int it = 0; it < 14; it++) {
         double mid = 0.5 * (lo + hi);
-        if (candidates(b, g, p, level, (float)exp(mid)) > want) lo = mid;
+        if (candidates(b, g, n, level, (float)exp(mid)) > want) lo = mid;
         else hi = mid;
     }
     return (float)exp(0.5 * (lo + hi));
@@ -333,39 +259,41 @@ static float quantile(sp_backend *b, const sp_gaussians *g, const sp_pyramid *p,
 static void test_statistic_two_levels(void **state) {
     (void)state;
     char *dir = make_scene(128, 128, 4);
-    sp_dataset d;
+    sp_dataset d, half; /* the scene at 128x128 and as data.downscale = 2 loads it */
     load(dir, 1, &d);
-    sp_pyramid p;
-    assert_int_equal(sp_pyramid_build(&p, &d.train, 2, 1), 0);
+    load(dir, 2, &half);
+    int n = d.train.n;
+    assert_int_equal(half.train.n, n);
+    sp_view *views = SP_NEW(sp_view, 2 * (size_t)n); /* borrowed: level 0, then level 1 */
+    memcpy(views, d.train.views, (size_t)n * sizeof *views);
+    memcpy(views + n, half.train.views, (size_t)n * sizeof *views);
     sp_backend_config bc = {.threads = 1, .deterministic = 1};
     sp_backend *b = sp_backend_create("cpu", &bc);
     assert_non_null(b);
-    assert_int_equal(b->ops->upload_views(b, p.views, 2 * p.n, SP_ALPHA_STRAIGHT), 0);
+    assert_int_equal(b->ops->upload_views(b, views, 2 * n, SP_ALPHA_STRAIGHT), 0);
     sp_gaussians g;
     float lo[3] = {-1.2f, -1.2f, -1.2f}, hi[3] = {1.2f, 1.2f, 1.2f};
     assert_int_equal(sp_init_random(&g, 2000, lo, hi, 0, 0.5f, 0.0f, 7, NULL, 0), 0);
     for (int k = 0; k < 3; k++) {
         double frac = k == 0 ? 0.5 : k == 1 ? 0.1 : 0.01;
-        float t0 = quantile(b, &g, &p, 0, frac), t1 = quantile(b, &g, &p, 1, frac);
+        float t0 = quantile(b, &g, n, 0, frac), t1 = quantile(b, &g, n, 1, frac);
         print_message("top %.0f %%: threshold %.3g at 128x128, %.3g at 64x64 (ratio %.3f)\n", 100 * frac, t0, t1,
                       t1 / t0);
         assert_true(t1 / t0 > 1 / 1.3 && t1 / t0 < 1.3);
     }
     sp_gaussians_free(&g);
     b->ops->destroy(b);
-    sp_pyramid_free(&p);
+    free(views);
+    sp_dataset_free(&half);
     sp_dataset_free(&d);
     tu_rm_rf(dir);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_levels_equal_loader_downscale),
-        cmocka_unit_test(test_too_small),
-        cmocka_unit_test(test_level_per_step),
         cmocka_unit_test(test_scaled_schedules),
-        cmocka_unit_test(test_prune_screen_px_scaling),
         cmocka_unit_test(test_config_checks),
+        cmocka_unit_test(test_removed_keys),
         cmocka_unit_test(test_budget_ranks_by_gradient),
         cmocka_unit_test(test_statistic_two_levels),
     };
