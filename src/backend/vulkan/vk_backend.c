@@ -5,7 +5,8 @@
  * rasterize, loss, backward_raster, project_back, adam), sized on the device by the count
  * (indirect dispatches), is recorded while the first runs and submitted right after the wait.
  * Loss sums stay on the device until take_loss. Refine decides on the host from the small
- * per-Gaussian fields and gathers the SH rows on the device (vk_refine.c). */
+ * per-Gaussian fields and gathers the SH rows on the device (vk_refine.c); MCMC decides on the
+ * device (vk_mcmc.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,7 +447,9 @@ static void vk_destroy(sp_backend *base) {
                          &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
                          &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->red, &b->range, &b->chunk_st, &b->chunk_work, &b->pix,
-                         &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs, &b->wsum};
+                         &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs, &b->wsum, &b->mc_prefix, &b->mc_rank,
+                         &b->mc_list, &b->mc_blocks, &b->mc_drawn, &b->mc_times, &b->mc_sp, &b->mc_scal,
+                         &b->mc_tab};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
         vk_cmd_free(c, &b->ka);
         vk_cmd_free(c, &b->kb);
@@ -761,6 +764,17 @@ static int vk_mcmc_apply(sp_backend *base, const sp_mcmc_plan *p) {
     return rc;
 }
 
+/* Decided on the device (vk_mcmc.c); its host time, the device's work included, is the `refine`
+ * row, as refine's. */
+static int vk_mcmc_refine(sp_backend *base, float dead_opacity, int add, uint64_t seed, int *relocated, int *added) {
+    vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b)) return -1; /* the steps in flight are their own rows */
+    double t0 = sp_now();
+    int rc = vk_mcmc_refine_run(b, dead_opacity, add, seed, relocated, added);
+    b->ms[VS_REFINE] += 1e3 * (sp_now() - t0);
+    return rc;
+}
+
 static int vk_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
     vk_backend *b = (vk_backend *)base;
     if (vk_wait_all(b) || forward(b, cam, sh_degree, bg, 0, 0) || vk_cmd_submit(&b->c, &b->kb) || vk_wait_all(b))
@@ -852,6 +866,7 @@ static const sp_backend_ops vk_ops = {
     .blend_weights = vk_blend_weights,
     .mcmc_read = vk_mcmc_read,
     .mcmc_apply = vk_mcmc_apply,
+    .mcmc_refine = vk_mcmc_refine,
     .stages = &vk_stage_ops,
 };
 
@@ -865,7 +880,7 @@ sp_backend *sp_vulkan_backend_create(const sp_backend_config *cfg) {
     }
     if (!b->c.ts_period && cfg->profile) SP_WARN("vulkan: the device has no timestamps; profile rows stay 0");
     if (vk_cmd_init(&b->c, &b->ka) || vk_cmd_init(&b->c, &b->kb) || vk_cmd_init(&b->c, &b->kc[0]) ||
-        vk_cmd_init(&b->c, &b->kc[1]) || vk_buf_ensure(&b->c, &b->rb, 64, 1) ||
+        vk_cmd_init(&b->c, &b->kc[1]) || vk_buf_ensure(&b->c, &b->rb, VK_RB_WORDS * 4, 1) ||
         vk_buf_ensure(&b->c, &b->ring, VK_LOSS_RING * 8, 1) || vk_buf_ensure(&b->c, &b->pargs, VK_PA_WORDS * 4, 0) || vk_ensure_gaussians(b, 1, 0) ||
         vk_ensure_image(b, 16, 16) || vk_ensure_pairs(b, 1024, 1)) {
         vk_destroy(&b->base);

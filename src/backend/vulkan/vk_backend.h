@@ -37,6 +37,10 @@ typedef struct {
      * sized for pair_cap and tiles_cap (vk_chunk_slots), and the work list */
     vk_buf chunk_st, chunk_work;
     vk_buf wsum; /* blend weights (refine.prune_weight): 64-bit sums per Gaussian, made when asked for */
+    /* MCMC decided on the device (vk_mcmc.c): prefix sums, dead ranks and list, block totals, draws,
+     * draw counts, spread values, the phases' scalars, the table of sqrt(j) and 1 / c */
+    vk_buf mc_prefix, mc_rank, mc_list, mc_blocks, mc_drawn, mc_times, mc_sp, mc_scal, mc_tab;
+    int mc_tab_ready;
     /* training views: RGBA8 words, all views back to back */
     const sp_view *views;
     int num_views;
@@ -65,6 +69,11 @@ typedef struct {
     double step_ms, take_ms, finite_ms, count_idle_ms;
     uint64_t ka_end_of[2]; /* per kc: the end of the ka its last step followed */
 } vk_backend;
+
+/* Words of rb (host-visible): 0 the pair count, 1 params_finite's flag, from VK_RB_MCMC the eight
+ * scalars of mcmc_refine (per phase: total weight (2), dead count, draw count). */
+#define VK_RB_MCMC 8
+#define VK_RB_WORDS 64
 
 /* Words of pargs (pair_args.comp): workgroups (x, y, 1) of the sort passes, of tile_ranges and of
  * the four levels of the histogram scan; the pair count; the sort's chunk count; the element
@@ -113,6 +122,8 @@ int vk_refine_run(vk_backend *b, const sp_refine_args *a, sp_refine_result *r);
  * the copies decided on the small fields, SH rows and moments gathered on the device); the
  * regularizer gradients added to Gr and the position noise on P's means (shaders/mcmc.comp). */
 int vk_mcmc_apply_run(vk_backend *b, const sp_mcmc_plan *p);
+/* MCMC decided on the device (vk_mcmc.c, shaders/mcmc_*.comp): backend.h's mcmc_refine. */
+int vk_mcmc_refine_run(vk_backend *b, float dead_opacity, int add, uint64_t seed, int *relocated, int *added);
 int vk_rec_mcmc_reg(vk_backend *b, vk_cmd *k, float opacity_reg, float scale_reg);
 int vk_rec_mcmc_noise(vk_backend *b, vk_cmd *k, float noise_scale, uint64_t seed);
 /* A store (parameters, gradients or moments: the layout of P) up to or down from a buffer. */
