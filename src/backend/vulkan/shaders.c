@@ -78,6 +78,24 @@ static const uint32_t spv_chunk_items[] =
 static const uint32_t spv_mcmc[] =
 #include "mcmc.spv.h"
     ;
+static const uint32_t spv_mcmc_weights[] =
+#include "mcmc_weights.spv.h"
+    ;
+static const uint32_t spv_mcmc_blocks[] =
+#include "mcmc_blocks.spv.h"
+    ;
+static const uint32_t spv_mcmc_finish[] =
+#include "mcmc_finish.spv.h"
+    ;
+static const uint32_t spv_mcmc_draw[] =
+#include "mcmc_draw.spv.h"
+    ;
+static const uint32_t spv_mcmc_spread[] =
+#include "mcmc_spread.spv.h"
+    ;
+static const uint32_t spv_mcmc_apply[] =
+#include "mcmc_apply.spv.h"
+    ;
 
 #define S(name) {#name, spv_##name, sizeof spv_##name}
 const vk_spirv vk_shaders[VP_COUNT] = {
@@ -86,4 +104,5 @@ const vk_spirv vk_shaders[VP_COUNT] = {
     S(backward_raster_cas), S(backward_raster_det), S(grad_gather), S(project_back), S(adam),    S(loss_target),
     S(loss_ssim),    S(loss_grad),       S(reduce),
     S(refine_gather), S(finite), S(pair_args), S(chunk_items), S(rasterize_w), S(mcmc),
+    S(mcmc_weights), S(mcmc_blocks), S(mcmc_finish), S(mcmc_draw), S(mcmc_spread), S(mcmc_apply),
 };

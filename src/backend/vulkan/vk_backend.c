@@ -1,11 +1,13 @@
 /* vk_backend.c — the Vulkan compute backend: the training step as GLSL compute shaders
- * (shaders/NAME.comp, embedded as SPIR-V) recorded into two command buffers per step. The first
- * (project, emit count, scan) ends with the one host wait of a step, for the pair count, which
- * only checks that the pair buffers hold it; the second (emit_pairs, sort, tile_ranges,
- * rasterize, loss, backward_raster, project_back, adam), sized on the device by the count
- * (indirect dispatches), is recorded while the first runs and submitted right after the wait.
- * Loss sums stay on the device until take_loss. Refine decides on the host from the small
- * per-Gaussian fields and gathers the SH rows on the device (vk_refine.c). */
+ * (shaders/NAME.comp, embedded as SPIR-V) recorded into one command buffer per step (project,
+ * emit count and scan, emit_pairs, sort, tile_ranges, rasterize, loss, backward_raster,
+ * project_back, adam), sized on the device by the pair count (indirect dispatches) and submitted
+ * without waiting for anything: the host records the next step while the device runs this one.
+ * When a step's pairs do not fit the pair buffers the device skips it (pair_args.comp) and every
+ * later one until the host, reading the step's status when it next needs its command buffer,
+ * grows the buffers and runs the skipped steps again, in order (vk_wait_all). Loss sums stay on
+ * the device until take_loss. Refine decides on the host from the small per-Gaussian fields and
+ * gathers the SH rows on the device (vk_refine.c); MCMC decides on the device (vk_mcmc.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,12 +131,40 @@ int vk_ensure_pairs(vk_backend *b, int64_t np, int tiles) {
     return 0;
 }
 
+/* Waits for step command buffer i; a step it held is done then: its status (rb) says whether the
+ * device skipped it, and its pair count. */
+static int kc_wait(vk_backend *b, int i) {
+    vk_cmd *k = &b->kc[i];
+    int was = k->pending;
+    if (vk_cmd_wait(&b->c, k, b->base.cfg.profile ? b->ms : NULL)) return -1;
+    if (!was || !b->kc_step[i].live || b->kc_step[i].skipped) return 0;
+    const uint32_t *st = (const uint32_t *)b->rb.map + VK_RB_STEP + 2 * i;
+    if (st[0] > b->np_seen) b->np_seen = st[0];
+    if (st[1]) b->kc_step[i].skipped = b->skipped = 1;
+    else b->kc_step[i].live = 0;
+    return 0;
+}
+
+static int replay(vk_backend *b);
+
 int vk_wait_all(vk_backend *b) {
     double *ms = b->base.cfg.profile ? b->ms : NULL;
-    if (vk_cmd_wait(&b->c, &b->ka, ms) || vk_cmd_wait(&b->c, &b->kb, ms) || vk_cmd_wait(&b->c, &b->kc[0], ms) ||
-        vk_cmd_wait(&b->c, &b->kc[1], ms))
-        return -1;
-    return 0;
+    for (;;) {
+        if (vk_cmd_wait(&b->c, &b->ka, ms) || vk_cmd_wait(&b->c, &b->kb, ms) || kc_wait(b, 0) || kc_wait(b, 1))
+            return -1;
+        if (!b->skipped || b->replaying) return 0;
+        if (replay(b)) return -1;
+    }
+}
+
+/* A dispatch whose workgroup count is gate g's: while a training step is recorded (b->gated), read
+ * from pargs, where pair_args.comp writes it, or 0 when the step's pairs do not fit; else direct. */
+static int dispatch_gated(vk_backend *b, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *w,
+                          uint32_t groups, int g) {
+    if (!b->gated) return vk_dispatch(&b->c, k, pipe, bufs, nbufs, w, groups);
+    if (groups != b->gate_groups[g])
+        return sp_error("vulkan: internal error: gated dispatch of %u workgroups, %u recorded", groups, b->gate_groups[g]);
+    return vk_dispatch_indirect(&b->c, k, pipe, bufs, nbufs, w, &b->pargs, (VkDeviceSize)(VK_PA_GATE + 3 * g) * 4);
 }
 
 /* ---- recording ---- */
@@ -211,13 +241,19 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
     int tiles = (int)(w[18] * w[19]);
     /* the sizes below from the pair count (offsets[n]) */
     uint32_t aw[32] = {0};
+    vk_layout l = vk_layout_of(b);
+    b->gate_groups[VK_GATE_N] = vk_groups(n, VK_WG);
+    b->gate_groups[VK_GATE_PB] = vk_groups(n, VK_PB_WG);
+    b->gate_groups[VK_GATE_ADAM] = vk_groups(l.total, VK_WG);
     aw[20] = (uint32_t)n, aw[21] = c->max_wg_count;
+    aw[22] = b->pair_cap < 0xffffffffll ? (uint32_t)b->pair_cap : 0xffffffffu;
+    for (int g = 0; g < 3; g++) aw[23 + g] = b->gate_groups[g];
     vk_buf *ab[] = {&b->offsets, &b->pargs};
     if (vk_dispatch(c, k, VP_PAIR_ARGS, ab, 2, aw, 1)) return -1;
     w[20] = (uint32_t)n;
     vk_buf *eb[] = {&b->mean2d, &b->conic, &b->opac, &b->rect, &b->depth, &b->offsets,
                     &b->key_hi[0], &b->key_lo[0], &b->val[0], &b->pair_gid};
-    if (vk_dispatch(c, k, VP_EMIT_PAIRS, eb, 10, w, vk_groups(n, VK_WG))) return -1;
+    if (dispatch_gated(b, k, VP_EMIT_PAIRS, eb, 10, w, vk_groups(n, VK_WG), VK_GATE_N)) return -1;
     vk_stamp(c, k, SP_STAGE_EMIT_PAIRS);
 
     /* sort: LSD radix (vk_sort_passes), every pass recorded (none runs a workgroup without pairs) */
@@ -324,7 +360,7 @@ int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float 
         uint32_t gw[32] = {0};
         gw[20] = (uint32_t)n;
         vk_buf *gb[] = {&b->offsets, &b->slots, &b->pgrad};
-        if (vk_dispatch(c, k, VP_GRAD_GATHER, gb, 3, gw, vk_groups(n, VK_WG))) return -1;
+        if (dispatch_gated(b, k, VP_GRAD_GATHER, gb, 3, gw, vk_groups(n, VK_WG), VK_GATE_N)) return -1;
     }
     vk_stamp(c, k, SP_STAGE_BACKWARD_RASTER);
     return 0;
@@ -341,7 +377,7 @@ int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degr
     w[30] = vk_f2u(0.5f * (float)cam->height);
     w[31] = (uint32_t)b->base.cfg.antialias;
     vk_buf *bufs[] = {&b->P, &b->rect, &b->clamped, &b->pgrad, &b->Gr, &b->st_accum, &b->st_count, &b->st_maxr, &b->radius};
-    if (vk_dispatch(&b->c, k, VP_PROJECT_BACK, bufs, 9, w, vk_groups(b->n, VK_PB_WG))) return -1;
+    if (dispatch_gated(b, k, VP_PROJECT_BACK, bufs, 9, w, vk_groups(b->n, VK_PB_WG), VK_GATE_PB)) return -1;
     vk_stamp(&b->c, k, SP_STAGE_PROJECT_BACK);
     return 0;
 }
@@ -362,7 +398,7 @@ static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
     w[22] = l.total;
     w[23] = a->adam_sparse ? 1u : 0u;
     vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2};
-    if (vk_dispatch(&b->c, k, VP_ADAM, bufs, 4, w, vk_groups(l.total, VK_WG))) return -1;
+    if (dispatch_gated(b, k, VP_ADAM, bufs, 4, w, vk_groups(l.total, VK_WG), VK_GATE_ADAM)) return -1;
     vk_stamp(&b->c, k, SP_STAGE_ADAM);
     return 0;
 }
@@ -374,7 +410,7 @@ static int rec_mcmc(vk_backend *b, vk_cmd *k, uint32_t mode, const uint32_t args
     w[20] = mode, w[21] = (uint32_t)b->n, w[22] = l.means, w[23] = l.ls, w[24] = l.quats, w[25] = l.op;
     memcpy(w + 26, args, 5 * sizeof *args);
     vk_buf *bufs[] = {&b->P, &b->Gr};
-    return b->n > 0 ? vk_dispatch(&b->c, k, VP_MCMC, bufs, 2, w, vk_groups(b->n, VK_WG)) : 0;
+    return b->n > 0 ? dispatch_gated(b, k, VP_MCMC, bufs, 2, w, vk_groups(b->n, VK_WG), VK_GATE_N) : 0;
 }
 
 int vk_rec_mcmc_reg(vk_backend *b, vk_cmd *k, float opacity_reg, float scale_reg) {
@@ -400,7 +436,6 @@ static int forward(vk_backend *b, const sp_camera *cam, int degree, const float 
     if (vk_cmd_begin(&b->c, &b->ka, ms, profile) || vk_rec_project(b, &b->ka, cam, degree) ||
         vk_rec_count(b, &b->ka, b->n) || vk_cmd_submit(&b->c, &b->ka) || vk_cmd_wait(&b->c, &b->ka, ms))
         return -1;
-    b->t_count = sp_now();
     b->np = *(const uint32_t *)b->rb.map;
     if (vk_ensure_pairs(b, b->np, tiles)) return -1;
     if (vk_cmd_begin(&b->c, &b->kb, ms, profile) || vk_rec_bins(b, &b->kb, cam, b->n) ||
@@ -417,19 +452,16 @@ static void log_accounting(const vk_backend *b) {
     if (!b->base.cfg.profile || b->steps <= 0) return;
     double st = (double)b->steps;
     const vk_clock *ck = &b->c.clk;
-    SP_INFO("vulkan: host time from the pair count to the step's submission %.3f ms/step (the device waits)",
-            b->gap_ms / st);
     SP_INFO("vulkan: host per step: %.3f ms in train_step (%.3f waiting on fences, %.3f reading timestamps, "
             "%.3f in vkQueueSubmit, %.1f waits and %.1f submissions per step), %.3f in take_loss, %.3f in "
-            "params_finite, %.3f in refine",
+            "params_finite, %.3f in refine; %ld of %ld steps run again (their pairs outgrew the buffers)",
             b->step_ms / st, ck->wait_ms / st, ck->query_ms / st, ck->submit_ms / st, ck->waits / st,
-            ck->submits / st, b->take_ms / st, b->finite_ms / st, b->ms[SP_STAGE_REFINE] / st);
+            ck->submits / st, b->take_ms / st, b->finite_ms / st, b->ms[SP_STAGE_REFINE] / st, b->replays, b->steps);
     if (ck->dev_last > ck->dev_first) {
         double span = (double)(ck->dev_last - ck->dev_first) * b->c.ts_period * 1e-6;
         SP_INFO("vulkan: device per step: %.3f ms from the first to the last timestamp, %.3f inside timestamped "
-                "command buffers, %.3f idle between them (%.3f of it from project+count's end to the sort's "
-                "start: the wait for the pair count)",
-                span / st, ck->dev_inside_ms / st, (span - ck->dev_inside_ms) / st, b->count_idle_ms / st);
+                "command buffers, %.3f idle between them",
+                span / st, ck->dev_inside_ms / st, (span - ck->dev_inside_ms) / st);
     }
 }
 
@@ -445,7 +477,9 @@ static void vk_destroy(sp_backend *base) {
                          &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
                          &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->red, &b->range, &b->chunk_st, &b->chunk_work, &b->pix,
-                         &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs, &b->wsum};
+                         &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs, &b->wsum, &b->mc_prefix, &b->mc_rank,
+                         &b->mc_list, &b->mc_blocks, &b->mc_drawn, &b->mc_times, &b->mc_sp, &b->mc_scal,
+                         &b->mc_tab};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
         vk_cmd_free(c, &b->ka);
         vk_cmd_free(c, &b->kb);
@@ -627,8 +661,6 @@ static int fold_ring(vk_backend *b) {
     return 0;
 }
 
-/* Rasterize .. adam of a step into k (the pair buffers as they are now; the sorted pairs where
- * the sort of `tiles` tiles leaves them). */
 /* The camera of a step's view and where its pixels start in the image buffer: an uploaded view,
  * or a staging slot (stage_view). */
 static const sp_camera *step_camera(const vk_backend *b, const sp_step_args *a, int64_t *pix_off) {
@@ -636,41 +668,77 @@ static const sp_camera *step_camera(const vk_backend *b, const sp_step_args *a, 
     return a->staged ? &b->slot_cam[a->view] : &b->views[a->view].cam;
 }
 
-/* emit_pairs .. adam of a step into k: everything after the pair count, sized on the device by
- * the count (vk_rec_bins), so it is recorded while project and the count run. */
-static int rec_rest(vk_backend *b, vk_cmd *k, const sp_step_args *a, int prof) {
+/* A whole training step into k (it waits for k's previous submission first): project, the pair
+ * count, emit_pairs .. adam sized on the device by the count (vk_rec_bins), the model-changing
+ * dispatches gated by pair_args.comp (skipped with the pair work when the pairs do not fit), then
+ * the step's pair count and skip flag into its words of rb. clear: clears the skip flag first (the
+ * first step run again after a skip). */
+static int rec_step(vk_backend *b, int slot, const sp_step_args *a, uint32_t ring_slot, int clear) {
+    vk_cmd *k = &b->kc[slot];
+    vk_ctx *c = &b->c;
+    int prof = b->base.cfg.profile;
     int64_t pix_off;
     const sp_camera *cam = step_camera(b, a, &pix_off);
-    if (vk_cmd_begin(&b->c, k, prof ? b->ms : NULL, prof) || vk_rec_bins(b, k, cam, b->n) ||
-        vk_rec_rasterize(b, k, cam, a->bg, 1))
-        return -1;
+    if (vk_cmd_begin(c, k, prof ? b->ms : NULL, prof)) return -1;
+    if (clear) vk_fill(k, &b->pargs, VK_PA_OVERFLOW * 4, 4, 0);
+    b->gated = 1;
+    int rc = vk_rec_project(b, k, cam, a->sh_degree) || vk_rec_count(b, k, b->n) || vk_rec_bins(b, k, cam, b->n) ||
+             vk_rec_rasterize(b, k, cam, a->bg, 1);
     uint32_t tw[32] = {0};
     tw[0] = (uint32_t)cam->width, tw[1] = (uint32_t)cam->height, tw[2] = (uint32_t)pix_off;
     tw[3] = b->alpha == SP_ALPHA_PREMULTIPLIED;
     for (int i = 0; i < 3; i++) tw[4 + i] = vk_f2u(a->bg[i]);
     vk_buf *tb[] = {&b->pix, &b->target};
-    if (vk_dispatch(&b->c, k, VP_LOSS_TARGET, tb, 2, tw, vk_groups((int64_t)cam->width * cam->height, VK_WG)) ||
-        vk_rec_loss(b, k, cam->width, cam->height, a->ssim_weight, (uint32_t)b->ring_n) ||
-        vk_rec_backward(b, k, cam, a->bg, b->n) || vk_rec_project_back(b, k, cam, a->sh_degree, a->collect_stats))
-        return -1;
-    if (a->opacity_reg != 0.0f || a->scale_reg != 0.0f) { /* MCMC: into the gradients, before Adam */
-        if (vk_rec_mcmc_reg(b, k, a->opacity_reg, a->scale_reg)) return -1;
-        vk_stamp(&b->c, k, SP_STAGE_PROJECT_BACK);
+    rc = rc || vk_dispatch(c, k, VP_LOSS_TARGET, tb, 2, tw, vk_groups((int64_t)cam->width * cam->height, VK_WG)) ||
+         vk_rec_loss(b, k, cam->width, cam->height, a->ssim_weight, ring_slot) ||
+         vk_rec_backward(b, k, cam, a->bg, b->n) || vk_rec_project_back(b, k, cam, a->sh_degree, a->collect_stats);
+    if (!rc && (a->opacity_reg != 0.0f || a->scale_reg != 0.0f)) { /* MCMC: into the gradients, before Adam */
+        rc = vk_rec_mcmc_reg(b, k, a->opacity_reg, a->scale_reg);
+        vk_stamp(c, k, SP_STAGE_PROJECT_BACK);
     }
-    if (rec_adam(b, k, a)) return -1;
-    if (a->noise_scale != 0.0f) { /* MCMC: after the update, as the reference; profiled under adam */
-        if (vk_rec_mcmc_noise(b, k, a->noise_scale, a->noise_seed)) return -1;
-        vk_stamp(&b->c, k, SP_STAGE_ADAM);
+    rc = rc || rec_adam(b, k, a);
+    if (!rc && a->noise_scale != 0.0f) { /* MCMC: after the update, as the reference; profiled under adam */
+        rc = vk_rec_mcmc_noise(b, k, a->noise_scale, a->noise_seed);
+        vk_stamp(c, k, SP_STAGE_ADAM);
     }
-    return 0;
+    b->gated = 0;
+    if (rc) return -1;
+    VkDeviceSize st = (VkDeviceSize)(VK_RB_STEP + 2 * slot) * 4;
+    vk_copy(k, &b->offsets, (VkDeviceSize)b->n * 4, &b->rb, st, 4);
+    vk_copy(k, &b->pargs, VK_PA_OVERFLOW * 4, &b->rb, st + 4, 4);
+    b->kc_step[slot].live = 1;
+    b->kc_step[slot].skipped = 0;
+    b->kc_step[slot].args = *a;
+    b->kc_step[slot].ring_slot = ring_slot;
+    return vk_cmd_submit(c, k);
 }
 
-/* A step: ka (project, count) is submitted; while it runs the host records kc (emit_pairs ..
- * adam, sized on the device by the count), then the one wait, for the count: when the pair
- * buffers hold it, kc goes to the device at once (the device idles only for the fence's wake-up
- * and one submission); when they must grow, kc is recorded again over the new buffers first.
- * kc alternates between two command buffers, so its recording never waits for the previous
- * step's. */
+/* The steps the device skipped (vk_wait_all, every command buffer waited for), recorded again over
+ * pair buffers grown for the largest count they read, and submitted in their order; the first
+ * clears the skip flag. They are the last steps submitted (a skip stops every later step), so
+ * running them now keeps the order of the updates. */
+static int replay(vk_backend *b) {
+    int order[2], m = 0;
+    for (int i = 0; i < 2; i++)
+        if (b->kc_step[i].live && b->kc_step[i].skipped) order[m++] = i;
+    if (m == 2 && b->kc_step[order[0]].seq > b->kc_step[order[1]].seq) order[0] = 1, order[1] = 0;
+    b->replaying = 1;
+    int rc = vk_ensure_pairs(b, b->np_seen + b->np_seen / 8, 0);
+    for (int j = 0; j < m && !rc; j++) {
+        int i = order[j];
+        rc = rec_step(b, i, &b->kc_step[i].args, b->kc_step[i].ring_slot, j == 0);
+        b->replays++;
+    }
+    b->skipped = 0;
+    b->replaying = 0;
+    return rc;
+}
+
+/* A step: one command buffer, submitted at once (rec_step). Before it is recorded, its command
+ * buffer's previous step (two steps ago) is waited for, the device still busy with the step in
+ * between; that step's status comes back then: when the device skipped it, the skipped steps run
+ * again first (vk_wait_all); when its pair count comes near the pair buffers' capacity, they grow
+ * (with the device idle) before they are outgrown. */
 static int vk_train_step(sp_backend *base, const sp_step_args *a) {
     vk_backend *b = (vk_backend *)base;
     if (a->view < 0 || a->view >= (a->staged ? b->num_slots : b->num_views) ||
@@ -681,32 +749,17 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
                         "use trainer.batch = 1, or the cpu or cuda backend");
     const sp_camera *cam = step_camera(b, a, NULL);
     double t_enter = sp_now();
-    int prof = b->base.cfg.profile;
-    double *ms = prof ? b->ms : NULL;
     if (b->ring_n == VK_LOSS_RING && fold_ring(b)) return -1;
-    int tiles = ((cam->width + SP_TILE - 1) / SP_TILE) * ((cam->height + SP_TILE - 1) / SP_TILE);
+    int slot = b->kc_next;
+    if (kc_wait(b, slot) || (b->skipped && vk_wait_all(b))) return -1;
+    if (b->np_seen > b->pair_cap - b->pair_cap / 8 && vk_ensure_pairs(b, b->np_seen + b->np_seen / 4, 0)) return -1;
     if (vk_ensure_image(b, cam->width, cam->height)) return -1;
-    if (vk_cmd_begin(&b->c, &b->ka, ms, prof) || vk_rec_project(b, &b->ka, cam, a->sh_degree) ||
-        vk_rec_count(b, &b->ka, b->n) || vk_cmd_submit(&b->c, &b->ka))
-        return -1;
-    int slot_kc = b->kc_next;
-    vk_cmd *kc = &b->kc[slot_kc];
-    if (vk_cmd_wait(&b->c, kc, ms)) return -1; /* this buffer's previous step (two steps ago) */
-    if (prof && b->ka_end_of[slot_kc] && kc->t_begin >= b->ka_end_of[slot_kc])
-        b->count_idle_ms += (double)(kc->t_begin - b->ka_end_of[slot_kc]) * b->c.ts_period * 1e-6;
-    b->ka_end_of[slot_kc] = 0;
-    if (rec_rest(b, kc, a, prof) || vk_cmd_wait(&b->c, &b->ka, ms)) return -1;
-    b->t_count = sp_now();
-    b->np = *(const uint32_t *)b->rb.map;
-    int64_t cap = b->pair_cap;
-    if (vk_ensure_pairs(b, b->np, tiles) || (b->pair_cap != cap && rec_rest(b, kc, a, prof))) return -1;
-    if (vk_cmd_submit(&b->c, kc)) return -1;
-    b->gap_ms += 1e3 * (sp_now() - b->t_count);
-    if (prof) b->ka_end_of[slot_kc] = b->ka.t_end;
+    uint32_t ring_slot = (uint32_t)b->ring_n;
+    b->kc_step[slot].seq = b->steps;
+    if (rec_step(b, slot, a, ring_slot, 0)) return -1;
     b->kc_next = 1 - b->kc_next;
-    uint32_t slot = (uint32_t)b->ring_n;
-    b->ring_lambda[slot] = a->ssim_weight;
-    b->ring_count[slot] = 3.0 * (double)cam->width * cam->height;
+    b->ring_lambda[ring_slot] = a->ssim_weight;
+    b->ring_count[ring_slot] = 3.0 * (double)cam->width * cam->height;
     b->ring_n++;
     b->steps++;
     b->step_ms += 1e3 * (sp_now() - t_enter);
@@ -756,6 +809,17 @@ static int vk_mcmc_apply(sp_backend *base, const sp_mcmc_plan *p) {
     if (vk_wait_all(b)) return -1;
     double t0 = sp_now();
     int rc = vk_mcmc_apply_run(b, p);
+    b->ms[SP_STAGE_REFINE] += 1e3 * (sp_now() - t0);
+    return rc;
+}
+
+/* Decided on the device (vk_mcmc.c); its host time, the device's work included, is the `refine`
+ * row, as refine's. */
+static int vk_mcmc_refine(sp_backend *base, float dead_opacity, int add, uint64_t seed, int *relocated, int *added) {
+    vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b)) return -1; /* the steps in flight are their own rows */
+    double t0 = sp_now();
+    int rc = vk_mcmc_refine_run(b, dead_opacity, add, seed, relocated, added);
     b->ms[SP_STAGE_REFINE] += 1e3 * (sp_now() - t0);
     return rc;
 }
@@ -851,6 +915,7 @@ static const sp_backend_ops vk_ops = {
     .blend_weights = vk_blend_weights,
     .mcmc_read = vk_mcmc_read,
     .mcmc_apply = vk_mcmc_apply,
+    .mcmc_refine = vk_mcmc_refine,
     .stages = &vk_stage_ops,
 };
 
@@ -864,9 +929,9 @@ static sp_backend *vk_create(const sp_backend_config *cfg) {
     }
     if (!b->c.ts_period && cfg->profile) SP_WARN("vulkan: the device has no timestamps; profile rows stay 0");
     if (vk_cmd_init(&b->c, &b->ka) || vk_cmd_init(&b->c, &b->kb) || vk_cmd_init(&b->c, &b->kc[0]) ||
-        vk_cmd_init(&b->c, &b->kc[1]) || vk_buf_ensure(&b->c, &b->rb, 64, 1) ||
+        vk_cmd_init(&b->c, &b->kc[1]) || vk_buf_ensure(&b->c, &b->rb, VK_RB_WORDS * 4, 1) ||
         vk_buf_ensure(&b->c, &b->ring, VK_LOSS_RING * 8, 1) || vk_buf_ensure(&b->c, &b->pargs, VK_PA_WORDS * 4, 0) || vk_ensure_gaussians(b, 1, 0) ||
-        vk_ensure_image(b, 16, 16) || vk_ensure_pairs(b, 1024, 1)) {
+        vk_ensure_image(b, 16, 16) || vk_ensure_pairs(b, 1024, 1) || zero_buf(b, &b->pargs)) {
         vk_destroy(&b->base);
         return NULL;
     }

@@ -11,11 +11,26 @@
 typedef struct {
     sp_backend base;
     vk_ctx c;
-    /* ka: project .. pair count; kc: emit_pairs .. adam of a training step, recorded while ka runs
-     * (two, so that recording one overlaps the other's previous step on the device); kb: the
-     * rest of a render, and the harness's single stages */
+    /* kc: a whole training step each (two, so that the host records one while the device runs the
+     * other); ka: project .. pair count of a render, and one-off work (refine, MCMC, transfers);
+     * kb: the rest of a render, and the harness's single stages */
     vk_cmd ka, kb, kc[2];
     int kc_next;
+    /* the step each kc holds, kept until its status is read (rb): run again when the device
+     * skipped it (its pairs did not fit the pair buffers) */
+    struct {
+        int live, skipped;
+        long seq;
+        sp_step_args args;
+        uint32_t ring_slot;
+    } kc_step[2];
+    int skipped, replaying; /* a kc_step is skipped; replaying them (vk_wait_all) */
+    int64_t np_seen;        /* the largest pair count a step has read back */
+    long replays;           /* steps run again (profile) */
+    /* while recording a training step: the dispatches that change the model or write pairs take
+     * their workgroup counts from pargs (pair_args.comp zeroes them when the pairs do not fit) */
+    int gated;
+    uint32_t gate_groups[3];
     /* parameters: one buffer, regions [cap][3] means, [cap][3] log_scales, [cap][4] quats,
      * [cap] opacity logits, [cap][K][3] sh; gradients and Adam moments in the same layout */
     int n, cap, K, sh_degree;
@@ -37,6 +52,10 @@ typedef struct {
      * sized for pair_cap and tiles_cap (vk_chunk_slots), and the work list */
     vk_buf chunk_st, chunk_work;
     vk_buf wsum; /* blend weights (refine.prune_weight): 64-bit sums per Gaussian, made when asked for */
+    /* MCMC decided on the device (vk_mcmc.c): prefix sums, dead ranks and list, block totals, draws,
+     * draw counts, spread values, the phases' scalars, the table of sqrt(j) and 1 / c */
+    vk_buf mc_prefix, mc_rank, mc_list, mc_blocks, mc_drawn, mc_times, mc_sp, mc_scal, mc_tab;
+    int mc_tab_ready;
     /* training views: RGBA8 words, all views back to back */
     const sp_view *views;
     int num_views;
@@ -58,19 +77,27 @@ typedef struct {
     /* profile */
     double ms[SP_STAGE_COUNT];
     long steps;
-    double t_count, gap_ms; /* host: when the pair count was read; time from there to the submission */
-    /* where the wall time goes (profile): host time inside train_step, take_loss, params_finite;
-     * device ticks from project+count's end to the sort's start (the device waiting for the host
-     * after the pair count) */
-    double step_ms, take_ms, finite_ms, count_idle_ms;
-    uint64_t ka_end_of[2]; /* per kc: the end of the ka its last step followed */
+    /* where the wall time goes (profile): host time inside train_step, take_loss, params_finite */
+    double step_ms, take_ms, finite_ms;
 } vk_backend;
+
+/* Words of rb (host-visible): 0 the pair count, 1 params_finite's flag, from VK_RB_MCMC the eight
+ * scalars of mcmc_refine (per phase: total weight (2), dead count, draw count), from VK_RB_STEP
+ * two per kc: its step's pair count and overflow flag. */
+#define VK_RB_MCMC 8
+#define VK_RB_STEP 16
+#define VK_RB_WORDS 64
 
 /* Words of pargs (pair_args.comp): workgroups (x, y, 1) of the sort passes, of tile_ranges and of
  * the four levels of the histogram scan; the pair count; the sort's chunk count; the element
- * count of each scan level; then backward_raster's workgroups (chunk_items.comp). */
+ * count of each scan level; backward_raster's workgroups (chunk_items.comp); the workgroups of the
+ * three gated dispatch sizes; the overflow flag (a training step's pairs did not fit: it and every
+ * later step skipped until the host runs them again). */
 enum { VK_PA_SORT = 0, VK_PA_RANGES = 3, VK_PA_SCAN = 6, VK_PA_NP = 18, VK_PA_CHUNKS = 19, VK_PA_SCAN_N = 20,
-       VK_PA_BWD = 24, VK_PA_WORDS = 27 };
+       VK_PA_BWD = 24, VK_PA_GATE = 27, VK_PA_OVERFLOW = 36, VK_PA_WORDS = 37 };
+/* The gated dispatch sizes (pargs words VK_PA_GATE + 3 g): per Gaussian in workgroups of VK_WG and of
+ * VK_PB_WG, and adam's over the stores. */
+enum { VK_GATE_N, VK_GATE_PB, VK_GATE_ADAM };
 
 /* The chunked backward_raster (shaders/chunks.glsl): list positions per chunk, and the state slots
  * (each VK_WG vec4) and work-list items that np pairs over `tiles` tiles need at most. */
@@ -113,6 +140,8 @@ int vk_refine_run(vk_backend *b, const sp_refine_args *a, sp_refine_result *r);
  * the copies decided on the small fields, SH rows and moments gathered on the device); the
  * regularizer gradients added to Gr and the position noise on P's means (shaders/mcmc.comp). */
 int vk_mcmc_apply_run(vk_backend *b, const sp_mcmc_plan *p);
+/* MCMC decided on the device (vk_mcmc.c, shaders/mcmc_*.comp): backend.h's mcmc_refine. */
+int vk_mcmc_refine_run(vk_backend *b, float dead_opacity, int add, uint64_t seed, int *relocated, int *added);
 int vk_rec_mcmc_reg(vk_backend *b, vk_cmd *k, float opacity_reg, float scale_reg);
 int vk_rec_mcmc_noise(vk_backend *b, vk_cmd *k, float noise_scale, uint64_t seed);
 /* A store (parameters, gradients or moments: the layout of P) up to or down from a buffer. */
@@ -120,7 +149,8 @@ int vk_put_store(vk_backend *b, vk_buf *dst, const sp_gaussians *g);
 int vk_get_store(vk_backend *b, vk_buf *src, sp_gaussians *g);
 /* Radix passes of the pair sort for a tile count. */
 int vk_sort_passes(int tiles);
-/* Waits for everything submitted. */
+/* Waits for everything submitted; training steps the device skipped (their pairs did not fit) are
+ * recorded again over grown pair buffers and run, in order, first. */
 int vk_wait_all(vk_backend *b);
 /* Capped SH degree for the stored coefficients. */
 int vk_usable_degree(int degree, int K);

@@ -175,6 +175,24 @@ int vk_describe(int device, int cas_atomics, char *out, size_t size) {
     return 0;
 }
 
+/* The pipeline of embedded shader i. */
+static int create_pipeline(vk_ctx *c, int i) {
+    VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                    .codeSize = vk_shaders[i].bytes, .pCode = vk_shaders[i].code};
+    VkShaderModule mod;
+    VkResult r = vkCreateShaderModule(c->dev, &mci, NULL, &mod);
+    if (r != VK_SUCCESS) return sp_error("vulkan: shader %s: vkCreateShaderModule failed (%d)", vk_shaders[i].name, (int)r);
+    VkComputePipelineCreateInfo cci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = mod, .pName = "main"},
+        .layout = c->playout};
+    r = vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &cci, NULL, &c->pipe[i]);
+    vkDestroyShaderModule(c->dev, mod, NULL);
+    if (r != VK_SUCCESS) return sp_error("vulkan: shader %s: pipeline creation failed (%d)", vk_shaders[i].name, (int)r);
+    return 0;
+}
+
 static int create_pipelines(vk_ctx *c) {
     VkDescriptorSetLayoutBinding b[VK_MAX_BINDINGS];
     for (int i = 0; i < VK_MAX_BINDINGS; i++)
@@ -188,20 +206,8 @@ static int create_pipelines(vk_ctx *c) {
                                       .pSetLayouts = &c->dsl, .pushConstantRangeCount = 1, .pPushConstantRanges = &pr};
     VK_TRY(vkCreatePipelineLayout(c->dev, &pci, NULL, &c->playout), "vkCreatePipelineLayout");
     for (int i = 0; i < VP_COUNT; i++) {
-        if (i == VP_BACKWARD_NATIVE && !c->float_atomics) continue;
-        VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                        .codeSize = vk_shaders[i].bytes, .pCode = vk_shaders[i].code};
-        VkShaderModule mod;
-        VkResult r = vkCreateShaderModule(c->dev, &mci, NULL, &mod);
-        if (r != VK_SUCCESS) return sp_error("vulkan: shader %s: vkCreateShaderModule failed (%d)", vk_shaders[i].name, (int)r);
-        VkComputePipelineCreateInfo cci = {
-            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                      .module = mod, .pName = "main"},
-            .layout = c->playout};
-        r = vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &cci, NULL, &c->pipe[i]);
-        vkDestroyShaderModule(c->dev, mod, NULL);
-        if (r != VK_SUCCESS) return sp_error("vulkan: shader %s: pipeline creation failed (%d)", vk_shaders[i].name, (int)r);
+        if ((i == VP_BACKWARD_NATIVE && !c->float_atomics) || vk_pipe_lazy(i)) continue;
+        if (create_pipeline(c, i)) return -1;
     }
     return 0;
 }
@@ -575,6 +581,7 @@ static int descriptor_set(vk_ctx *c, vk_cmd *k, vk_buf *const *bufs, int nbufs, 
 
 /* Pipeline, descriptor set and push constants of a dispatch. */
 static int bind(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words) {
+    if (!c->pipe[pipe] && vk_pipe_lazy(pipe) && create_pipeline(c, pipe)) return -1;
     if (!c->pipe[pipe]) return sp_error("vulkan: shader %s is not available on this device", vk_shaders[pipe].name);
     VkDescriptorSet set;
     if (descriptor_set(c, k, bufs, nbufs, &set)) return -1;

@@ -17,8 +17,14 @@ enum {
     VP_PROJECT, VP_EMIT_COUNT, VP_EMIT_PAIRS, VP_SCAN_BLOCK, VP_SCAN_ADD, VP_SORT_HIST, VP_SORT_SCATTER,
     VP_TILE_RANGES, VP_RASTERIZE, VP_BACKWARD_NATIVE, VP_BACKWARD_CAS, VP_BACKWARD_DET, VP_GRAD_GATHER, VP_PROJECT_BACK,
     VP_ADAM, VP_LOSS_TARGET, VP_LOSS_SSIM, VP_LOSS_GRAD, VP_REDUCE,
-    VP_REFINE_GATHER, VP_FINITE, VP_PAIR_ARGS, VP_CHUNK_ITEMS, VP_RASTERIZE_W, VP_MCMC, VP_COUNT
+    VP_REFINE_GATHER, VP_FINITE, VP_PAIR_ARGS, VP_CHUNK_ITEMS, VP_RASTERIZE_W, VP_MCMC,
+    VP_MCMC_WEIGHTS, VP_MCMC_BLOCKS, VP_MCMC_FINISH, VP_MCMC_DRAW, VP_MCMC_SPREAD, VP_MCMC_APPLY, VP_COUNT
 };
+
+/* Pipelines made at their first dispatch rather than with the device: MCMC's decisions
+ * (mcmc_refine.glsl), whose weights and spread passes are large (xfloat.glsl's arithmetic inlined)
+ * and which only a training with refine.strategy = "mcmc" runs. */
+static inline int vk_pipe_lazy(int pipe) { return pipe >= VP_MCMC_WEIGHTS && pipe <= VP_MCMC_APPLY; }
 
 /* Embedded SPIR-V (shaders.c, generated at build time). */
 typedef struct {

@@ -1,19 +1,29 @@
 #version 450
 // pair_args.comp — the sizes of `sort` and `tile_ranges`, read from the pair count on the device
-// (offsets[n] after the count's scan), so that their command buffer is recorded before the count
-// is known and sized by vkCmdDispatchIndirect. One invocation writes, as uint words:
+// (offsets[n] after the count's scan), so that a training step is recorded and submitted as one
+// command buffer before the count is known and sized by vkCmdDispatchIndirect. One invocation
+// writes, as uint words:
 //   0-2 sort passes' workgroups (x, y, 1), 3-5 tile_ranges' workgroups, 6-17 the workgroups of the
 //   four levels of the histogram's scan, 18 the pair count, 19 the sort's chunk count,
-//   20-23 the element count of each scan level.
+//   20-23 the element count of each scan level (24-26: backward_raster's, chunk_items.comp),
+//   27-35 the workgroups of the three gated dispatch sizes (the host's counts, as they are),
+//   36 the overflow flag.
+// When the count exceeds the pair buffers' capacity, or the flag is already set (an earlier step
+// overflowed and has not been run again yet: the host clears it when it does), the flag is set and
+// every size above is 0: the step's pair work and every dispatch that changes the model (the gated
+// ones: emit_pairs, grad_gather, project_back, the MCMC terms, adam) do nothing, and the host, seeing
+// the flag, grows the pair buffers and records the step again (vk_backend.c).
 // A count of workgroups beyond the device's limit per dimension is spread over y, as the host's
 // vk_dispatch does (shaders find their group as x + y * num_x and bound-check).
-// Args: n, the device's workgroup limit per dimension.
+// Args: n, the device's workgroup limit per dimension, the pair capacity, the three gated sizes.
 #include "common.glsl"
 
 #define CHUNK (4u * WG)
+#define GATES 27u
+#define OVERFLOW 36u
 
 layout(std430, binding = 0) readonly buffer B0 { uint offsets[]; };
-layout(std430, binding = 1) writeonly buffer B1 { uint args[]; };
+layout(std430, binding = 1) buffer B1 { uint args[]; };
 
 void dims(uint at, uint groups, uint limit) {
     bool spread = groups > limit;
@@ -25,7 +35,10 @@ void dims(uint at, uint groups, uint limit) {
 void main() {
     if (gl_GlobalInvocationID.x != 0u) return;
     uint limit = pc.u[ARG(1)];
-    uint np = offsets[pc.u[ARG(0)]], groups = (np + CHUNK - 1u) / CHUNK;
+    uint np = offsets[pc.u[ARG(0)]];
+    bool skip = args[OVERFLOW] != 0u || np > pc.u[ARG(2)];
+    if (skip) np = 0u;
+    uint groups = (np + CHUNK - 1u) / CHUNK;
     dims(0u, groups, limit);
     dims(3u, (np + WG - 1u) / WG, limit);
     uint m = groups * 256u;
@@ -37,4 +50,6 @@ void main() {
     }
     args[18] = np;
     args[19] = groups;
+    for (uint g = 0u; g < 3u; g++) dims(GATES + 3u * g, skip ? 0u : pc.u[ARG(3 + int(g))], limit);
+    if (skip) args[OVERFLOW] = 1u;
 }
