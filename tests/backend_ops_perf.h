@@ -99,7 +99,7 @@ static void perf_stages(sp_backend *b, const sp_stage_ops *ops, int n) {
         sp_gaussians_clone(&m, &g), sp_gaussians_clone(&v, &g);
         float *acc = sp_calloc(N + 1, 4), *rad = sp_calloc(N + 1, 4);
         int32_t *cnt = sp_calloc(N + 1, 4);
-        sp_refine_args a = {0, 0.0f, 0.0f, 2, 1.6f, 0.005f, 0.0f, 0.0f, 0.0f, 0.0f, n, 1, NULL};
+        sp_refine_args a = {.split_count = 2, .split_shrink = 1.6f, .prune_opacity = 0.005f, .capacity = n, .seed = 1};
         sp_refine_result res;
         /* prune only transparent Gaussians (few): the store keeps its size over the repeats */
         PERF_TIME("refine (prune pass)", ops->refine(b, &g, &m, &v, acc, cnt, rad, &a, &res));

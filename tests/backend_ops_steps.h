@@ -390,7 +390,9 @@ static int step_deterministic_repeat(const tcase *c, sp_backend *unused) {
             sp_step_args a = step_args(s, s % NVIEWS);
             assert_int_equal(b->ops->train_step(b, &a), 0);
         }
-        sp_refine_args ra = {1, 1e-4f, 0.05f, 2, 1.6f, 0.005f, 0.0f, 0.0f, 0.01f, 0.0f, 2000, 7, NULL};
+        sp_refine_args ra = {.densify = 1, .grad_threshold = 1e-4f, .clone_max_scale = 0.05f, .split_count = 2,
+                              .split_shrink = 1.6f, .prune_opacity = 0.005f, .opacity_decay = 0.01f, .capacity = 2000,
+                              .seed = 7};
         sp_refine_result rr;
         assert_int_equal(b->ops->refine(b, &ra, &rr), 0);
         for (int s = 41; s <= 60; s++) {

@@ -645,7 +645,7 @@ static int check_refine(const tcase *c, sp_backend *b, const sp_stage_ops *ops, 
         memset(&a, 0, sizeof a);
         a.densify = 1, a.grad_threshold = 2e-4f, a.clone_max_scale = 0.12f;
         a.split_count = run ? 3 : 2, a.split_shrink = 1.6f;
-        a.prune_opacity = 0.05f, a.prune_world_scale = 0.3f, a.prune_screen_px = 70.0f;
+        a.prune_opacity = 0.05f, a.prune_world_scale = 0.3f;
         a.opacity_decay = run ? 0.0f : 0.01f, a.opacity_reset = run ? 0.3f : 0.0f;
         a.capacity = n + n / 12 + 3;
         a.seed = sp_rng_u32(&r);

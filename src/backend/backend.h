@@ -83,7 +83,6 @@ typedef struct {
     /* prune */
     float prune_opacity;     /* remove sigmoid(opacity) < this */
     float prune_world_scale; /* remove max scale > this (0 = off) */
-    float prune_screen_px;   /* remove max screen radius seen > this (0 = off) */
     /* opacity */
     float opacity_decay;  /* after densify: opacity *= (1 - decay) (0 = off) */
     float opacity_reset;  /* > 0: opacity = min(opacity, opacity_reset) */

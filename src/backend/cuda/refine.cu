@@ -3,8 +3,7 @@
  * opacity decay/reset, pruning, and the new store built by stream compaction:
  * survivors in original order, then clones, then split children. The decisions follow the CPU
  * reference (backend/ref/refine.c) step for step: the cap is always applied and a candidate that
- * does not fit is skipped; opacity goes through sigma clamped to [1e-6, 1 - 1e-6]; clones and
- * children are not pruned on screen size. Split offsets use the PCG32
+ * does not fit is skipped; opacity goes through sigma clamped to [1e-6, 1 - 1e-6]. Split offsets use the PCG32
  * stream (seed, original index) exactly as sp_rng_seed/sp_rng_normal do on the host, so the noise
  * does not depend on thread scheduling. Counts are read back once (refine is rare). */
 #include <math.h>
@@ -21,7 +20,7 @@ __global__ void k_refine_classify(cu_params P, const float *stats, int n, sp_ref
                                   uint32_t *flags, float *new_logit, float *key, uint32_t *cost) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float gsum = stats[i], gcnt = stats[n + i], maxr = stats[2 * (size_t)n + i];
+    float gsum = stats[i], gcnt = stats[n + i];
     float gbar = gsum / fmaxf(gcnt, 1.0f);
     const float *ls = P.log_scales + 3 * (size_t)i;
     float maxs = fmaxf(cr_expf(ls[0]), fmaxf(cr_expf(ls[1]), cr_expf(ls[2])));
@@ -38,10 +37,10 @@ __global__ void k_refine_classify(cu_params P, const float *stats, int n, sp_ref
     }
     new_logit[i] = logit;
     float sigma = 1.0f / (1.0f + cr_expf(-logit));
-    /* clones and split children are never pruned on screen size (they have no statistics yet) */
+    /* the original and its clone share the rule; split children have their own (shrunk) scales */
     int low = sigma < a.prune_opacity;
     if (low || (a.prune_world_scale > 0.0f && maxs > a.prune_world_scale)) f |= RF_PRUNE_CLONE;
-    if ((f & RF_PRUNE_CLONE) || (a.prune_screen_px > 0.0f && maxr > a.prune_screen_px)) f |= RF_PRUNE;
+    if (f & RF_PRUNE_CLONE) f |= RF_PRUNE;
     if (drop && drop[i]) f |= RF_PRUNE; /* densify is off with drop (backend.h) */
     float shrink = cr_logf(a.split_shrink);
     float cmax = fmaxf(cr_expf(ls[0] - shrink), fmaxf(cr_expf(ls[1] - shrink), cr_expf(ls[2] - shrink)));

@@ -167,7 +167,6 @@ int cpu_refine(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, sp_refine_stat
             float o = sp_sigmoidf(g->opacity_logits[i]);
             if (o < a->prune_opacity) remove = 1;
             else if (a->prune_world_scale > 0 && max_scale(g, i) > a->prune_world_scale) remove = 1;
-            else if (a->prune_screen_px > 0 && i < n && st->max_radius[i] > a->prune_screen_px) remove = 1;
             else if (a->drop && i < n && a->drop[i]) remove = 1;
             if (remove) r->pruned++;
         }
