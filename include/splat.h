@@ -340,6 +340,19 @@ splat_status splat_export(splat_context *ctx, const char *path, const char *form
  * any other. (API 2) */
 const char *splat_model_format(const char *path);
 
+/* ---- file and image helpers (the library's own, for programs built on it) ---- */
+
+/* path absolute, with "." and ".." collapsed and the longest existing prefix resolved (symlinks),
+ * so two names of one file compare equal even before it exists; malloc'd (free it), NULL when
+ * the working directory cannot be read. (API 2) */
+char *splat_path_resolve(const char *path);
+/* 1 when path is parent or lies inside it (both resolved as splat_path_resolve does), else 0.
+ * (API 2) */
+int splat_path_within(const char *path, const char *parent);
+/* rgb (w x h x 3, 8 bits) as a baseline JPEG at quality 1..100 (no chroma subsampling from 90
+ * up) into *out (malloc'd, *n bytes; free it); 0, or -1 when encoding fails. (API 2) */
+int splat_encode_jpeg(const uint8_t *rgb, int w, int h, int quality, unsigned char **out, unsigned long *n);
+
 /* ---- rendering ---- */
 
 /* A pinhole camera. Pose: world -> camera, x_cam = R x_world + t, in OpenCV axes (x right,

@@ -1241,6 +1241,54 @@ static void test_dataset_image_and_png(void **state) {
     splat_close(ctx);
 }
 
+/* ---- API 2: path and JPEG helpers ---- */
+
+/* splat_path_resolve names one file one way (".", "..", symlinks, not yet existing tails);
+ * splat_path_within; splat_encode_jpeg decodes back to the image it was given, within JPEG's
+ * loss, and refuses what it cannot encode. */
+static void test_path_and_jpeg_helpers(void **state) {
+    (void)state;
+    char *dir = sp_path_join(g_tmp, "paths"), *link = sp_path_join(g_tmp, "paths-link");
+    assert_int_equal(sp_mkdir_p(dir), 0);
+    assert_int_equal(symlink(dir, link), 0);
+    char *a = splat_path_resolve(dir), *b = sp_strfmt("%s/./x/../", link), *rb = splat_path_resolve(b);
+    assert_non_null(a);
+    assert_string_equal(a, rb);
+    char *tail = sp_strfmt("%s/not/yet", link), *rt = splat_path_resolve(tail), *want = sp_strfmt("%s/not/yet", a);
+    assert_string_equal(rt, want);
+    assert_int_equal(splat_path_within(tail, dir), 1);
+    assert_int_equal(splat_path_within(dir, dir), 1);
+    assert_int_equal(splat_path_within(g_tmp, dir), 0);
+    assert_int_equal(splat_path_within(NULL, dir), 0);
+    assert_null(splat_path_resolve(NULL));
+    free(a), free(b), free(rb), free(tail), free(rt), free(want), free(dir), free(link);
+
+    enum { W = 40, H = 24 };
+    uint8_t rgb[W * H * 3];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            uint8_t *p = rgb + 3 * (y * W + x);
+            p[0] = (uint8_t)(x * 6), p[1] = (uint8_t)(y * 10), p[2] = 128;
+        }
+    unsigned char *jpg = NULL;
+    unsigned long n = 0;
+    assert_int_equal(splat_encode_jpeg(rgb, W, H, 95, &jpg, &n), 0);
+    assert_true(n > 100 && jpg[0] == 0xFF && jpg[1] == 0xD8);
+    sp_image img;
+    assert_int_equal(sp_image_decode("x.jpg", jpg, n, 1 << 20, &img), 0);
+    assert_int_equal(img.width, W);
+    assert_int_equal(img.height, H);
+    int worst = 0;
+    for (int i = 0; i < W * H * 3; i++) worst = abs((int)img.pixels[i] - (int)rgb[i]) > worst ? abs((int)img.pixels[i] - (int)rgb[i]) : worst;
+    assert_true(worst <= 12);
+    sp_image_free(&img);
+    free(jpg);
+    assert_int_equal(splat_encode_jpeg(rgb, 0, H, 95, &jpg, &n), -1);
+    assert_null(jpg);
+    assert_int_equal(splat_encode_jpeg(rgb, W, H, 0, &jpg, &n), -1);
+    assert_int_equal(splat_encode_jpeg(NULL, W, H, 90, &jpg, &n), -1);
+}
+
 /* ---- API 2: synth options ---- */
 
 static void test_synth_options(void **state) {
@@ -1443,6 +1491,7 @@ int main(void) {
         cmocka_unit_test(test_several_processes),
         cmocka_unit_test(test_dataset_image_and_png),
         cmocka_unit_test(test_synth_options),
+        cmocka_unit_test(test_path_and_jpeg_helpers),
         cmocka_unit_test(test_results_and_chains),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

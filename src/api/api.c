@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "api/api_internal.h"
+#include "core/paths.h"
 #include "io/export.h"
+#include "io/image.h"
 #include "scene/synth.h"
 #include "train/checkpoint.h"
 
@@ -538,6 +540,20 @@ const char *splat_model_format(const char *path) {
     if (!path) return NULL;
     sp_model_format f = sp_model_format_from_path(path);
     return f == SP_MODEL_UNKNOWN ? NULL : sp_model_format_name(f);
+}
+
+char *splat_path_resolve(const char *path) { return path ? sp_path_resolve(path) : NULL; }
+
+int splat_path_within(const char *path, const char *parent) {
+    return path && parent && sp_path_within(path, parent) ? 1 : 0;
+}
+
+int splat_encode_jpeg(const uint8_t *rgb, int w, int h, int quality, unsigned char **out, unsigned long *n) {
+    if (!out || !n) return -1;
+    *out = NULL;
+    *n = 0;
+    if (!rgb || w <= 0 || h <= 0 || quality < 1 || quality > 100) return -1;
+    return sp_image_encode_jpeg(rgb, w, h, quality, out, n) ? -1 : 0;
 }
 
 /* ---- the procedural scenes ---- */

@@ -104,11 +104,6 @@ int cli_dir_exists(const char *path);
 char *cli_path_join(const char *a, const char *b); /* "a/b" (b absolute: b) */
 int cli_mkdir_p(const char *path);                /* with its parents; -1 with cli_error */
 int cli_write_file_atomic(const char *path, const void *data, size_t n); /* temporary, then rename */
-/* Absolute, with "." and ".." collapsed and the longest existing prefix resolved (symlinks), so
- * two names of one file compare equal even before it exists; NULL when the working directory
- * cannot be read. cli_path_within: path is parent or lies inside it (both resolved). */
-char *cli_path_resolve(const char *path);
-int cli_path_within(const char *path, const char *parent);
 
 /* dist_env.c: this process among several, from the environment (SPLAT_RANK, SPLAT_WORLD_SIZE,
  * SPLAT_LOCAL_RANK, SPLAT_DIST_FILE, or Open MPI's OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK

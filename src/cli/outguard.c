@@ -1,7 +1,7 @@
 /* outguard.c — refuses outputs of render, synth and export that would overwrite inputs: a
  * dataset folder, a run folder's own files, the input model, or a non-empty folder that is not
  * the command's own previous output (cli.h says what each command counts as its own). Paths are
- * compared after resolution (cli_path_resolve: symlinks, "./", "..", trailing slashes). */
+ * compared after resolution (splat_path_resolve: symlinks, "./", "..", trailing slashes). */
 #include <dirent.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -70,7 +70,7 @@ static char *foreign_entry(const char *dir, const char *kind, int depth) {
 
 /* The nearest folder strictly above path (resolved) that is a dataset or a run folder. */
 static char *enclosing_input(const char *path, const char **what) {
-    char *r = cli_path_resolve(path);
+    char *r = splat_path_resolve(path);
     if (!r) return NULL;
     for (char *slash = strrchr(r, '/'); slash && slash != r;) {
         *slash = 0;
@@ -87,7 +87,7 @@ int cli_guard_out_dir(const char *cmd, const char *kind, const char *out, const 
         return -1;
     }
     for (int i = 0; inputs && inputs[i]; i++) {
-        if (cli_path_within(out, inputs[i]) || cli_path_within(inputs[i], out)) {
+        if (splat_path_within(out, inputs[i]) || splat_path_within(inputs[i], out)) {
             fprintf(stderr, "splat %s: --out %s would write over the input %s; choose a folder outside it\n", cmd, out,
                     inputs[i]);
             return -1;
@@ -142,7 +142,7 @@ int cli_synth_mark(const char *out) {
 }
 
 int cli_guard_out_file(const char *cmd, const char *out, const char *input_model) {
-    char *a = cli_path_resolve(out), *b = input_model ? cli_path_resolve(input_model) : NULL;
+    char *a = splat_path_resolve(out), *b = input_model ? splat_path_resolve(input_model) : NULL;
     int same = a && b && !strcmp(a, b);
     free(a);
     free(b);
@@ -161,7 +161,7 @@ int cli_guard_out_file(const char *cmd, const char *out, const char *input_model
         const char *base = strrchr(out, '/');
         base = base ? base + 1 : out;
         int own = 0;
-        char *r = cli_path_resolve(out);
+        char *r = splat_path_resolve(out);
         char *parent = r ? cli_strdup(r) : NULL;
         if (parent && strrchr(parent, '/')) *strrchr(parent, '/') = 0;
         int direct = parent && !strcmp(parent, up);

@@ -2,9 +2,8 @@
  * `splat train --view`. Routes: "/" (the page, web/view.html embedded at build time),
  * "/api/info" (model, cameras, live training state as JSON), "/api/render" (a JPEG rendered with
  * splat_render from any camera), "/api/gt" (a dataset view's ground-truth image as JPEG, from
- * splat_dataset_image). Nothing else is served. The JPEG encoding (libjpeg) is the server's own:
- * the library hands out pixels. Requests are handled one at a time by the server's single thread; the context
- * serializes its own calls, so the training thread never waits for a render (it skips a busy
+ * splat_dataset_image), encoded with splat_encode_jpeg. Nothing else is served. Requests are
+ * handled one at a time by the server's single thread; the context serializes its own calls, so the training thread never waits for a render (it skips a busy
  * context, train_take_model in src/api/api_run.c). */
 #ifdef SPLAT_HAVE_VIEW
 #include <arpa/inet.h>
@@ -13,13 +12,11 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include <jpeglib.h> /* after stdio.h, which it needs */
 
 #include "cli/cli.h"
 #include "cli/view.h"
@@ -50,49 +47,6 @@ struct view_server {
     curve loss, psnr;
     double last_render_t, last_model_t;
 };
-
-/* ---- JPEG ---- */
-
-typedef struct {
-    struct jpeg_error_mgr mgr;
-    jmp_buf jump;
-} jpeg_failure;
-
-static void jpeg_failed(j_common_ptr c) { longjmp(((jpeg_failure *)c->err)->jump, 1); }
-
-/* RGB (w x h x 3) as a baseline JPEG in *out (malloc'd by libjpeg, *n bytes), without chroma
- * subsampling from quality 90 up (sharp colour edges); -1 when libjpeg fails. */
-static int encode_jpeg(const uint8_t *rgb, int w, int h, int quality, unsigned char **out, unsigned long *n) {
-    struct jpeg_compress_struct c;
-    jpeg_failure f;
-    *out = NULL;
-    *n = 0;
-    c.err = jpeg_std_error(&f.mgr);
-    f.mgr.error_exit = jpeg_failed;
-    if (setjmp(f.jump)) {
-        jpeg_destroy_compress(&c);
-        free(*out);
-        *out = NULL;
-        return -1;
-    }
-    jpeg_create_compress(&c);
-    jpeg_mem_dest(&c, out, n);
-    c.image_width = (JDIMENSION)w;
-    c.image_height = (JDIMENSION)h;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, quality, TRUE);
-    if (quality >= 90) c.comp_info[0].h_samp_factor = c.comp_info[0].v_samp_factor = 1;
-    jpeg_start_compress(&c, TRUE);
-    for (JDIMENSION y = 0; y < c.image_height; y++) {
-        JSAMPROW row = (JSAMPROW)(rgb + (size_t)y * w * 3);
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
-    return 0;
-}
 
 /* ---- responses ---- */
 
@@ -126,7 +80,7 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, cJSON *j) {
 static enum MHD_Result send_jpeg(struct MHD_Connection *conn, const uint8_t *rgb, int w, int h, int quality) {
     unsigned char *jpg;
     unsigned long n;
-    if (encode_jpeg(rgb, w, h, quality, &jpg, &n)) return send_text(conn, 500, "JPEG encoding failed");
+    if (splat_encode_jpeg(rgb, w, h, quality, &jpg, &n)) return send_text(conn, 500, "JPEG encoding failed");
     return send_buf(conn, 200, "image/jpeg", jpg, n, MHD_RESPMEM_MUST_FREE);
 }
 
