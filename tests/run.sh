@@ -38,7 +38,7 @@ for s in "${scripts[@]}"; do
   # exit 77: the script cannot run here (e.g. no browser); counted apart, neither passed nor failed
   if [ $rc -eq 0 ]; then passed=$((passed + 1)); echo "$out" | tail -3
   elif [ $rc -eq 77 ]; then skipped=$((skipped + 1)); skipped_names+=("$name"); echo "$out" | grep -E '^SKIPPED' | tail -1
-  else failed=$((failed + 1)); failed_names+=("$name"); echo "$out" | grep -E '^FAIL' ; echo "$out" | tail -30; fi
+  else failed=$((failed + 1)); failed_names+=("$name"); echo "$out" | tail -30; echo "$out" | grep -E '^FAIL' ; fi
 done
 [ ${#skipped_names[@]} -gt 0 ] && echo "skipped: ${skipped_names[*]}"
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
