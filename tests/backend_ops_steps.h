@@ -1,7 +1,8 @@
 /* backend_ops_steps.h — the whole-step checks of the parity harness (test_backend_ops.c), through
  * a backend's ops (backend.h) rather than its stage table: render and one train_step against the
- * CPU stages, refine's prune / reset / clone / split / capacity rules, a short training run whose
- * loss falls and whose profile rows add up, and two deterministic runs that agree bit for bit.
+ * CPU stages (also over small image shapes, alpha modes and SSIM weights), refine's prune / reset /
+ * clone / split / capacity rules, a short training run whose loss falls and whose profile rows add
+ * up, and two deterministic runs that agree bit for bit.
  * Included once, by test_backend_ops.c (it uses that file's tcase). */
 #ifndef SPLAT_BACKEND_OPS_STEPS_H
 #define SPLAT_BACKEND_OPS_STEPS_H
@@ -14,8 +15,81 @@ static sp_backend *make_backend(const tcase *c, int profile) {
     return b;
 }
 
-/* Render vs the CPU forward, and one train_step whose gradients are read back through Adam's
- * first moment (m = (1 - beta1) g after step 1). */
+/* One train_step of scene s on view v (uploaded with alpha) against the CPU stages: the loss of the
+ * CPU render against the view composited on bg (sp_view_composite) with ssim_weight lambda, 1e-5
+ * relative, and the gradients read back through Adam's first moment (m = (1 - beta1) g after step
+ * 1), relative L2 < 1e-3 per group. proj, bins and fwd are the CPU's project, bin and rasterize of
+ * s. The backend's parameters after the step go to gp (when not NULL) and the CPU's gradients, as a
+ * store, to cg (when not NULL); the caller frees them. */
+static int train_step_vs_cpu(const tcase *c, sp_backend *b, const pt_scene *s, const sp_proj *proj,
+                             const sp_bins *bins, const sp_raster_out *fwd, const float bg[3], const sp_view *v,
+                             sp_alpha_mode alpha, float lambda, const char *what, sp_gaussians *gp_out,
+                             sp_gaussians *cg_out) {
+    const char *stage = "step";
+    int w = s->cam.width, h = s->cam.height, n = s->n;
+    size_t np = (size_t)w * h;
+    float *target = sp_malloc(np * 3 * 4), *dl = sp_malloc(np * 3 * 4);
+    sp_view_composite(v, alpha, bg, target);
+    double lc = cpu_loss(fwd->rgb, target, w, h, lambda, dl);
+    sp_proj_grad pg;
+    sp_proj_grad_alloc(&pg, n);
+    sp_proj_grad_zero(&pg, n);
+    cpu_backward_raster(proj, bins, &s->cam, bg, fwd, dl, &pg);
+    sp_gaussians g, cg;
+    pt_scene_store(s, &g);
+    sp_gaussians_init(&cg, n, s->deg);
+    cg.n = n;
+    sp_gaussians_zero(&cg);
+    sp_params_grad pgr = {n, s->K, cg.means, cg.log_scales, cg.quats, cg.opacity_logits, cg.sh};
+    cpu_project_back_aa(&s->p, &s->cam, s->deg, c->cfg.antialias, proj, &pg, &pgr);
+    assert_int_equal(b->ops->set_gaussians(b, &g, NULL, NULL), 0);
+    assert_int_equal(b->ops->upload_views(b, v, 1, alpha), 0);
+    sp_step_args a;
+    memset(&a, 0, sizeof a);
+    a.view = 0, a.sh_degree = s->deg, a.ssim_weight = lambda, a.adam_step = 1;
+    memcpy(a.bg, bg, 3 * sizeof *bg);
+    a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-15f;
+    a.lr.means = a.lr.log_scales = a.lr.quats = a.lr.opacity = a.lr.sh_dc = a.lr.sh_rest = 1e-4f;
+    assert_int_equal(b->ops->train_step(b, &a), 0);
+    double lg = 0.0;
+    int steps = 0;
+    assert_int_equal(b->ops->take_loss(b, &lg, &steps), 0);
+    assert_int_equal(steps, 1);
+    double ev = fabs(lg - lc) / fmax(fabs(lc), 1e-12);
+    if (isnan(ev)) ev = INFINITY;
+    char line[160];
+    snprintf(line, sizeof line, "train_step loss%s", what);
+    int ok = pt_report(ev <= 1e-5, c->label, stage, line, "rel err", ev, 1e-5);
+    sp_gaussians gp, gm;
+    memset(&gp, 0, sizeof gp), memset(&gm, 0, sizeof gm);
+    assert_int_equal(b->ops->get_gaussians(b, &gp, &gm, NULL), 0);
+    assert_int_equal(gm.n, n);
+    struct {
+        const char *name;
+        float *m, *c;
+        size_t cnt;
+    } grp[] = {{"means", gm.means, cg.means, 3 * (size_t)n},
+               {"log_scales", gm.log_scales, cg.log_scales, 3 * (size_t)n},
+               {"quats", gm.quats, cg.quats, 4 * (size_t)n},
+               {"opacity_logits", gm.opacity_logits, cg.opacity_logits, (size_t)n},
+               {"sh", gm.sh, cg.sh, 3 * (size_t)s->K * n}};
+    for (int k = 0; k < 5; k++) {
+        for (size_t i = 0; i < grp[k].cnt; i++) grp[k].m[i] /= (1.0f - a.beta1);
+        snprintf(line, sizeof line, "train_step gradient %s%s", grp[k].name, what);
+        double eg = pt_rel_l2(grp[k].m, grp[k].c, grp[k].cnt);
+        ok &= pt_report(eg < 1e-3, c->label, stage, line, "rel L2 err", eg, 1e-3);
+    }
+    if (gp_out) *gp_out = gp;
+    else sp_gaussians_free(&gp);
+    if (cg_out) *cg_out = cg;
+    else sp_gaussians_free(&cg);
+    sp_gaussians_free(&g), sp_gaussians_free(&gm);
+    sp_proj_grad_free(&pg);
+    free(target), free(dl);
+    return ok;
+}
+
+/* Render vs the CPU forward, and one train_step on a straight-alpha RGBA view (train_step_vs_cpu). */
 static int step_render_and_gradients(const tcase *c, sp_backend *b) {
     const char *stage = "step";
     sp_rng r = pt_rng(900);
@@ -59,60 +133,20 @@ static int step_render_and_gradients(const tcase *c, sp_backend *b) {
     v.channels = 4;
     v.pixels = sp_malloc(np * 4);
     for (size_t i = 0; i < np * 4; i++) v.pixels[i] = (uint8_t)(sp_rng_u32(&r) & 255);
-    float *target = sp_malloc(np * 3 * 4), *dl = sp_malloc(np * 3 * 4);
-    for (size_t i = 0; i < np; i++) {
-        float a = v.pixels[4 * i + 3] * (1.0f / 255.0f);
-        for (int k = 0; k < 3; k++) target[3 * i + k] = v.pixels[4 * i + k] * (1.0f / 255.0f) * a + bg[k] * (1.0f - a);
-    }
-    double lc = cpu_loss(fwd.rgb, target, w, h, 0.2f, dl);
-    sp_proj_grad pg;
-    sp_proj_grad_alloc(&pg, n);
-    sp_proj_grad_zero(&pg, n);
-    cpu_backward_raster(&proj, &bins, &s.cam, bg, &fwd, dl, &pg);
-    sp_gaussians cg;
-    sp_gaussians_init(&cg, n, deg);
-    cg.n = n;
-    sp_gaussians_zero(&cg);
-    sp_params_grad pgr = {n, s.K, cg.means, cg.log_scales, cg.quats, cg.opacity_logits, cg.sh};
-    cpu_project_back_aa(&s.p, &s.cam, deg, c->cfg.antialias, &proj, &pg, &pgr);
-    assert_int_equal(b->ops->upload_views(b, &v, 1, SP_ALPHA_STRAIGHT), 0);
-    sp_step_args a;
-    memset(&a, 0, sizeof a);
-    a.view = 0, a.sh_degree = deg, a.ssim_weight = 0.2f, a.adam_step = 1;
-    memcpy(a.bg, bg, sizeof bg);
-    a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-15f;
-    a.lr.means = a.lr.log_scales = a.lr.quats = a.lr.opacity = a.lr.sh_dc = a.lr.sh_rest = 1e-4f;
-    assert_int_equal(b->ops->train_step(b, &a), 0);
-    double lg = 0.0;
-    int steps = 0;
-    assert_int_equal(b->ops->take_loss(b, &lg, &steps), 0);
-    assert_int_equal(steps, 1);
-    double ev = fabs(lg - lc) / fmax(fabs(lc), 1e-12);
-    if (isnan(ev)) ev = INFINITY;
-    ok &= pt_report(ev <= 1e-5, c->label, stage, "train_step loss", "rel err", ev, 1e-5);
-    sp_gaussians gp, gm;
-    memset(&gp, 0, sizeof gp), memset(&gm, 0, sizeof gm);
-    assert_int_equal(b->ops->get_gaussians(b, &gp, &gm, NULL), 0);
-    assert_int_equal(gm.n, n);
-    struct {
-        const char *name;
-        float *m, *c;
-        size_t cnt;
-    } grp[] = {{"means", gm.means, cg.means, 3 * (size_t)n},
-               {"log_scales", gm.log_scales, cg.log_scales, 3 * (size_t)n},
-               {"quats", gm.quats, cg.quats, 4 * (size_t)n},
-               {"opacity_logits", gm.opacity_logits, cg.opacity_logits, (size_t)n},
-               {"sh", gm.sh, cg.sh, 3 * (size_t)s.K * n}};
-    for (int k = 0; k < 5; k++) {
-        for (size_t i = 0; i < grp[k].cnt; i++) grp[k].m[i] /= (1.0f - a.beta1);
-        char what[64];
-        snprintf(what, sizeof what, "train_step gradient %s", grp[k].name);
-        double eg = pt_rel_l2(grp[k].m, grp[k].c, grp[k].cnt);
-        ok &= pt_report(eg < 1e-3, c->label, stage, what, "rel L2 err", eg, 1e-3);
-    }
+    sp_gaussians gp, cg;
+    ok &= train_step_vs_cpu(c, b, &s, &proj, &bins, &fwd, bg, &v, SP_ALPHA_STRAIGHT, 0.2f, "", &gp, &cg);
     ok &= pt_report(pt_store_nonfinite(&gp) == 0 && b->ops->params_finite(b) == 1, c->label, stage,
                     "parameters after train_step", "non-finite values", (double)pt_store_nonfinite(&gp), 0);
     /* params_finite sees one Inf or NaN in any of the five regions (the last Gaussian's) */
+    struct {
+        const char *name;
+        float *c;
+        size_t cnt;
+    } grp[] = {{"means", cg.means, 3 * (size_t)n},
+               {"log_scales", cg.log_scales, 3 * (size_t)n},
+               {"quats", cg.quats, 4 * (size_t)n},
+               {"opacity_logits", cg.opacity_logits, (size_t)n},
+               {"sh", cg.sh, 3 * (size_t)s.K * n}};
     for (int k = 0; k < 5; k++) {
         float *at = grp[k].c + grp[k].cnt - 1, keep = *at;
         *at = k % 2 ? INFINITY : NAN;
@@ -122,13 +156,65 @@ static int step_render_and_gradients(const tcase *c, sp_backend *b) {
         snprintf(what, sizeof what, "params_finite with a non-finite %s", grp[k].name);
         ok &= pt_report(fin == 0, c->label, stage, what, "answer (0 = not finite)", fin, 0);
     }
-    sp_gaussians_free(&g), sp_gaussians_free(&cg), sp_gaussians_free(&gp), sp_gaussians_free(&gm);
-    sp_proj_grad_free(&pg);
-    sp_raster_out_free(&fwd);
+    sp_gaussians_free(&g), sp_gaussians_free(&cg), sp_gaussians_free(&gp);
     sp_bins_free(&bins);
+    sp_raster_out_free(&fwd);
     sp_proj_free(&proj);
-    free(img), free(target), free(dl), free(v.pixels);
+    free(img), free(v.pixels);
     pt_scene_free(&s);
+    return ok;
+}
+
+/* The loss inside train_step, where the backend composites the target itself, over image shapes
+ * at the borders of its tiling (one pixel, sizes under, at and past multiples of 16 and 32, one
+ * row, one column), each alpha convention (straight and premultiplied RGBA, RGB) and SSIM weights
+ * 0, 0.2 and 1 (train_step_vs_cpu). */
+static int step_loss_shapes(const tcase *c, sp_backend *b) {
+    static const struct {
+        int w, h, channels;
+        sp_alpha_mode alpha;
+        float lambda;
+    } k_shapes[] = {
+        {1, 1, 4, SP_ALPHA_STRAIGHT, 0.2f},      {5, 7, 4, SP_ALPHA_PREMULTIPLIED, 1.0f},
+        {33, 17, 3, SP_ALPHA_STRAIGHT, 0.0f},    {64, 32, 4, SP_ALPHA_PREMULTIPLIED, 0.2f},
+        {70, 45, 4, SP_ALPHA_STRAIGHT, 1.0f},    {97, 1, 3, SP_ALPHA_STRAIGHT, 0.2f},
+        {1, 40, 4, SP_ALPHA_PREMULTIPLIED, 0.0f}, {48, 65, 4, SP_ALPHA_STRAIGHT, 0.2f},
+    };
+    sp_rng r = pt_rng(950);
+    int ok = 1;
+    for (size_t i = 0; i < sizeof k_shapes / sizeof *k_shapes; i++) {
+        int w = k_shapes[i].w, h = k_shapes[i].h, deg = 1;
+        size_t np = (size_t)w * h;
+        pt_scene s;
+        pt_scene_make(&s, &r, 200, w, h, deg);
+        float bg[3] = {sp_rng_uniform(&r), sp_rng_uniform(&r), sp_rng_uniform(&r)};
+        sp_proj proj;
+        sp_proj_alloc(&proj, s.n);
+        cpu_project_aa(&s.p, &s.cam, deg, c->cfg.antialias, &proj);
+        sp_bins bins = {0};
+        cpu_bin(&proj, s.n, &s.cam, &bins);
+        sp_raster_out fwd;
+        sp_raster_out_alloc(&fwd, w, h);
+        cpu_rasterize(&proj, &bins, &s.cam, bg, &fwd);
+        sp_view v;
+        memset(&v, 0, sizeof v);
+        v.name = "parity_view";
+        v.cam = s.cam;
+        v.channels = k_shapes[i].channels;
+        v.pixels = sp_malloc(np * 4);
+        for (size_t j = 0; j < np * (size_t)v.channels; j++) v.pixels[j] = (uint8_t)(sp_rng_u32(&r) & 255);
+        char what[96];
+        snprintf(what, sizeof what, " %dx%d %s, ssim_weight %g", w, h,
+                 v.channels == 3 ? "RGB" : k_shapes[i].alpha == SP_ALPHA_PREMULTIPLIED ? "premultiplied" : "straight",
+                 (double)k_shapes[i].lambda);
+        ok &= train_step_vs_cpu(c, b, &s, &proj, &bins, &fwd, bg, &v, k_shapes[i].alpha, k_shapes[i].lambda, what,
+                                NULL, NULL);
+        sp_bins_free(&bins);
+        sp_raster_out_free(&fwd);
+        sp_proj_free(&proj);
+        free(v.pixels);
+        pt_scene_free(&s);
+    }
     return ok;
 }
 

@@ -4,7 +4,8 @@
  * table (backend/stage_ops.h) runs on random inputs of several sizes and is compared with the CPU
  * reference (backend/ref/stages.h); project, project_back and the render / train_step check run
  * once more with the opacity-compensated filter on (sp_backend_config.antialias, first variant). Then whole steps through the backend's ops: render, one
- * train_step's loss and gradients, refine, a short training run with its profile, and (in
+ * train_step's loss and gradients (and the same over small image shapes, alpha modes and SSIM
+ * weights), refine, a short training run with its profile, and (in
  * deterministic mode) two runs that must agree bit for bit. The cpu kind runs too, as a
  * self-check of the harness. A new backend needs no test code here: it adds a row to the kind
  * table and fills its stage table. A missing stage of a GPU backend is a failure; a kind without
@@ -504,37 +505,60 @@ static int check_project_back(const tcase *c, sp_backend *b, const sp_stage_ops 
 }
 
 /* ---- loss ---- */
-static int check_loss(const tcase *c, sp_backend *b, const sp_stage_ops *ops, const size_case *sz, int si) {
+/* One w x h pair of images with ssim_weight lambda: the render is the target plus uniform noise of
+ * width `noise`, with exact matches (L1 gradient 0) every 7th value. */
+static int loss_case(const tcase *c, sp_backend *b, const sp_stage_ops *ops, int w, int h, float lambda,
+                     float noise, uint64_t seed) {
     const char *stage = "loss";
-    sp_rng r = pt_rng(600 + si);
-    int w = sz->w, h = sz->h, ok = 1;
+    sp_rng r = pt_rng(seed);
+    int ok = 1;
     size_t cnt = (size_t)w * h * 3;
     float *rgb = sp_malloc(cnt * 4), *tgt = sp_malloc(cnt * 4), *gc = sp_malloc(cnt * 4), *gg = sp_malloc(cnt * 4);
     float *g2 = sp_malloc(cnt * 4);
     tu_fill_uniform(&r, tgt, cnt, 0.0f, 1.0f);
-    for (size_t i = 0; i < cnt; i++) rgb[i] = tgt[i] + 0.2f * (sp_rng_uniform(&r) - 0.5f);
+    for (size_t i = 0; i < cnt; i++) rgb[i] = tgt[i] + noise * (sp_rng_uniform(&r) - 0.5f);
     for (size_t i = 0; i < cnt; i += 7) rgb[i] = tgt[i]; /* exact matches: L1 gradient 0 */
-    double lc = cpu_loss(rgb, tgt, w, h, 0.2f, gc), lg = 0.0, l2 = 0.0;
-    char what[96];
-    if (ops->loss(b, rgb, tgt, w, h, 0.2f, &lg, gg)) {
-        ok = pt_report(0, c->label, stage, sz->name, sp_last_error(), 1, 0);
+    double lc = cpu_loss(rgb, tgt, w, h, lambda, gc), lg = 0.0, l2 = 0.0;
+    char shape[48], what[96];
+    if (lambda == 0.2f) snprintf(shape, sizeof shape, "%dx%d", w, h);
+    else snprintf(shape, sizeof shape, "%dx%d ssim_weight %g", w, h, (double)lambda);
+    if (ops->loss(b, rgb, tgt, w, h, lambda, &lg, gg)) {
+        ok = pt_report(0, c->label, stage, shape, sp_last_error(), 1, 0);
         goto out;
     }
-    snprintf(what, sizeof what, "value %dx%d", w, h);
+    snprintf(what, sizeof what, "value %s", shape);
     double ev = fabs(lg - lc) / fmax(fabs(lc), 1e-12);
     if (isnan(ev)) ev = INFINITY;
     ok &= pt_report(ev <= 1e-5, c->label, stage, what, "rel err", ev, 1e-5);
-    snprintf(what, sizeof what, "gradient %dx%d", w, h);
+    snprintf(what, sizeof what, "gradient %s", shape);
     double eg = pt_rel_l2(gg, gc, cnt);
     ok &= pt_report(eg <= 1e-4, c->label, stage, what, "rel L2 err", eg, 1e-4);
-    snprintf(what, sizeof what, "%dx%d", w, h);
-    ok &= check_finite(c, stage, what, pt_nonfinite(gg, cnt) + !isfinite(lg));
+    ok &= check_finite(c, stage, shape, pt_nonfinite(gg, cnt) + !isfinite(lg));
     if (c->cfg.deterministic) {
-        int r2 = ops->loss(b, rgb, tgt, w, h, 0.2f, &l2, g2);
-        ok &= check_repeat(c, stage, what, r2 == 0 && l2 == lg && !memcmp(gg, g2, cnt * 4));
+        int r2 = ops->loss(b, rgb, tgt, w, h, lambda, &l2, g2);
+        ok &= check_repeat(c, stage, shape, r2 == 0 && l2 == lg && !memcmp(gg, g2, cnt * 4));
     }
 out:
     free(rgb), free(tgt), free(gc), free(gg), free(g2);
+    return ok;
+}
+
+/* Each size case with ssim_weight 0.2; with the first, once, shapes at the borders of the GPU
+ * tilings (one pixel, one row, one column, under, at and past multiples of 16 and 32) and the
+ * weights 0 (L1 only) and 1 (D-SSIM only). These renders lie farther from their targets: at
+ * weight 1 the value is 1 - mean SSIM, whose relative error grows as the mean SSIM nears 1 (with
+ * the noise of the size cases, mean SSIM ~0.96, the float window sums of a GPU leave up to ~7e-6
+ * of it on a 5x7 image). */
+static int check_loss(const tcase *c, sp_backend *b, const sp_stage_ops *ops, const size_case *sz, int si) {
+    static const struct {
+        int w, h;
+        float lambda;
+    } k_shapes[] = {{1, 1, 0.2f},  {5, 7, 1.0f},  {33, 17, 0.0f}, {32, 32, 0.2f},
+                    {64, 33, 1.0f}, {97, 1, 0.2f}, {1, 45, 0.0f},  {65, 96, 0.2f}};
+    int ok = loss_case(c, b, ops, sz->w, sz->h, 0.2f, 0.2f, 600 + (uint64_t)si);
+    if (si == 0)
+        for (size_t i = 0; i < sizeof k_shapes / sizeof *k_shapes; i++)
+            ok &= loss_case(c, b, ops, k_shapes[i].w, k_shapes[i].h, k_shapes[i].lambda, 0.6f, 650 + (uint64_t)i);
     return ok;
 }
 
@@ -727,6 +751,7 @@ static const struct {
     {"adam", check_adam, NULL},
     {"refine", check_refine, NULL},
     {"render and train_step vs CPU stages", NULL, step_render_and_gradients},
+    {"train_step loss over image shapes and alpha modes", NULL, step_loss_shapes},
     {"refine through the ops", NULL, step_refine_ops},
     {"training run and profile", NULL, step_train_and_profile},
     {"deterministic training repeats", NULL, step_deterministic_repeat},

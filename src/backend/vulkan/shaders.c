@@ -51,17 +51,11 @@ static const uint32_t spv_project_back[] =
 static const uint32_t spv_adam[] =
 #include "adam.spv.h"
     ;
-static const uint32_t spv_loss_target[] =
-#include "loss_target.spv.h"
-    ;
 static const uint32_t spv_loss_ssim[] =
 #include "loss_ssim.spv.h"
     ;
 static const uint32_t spv_loss_grad[] =
 #include "loss_grad.spv.h"
-    ;
-static const uint32_t spv_reduce[] =
-#include "reduce.spv.h"
     ;
 static const uint32_t spv_refine_gather[] =
 #include "refine_gather.spv.h"
@@ -101,8 +95,8 @@ static const uint32_t spv_mcmc_apply[] =
 const vk_spirv vk_shaders[VP_COUNT] = {
     S(project),      S(emit_count),      S(emit_pairs),  S(scan_block),  S(scan_add),
     S(sort_hist),    S(sort_scatter),    S(tile_ranges), S(rasterize),   S(backward_raster),
-    S(backward_raster_cas), S(backward_raster_det), S(grad_gather), S(project_back), S(adam),    S(loss_target),
-    S(loss_ssim),    S(loss_grad),       S(reduce),
+    S(backward_raster_cas), S(backward_raster_det), S(grad_gather), S(project_back), S(adam),
+    S(loss_ssim),    S(loss_grad),
     S(refine_gather), S(finite), S(pair_args), S(chunk_items), S(rasterize_w), S(mcmc),
     S(mcmc_weights), S(mcmc_blocks), S(mcmc_finish), S(mcmc_draw), S(mcmc_spread), S(mcmc_apply),
 };

@@ -96,10 +96,12 @@ int vk_ensure_image(vk_backend *b, int w, int h) {
     if (px > b->pix_cap) {
         if (vk_wait_all(b)) return -1;
         struct { vk_buf *buf; int per; } g[] = {{&b->rgb, 3}, {&b->final_T, 1}, {&b->n_contrib, 1}, {&b->target, 3},
-                                                {&b->dl_drgb, 3}, {&b->Gm, 9}, {&b->part, 2}};
+                                                {&b->dl_drgb, 3}, {&b->Gm, 9}};
         for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
             if (vk_buf_ensure(c, g[i].buf, (VkDeviceSize)px * g[i].per * 4, 0)) return -1;
-        if (vk_buf_ensure(c, &b->red, (VkDeviceSize)(px / 4096 + 2) * 8, 0)) return -1;
+        /* the loss's partial sums, a pair per 32x32 tile and channel: 3 ceil(w/32) ceil(h/32) is at
+         * most 3 px / 32 + 3 for any w x h of px pixels */
+        if (vk_buf_ensure(c, &b->part, (VkDeviceSize)(px / 8 + 4) * 8, 0)) return -1;
         b->pix_cap = px;
     }
     if (tiles > b->tiles_cap) {
@@ -298,37 +300,40 @@ int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float
     return 0;
 }
 
-/* Loss over rgb and target (both on the device): sums of |r - t| and of S into ring[slot], the
- * gradient into dl_drgb. */
-int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint32_t slot) {
+/* Loss of rgb against the target: the float target buffer (bg NULL), or the view's RGBA8 words at
+ * pix_off in pix composited over bg inside the first pass. Two dispatches over 32x32 tiles and
+ * channels (shaders/loss.glsl): loss_ssim writes the SSIM maps G and per-workgroup sums of |r - t|
+ * and of S, loss_grad the whole gradient into dl_drgb and the step's sums (the partials in a fixed
+ * order) into ring[slot]. */
+int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint32_t slot, const float *bg,
+                int64_t pix_off) {
     vk_ctx *c = &b->c;
-    int px = w * h;
-    double lambda = ssim_weight, count = 3.0 * (double)px;
+    if (w <= 0 || h <= 0) {
+        vk_fill(k, &b->ring, (VkDeviceSize)slot * 8, 8, 0);
+        vk_stamp(c, k, SP_STAGE_LOSS);
+        return 0;
+    }
+    double lambda = ssim_weight, count = 3.0 * (double)w * (double)h;
     double g[SP_SSIM_WINDOW];
     sp_ssim_window(g);
+    uint32_t tx = (uint32_t)((w + 31) / 32), groups = tx * (uint32_t)((h + 31) / 32) * 3;
     uint32_t lw[32] = {0};
     lw[0] = (uint32_t)w, lw[1] = (uint32_t)h;
     lw[2] = vk_f2u((float)(-lambda / count));
     lw[3] = vk_f2u((float)((1.0 - lambda) / count));
     lw[4] = vk_f2u((float)SP_SSIM_C1);
     lw[5] = vk_f2u((float)SP_SSIM_C2);
-    for (int i = 0; i < SP_SSIM_WINDOW; i++) lw[8 + i] = vk_f2u((float)g[i]);
-    /* two passes over 16x16 tiles (window sums in shared memory): forward with the L1 gradient,
-     * then the SSIM gradient */
-    uint32_t tx = (uint32_t)((w + 15) / 16), groups = tx * (uint32_t)((h + 15) / 16);
     lw[6] = tx;
-    vk_buf *sb[] = {&b->rgb, &b->target, NULL, &b->Gm, &b->dl_drgb, &b->part};
-    vk_buf *db[] = {&b->rgb, &b->target, &b->Gm, &b->dl_drgb};
-    if (vk_dispatch(c, k, VP_LOSS_SSIM, sb, 6, lw, groups) || vk_dispatch(c, k, VP_LOSS_GRAD, db, 4, lw, groups))
+    lw[7] = bg != NULL;
+    for (int i = 0; i < SP_SSIM_WINDOW; i++) lw[8 + i] = vk_f2u((float)g[i]);
+    lw[19] = (uint32_t)pix_off;
+    lw[20] = b->alpha == SP_ALPHA_PREMULTIPLIED;
+    for (int i = 0; bg && i < 3; i++) lw[21 + i] = vk_f2u(bg[i]);
+    lw[24] = slot, lw[25] = groups;
+    /* every binding a valid buffer: the source not read is bound as the target buffer */
+    vk_buf *lb[] = {&b->rgb, &b->target, bg ? &b->pix : &b->target, &b->Gm, &b->dl_drgb, &b->part, &b->ring};
+    if (vk_dispatch(c, k, VP_LOSS_SSIM, lb, 7, lw, groups) || vk_dispatch(c, k, VP_LOSS_GRAD, lb, 7, lw, groups))
         return -1;
-    /* fixed-order sums: chunks of 4096 pixels, then the chunks */
-    uint32_t chunks = vk_groups(px, 4096), rw[32] = {0};
-    rw[0] = (uint32_t)px, rw[1] = 4096, rw[2] = 0;
-    vk_buf *r1[] = {&b->part, &b->red};
-    if (vk_dispatch(c, k, VP_REDUCE, r1, 2, rw, chunks)) return -1;
-    rw[0] = chunks, rw[1] = chunks, rw[2] = slot;
-    vk_buf *r2[] = {&b->red, &b->ring};
-    if (vk_dispatch(c, k, VP_REDUCE, r2, 2, rw, 1)) return -1;
     vk_stamp(c, k, SP_STAGE_LOSS);
     return 0;
 }
@@ -476,7 +481,7 @@ static void vk_destroy(sp_backend *base) {
                          &b->st_maxr, &b->key_hi[0], &b->key_hi[1], &b->key_lo[0], &b->key_lo[1], &b->val[0],
                          &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
-                         &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->red, &b->range, &b->chunk_st, &b->chunk_work, &b->pix,
+                         &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->range, &b->chunk_st, &b->chunk_work, &b->pix,
                          &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs, &b->wsum, &b->mc_prefix, &b->mc_rank,
                          &b->mc_list, &b->mc_blocks, &b->mc_drawn, &b->mc_times, &b->mc_sp, &b->mc_scal,
                          &b->mc_tab};
@@ -684,13 +689,7 @@ static int rec_step(vk_backend *b, int slot, const sp_step_args *a, uint32_t rin
     b->gated = 1;
     int rc = vk_rec_project(b, k, cam, a->sh_degree) || vk_rec_count(b, k, b->n) || vk_rec_bins(b, k, cam, b->n) ||
              vk_rec_rasterize(b, k, cam, a->bg, 1);
-    uint32_t tw[32] = {0};
-    tw[0] = (uint32_t)cam->width, tw[1] = (uint32_t)cam->height, tw[2] = (uint32_t)pix_off;
-    tw[3] = b->alpha == SP_ALPHA_PREMULTIPLIED;
-    for (int i = 0; i < 3; i++) tw[4 + i] = vk_f2u(a->bg[i]);
-    vk_buf *tb[] = {&b->pix, &b->target};
-    rc = rc || vk_dispatch(c, k, VP_LOSS_TARGET, tb, 2, tw, vk_groups((int64_t)cam->width * cam->height, VK_WG)) ||
-         vk_rec_loss(b, k, cam->width, cam->height, a->ssim_weight, ring_slot) ||
+    rc = rc || vk_rec_loss(b, k, cam->width, cam->height, a->ssim_weight, ring_slot, a->bg, pix_off) ||
          vk_rec_backward(b, k, cam, a->bg, b->n) || vk_rec_project_back(b, k, cam, a->sh_degree, a->collect_stats);
     if (!rc && (a->opacity_reg != 0.0f || a->scale_reg != 0.0f)) { /* MCMC: into the gradients, before Adam */
         rc = vk_rec_mcmc_reg(b, k, a->opacity_reg, a->scale_reg);

@@ -45,9 +45,10 @@ typedef struct {
     int cur; /* which of the ping-pong pair buffers holds the sorted pairs */
     vk_buf pargs; /* sizes of sort and tile_ranges from the pair count, on the device (pair_args.comp) */
     vk_buf scan_tmp[4];
-    /* per image */
+    /* per image (target: the stage table's float target; a training step composites the view
+     * inside the loss; part: the loss's partial sums per 32x32 tile and channel) */
     int pix_cap, tiles_cap;
-    vk_buf rgb, final_T, n_contrib, target, dl_drgb, Gm, part, red, range;
+    vk_buf rgb, final_T, n_contrib, target, dl_drgb, Gm, part, range;
     /* the chunked backward_raster (shaders/chunks.glsl): per-pixel state at every chunk's start,
      * sized for pair_cap and tiles_cap (vk_chunk_slots), and the work list */
     vk_buf chunk_st, chunk_work;
@@ -128,7 +129,10 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n);
 /* mode 1 (training): also the state and chunk counts the chunked backward reads
  * (shaders/chunks.glsl); mode 2: also adds each splat's blend weights to b->wsum (rasterize_w). */
 int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int mode);
-int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint32_t ring_slot);
+/* the loss sums into ring[ring_slot], the gradient into dl_drgb; the target: the float target
+ * buffer (bg NULL) or the view's words at pix_off in pix composited over bg */
+int vk_rec_loss(vk_backend *b, vk_cmd *k, int w, int h, float ssim_weight, uint32_t ring_slot, const float *bg,
+                int64_t pix_off);
 /* The work list from the chunk counts of a training rasterize (vk_rec_rasterize with train),
  * then backward_raster over it, dispatched indirectly. */
 int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int n);

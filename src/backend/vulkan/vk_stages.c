@@ -193,7 +193,7 @@ static int st_loss(sp_backend *base, const float *rgb, const float *target, int 
         return -1;
     uint32_t slot = (uint32_t)(b->ring_n < VK_LOSS_RING ? b->ring_n : VK_LOSS_RING - 1);
     if (b->ring_n >= VK_LOSS_RING) return sp_error("vulkan stages: loss ring full");
-    RUN(b, vk_rec_loss(b, &b->kb, w, h, ssim_weight, slot));
+    RUN(b, vk_rec_loss(b, &b->kb, w, h, ssim_weight, slot, NULL, 0));
     const float *r = (const float *)b->ring.map + 2 * slot;
     double cnt = 3.0 * (double)px, lam = ssim_weight;
     *loss = (1.0 - lam) * (double)r[0] / cnt + lam * (1.0 - (double)r[1] / cnt);
