@@ -32,12 +32,16 @@
  *   every output   no NaN or Inf; in deterministic mode, a second call repeats bit for bit
  *   mcmc           regularizer gradients 1e-6 relative, position noise 1e-6 abs, plans bit-identical
  *                  (backend_ops_mcmc.h; a backend without MCMC is skipped)
+ *   sort           (a backend's pair sort on its own, where its stage table has one) the order of a
+ *                  stable sort, exactly, on keys made to reach every path of a radix sort
  *   whole step     render max abs 1e-4 (threshold flips 0.1 %); train_step loss 1e-5 relative and
  *                  gradients (read back through Adam's first moment) relative L2 < 1e-3
  *   score          (the evaluation on the device) 8-bit render identical, squared-difference sum
  *                  exact, SSIM within 1e-12 of the host's sp_ssim_u8, repeats bit for bit
  *
- * Usage: test_backend_ops [--backend KIND]          the parity tests (make test runs them)
+ * Usage: test_backend_ops [--backend KIND] [--filter GLOB]   the parity tests (make test runs them);
+ *                                                   --filter: only the tests whose name matches
+ *                                                   (cmocka's pattern: * and ?), e.g. '*sort*'
  *        test_backend_ops --list                    one line per kind compiled in: name, device|no-device,
  *                                                   gpu|cpu, the variants it honours (comma-separated)
  *        test_backend_ops --perf [--backend KIND] [--size N] [--steps S]   ms per stage
@@ -724,6 +728,7 @@ static int check_refine(const tcase *c, sp_backend *b, const sp_stage_ops *ops, 
 #include "backend_ops_perf.h"
 #include "backend_ops_steps.h"
 #include "backend_ops_mcmc.h"
+#include "backend_ops_sort.h"
 
 /* ---- the table of checks ---- */
 typedef int (*stage_check_fn)(const tcase *, sp_backend *, const sp_stage_ops *, const size_case *, int);
@@ -759,6 +764,7 @@ static const struct {
     {"mcmc stages and plans", NULL, step_mcmc},
     {"prune by blend weight", NULL, step_blend_weights_drop},
     {"evaluation scores on the device", NULL, step_score},
+    {"sort on its own", NULL, step_sort},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8
@@ -887,16 +893,18 @@ static int list_kinds(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *only = NULL;
+    const char *only = NULL, *filter = NULL;
     int perf = 0, size = 0, steps = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--list")) return list_kinds();
         if (!strcmp(argv[i], "--perf")) perf = 1;
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else if (!strcmp(argv[i], "--size") && i + 1 < argc) size = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--list] [--perf] [--backend KIND] [--size N] [--steps S]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--list] [--perf] [--backend KIND] [--filter GLOB] [--size N] [--steps S]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -958,6 +966,7 @@ int main(int argc, char **argv) {
                 if ((k_checks[ch].step == step_deterministic_repeat || k_checks[ch].step == step_staged_views) &&
                     !cfgs[v].deterministic)
                     continue;
+                if (k_checks[ch].step == step_sort && v > 0) continue; /* no variant changes the sort */
                 tcase *c = &cases[nt];
                 c->kind = kinds[k];
                 c->cfg = cfgs[v];
@@ -986,6 +995,7 @@ int main(int argc, char **argv) {
             nt++;
         }
 #endif
+    if (filter) cmocka_set_test_filter(filter);
     int rc = _cmocka_run_group_tests("backend_ops", tests, (size_t)nt, NULL, NULL);
     printf("parity seed %llu: %d comparison(s) failed\n", (unsigned long long)pt_seed, pt_failures);
     for (int i = 0; i < nt; i++) free(names[i]);

@@ -53,6 +53,12 @@ typedef struct sp_stage_ops {
     int (*mcmc_step)(sp_backend *b, sp_gaussians *g, sp_gaussians *grad, float opacity_reg, float scale_reg,
                      float noise_scale, uint64_t seed);
     int (*mcmc_apply)(sp_backend *b, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_mcmc_plan *p);
+    /* The pair sort of bin on its own (NULL where a backend has no sort of its own: the harness then
+     * skips its checks): n pairs (key, val), key = key_hi << 32 | key_lo with every key_hi below
+     * 2^hi_bits (0..32; a training step passes the bits of its tile count), sorted by key, stably,
+     * with the kernels a training step runs. On return key_hi and val hold the sorted high words
+     * and values (the sorted low words are not read back: the tile lists need only the tiles). */
+    int (*sort)(sp_backend *b, int64_t n, int hi_bits, uint32_t *key_hi, const uint32_t *key_lo, uint32_t *val);
 } sp_stage_ops;
 
 #endif

@@ -124,9 +124,8 @@ int vk_ensure_pairs(vk_backend *b, int64_t np, int tiles) {
         for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
             if (vk_buf_ensure(&b->c, one[i], (VkDeviceSize)cap * f, 0)) return -1;
         if (b->base.cfg.deterministic && vk_buf_ensure(&b->c, &b->slots, (VkDeviceSize)cap * 9 * f, 0)) return -1;
-        int64_t groups = (cap + VK_CHUNK - 1) / VK_CHUNK;
-        if (vk_buf_ensure(&b->c, &b->hist, (VkDeviceSize)groups * 256 * f, 0)) return -1;
-        if (ensure_scan(b, groups * 256) || ensure_scan(b, b->cap + 1)) return -1;
+        int64_t chunks = (cap + VK_SORT_CHUNK - 1) / VK_SORT_CHUNK;
+        if (vk_buf_ensure(&b->c, &b->hist, (VkDeviceSize)(chunks + 1) * 256 * f, 0)) return -1;
         b->pair_cap = cap;
         if (ensure_chunks(b)) return -1;
     }
@@ -198,29 +197,42 @@ static int rec_scan(vk_backend *b, vk_cmd *k, vk_buf *data, int64_t m, int level
     if (groups > b->c.max_wg_count || level >= 4) return sp_error("vulkan: scan of %lld elements is too large", (long long)m);
     uint32_t w[32] = {0};
     w[20] = (uint32_t)m;
-    vk_buf *bufs[] = {data, &b->scan_tmp[level], &b->pargs};
-    if (vk_dispatch(&b->c, k, VP_SCAN_BLOCK, bufs, 3, w, groups)) return -1;
+    vk_buf *bufs[] = {data, &b->scan_tmp[level]};
+    if (vk_dispatch(&b->c, k, VP_SCAN_BLOCK, bufs, 2, w, groups)) return -1;
     if (groups > 1) {
         if (rec_scan(b, k, &b->scan_tmp[level], groups, level + 1)) return -1;
-        if (vk_dispatch(&b->c, k, VP_SCAN_ADD, bufs, 3, w, groups)) return -1;
+        if (vk_dispatch(&b->c, k, VP_SCAN_ADD, bufs, 2, w, groups)) return -1;
     }
     return 0;
 }
 
-/* The same for the sort's histogram, its size read on the device (pargs): recorded for up to
- * m_max elements (the levels the pair capacity needs); a level the count does not need scans
- * one element or none. */
-static int rec_scan_indirect(vk_backend *b, vk_cmd *k, vk_buf *data, int64_t m_max, int level) {
-    uint32_t groups = vk_groups(m_max, VK_CHUNK);
-    if (level >= 4) return sp_error("vulkan: scan of %lld elements is too large", (long long)m_max);
-    uint32_t w[32] = {0};
-    w[21] = 1 + VK_PA_SCAN_N + (uint32_t)level;
-    VkDeviceSize at = (VkDeviceSize)(VK_PA_SCAN + 3 * level) * 4;
-    vk_buf *bufs[] = {data, &b->scan_tmp[level], &b->pargs};
-    if (vk_dispatch_indirect(&b->c, k, VP_SCAN_BLOCK, bufs, 3, w, &b->pargs, at)) return -1;
-    if (groups > 1) {
-        if (rec_scan_indirect(b, k, &b->scan_tmp[level], groups, level + 1)) return -1;
-        if (vk_dispatch_indirect(&b->c, k, VP_SCAN_ADD, bufs, 3, w, &b->pargs, at)) return -1;
+/* The pair sort (shaders/sort_*.comp), every dispatch sized on the device: sort_count reads the keys
+ * once and counts all their digits; per pass, sort_scan scans the pass's histogram (the first
+ * pass's also writes the plan: which passes run, from which set, with how many workgroups),
+ * sort_hist (from the second pass on) counts the chunks' digits and sort_scatter moves the pairs.
+ * A pass whose digit is the same for every key runs no sort_hist or sort_scatter workgroup. */
+int vk_rec_sort(vk_backend *b, vk_cmd *k, int passes) {
+    vk_ctx *c = &b->c;
+    if (passes < 1 || passes > (int)VK_SORT_MAX_PASSES) return sp_error("vulkan: internal error: %d sort passes", passes);
+    uint32_t cw[32] = {0};
+    cw[20] = (uint32_t)passes;
+    vk_buf *cb[] = {&b->key_lo[0], &b->key_hi[0], &b->hist, &b->pargs};
+    if (vk_dispatch_indirect(c, k, VP_SORT_COUNT, cb, 4, cw, &b->pargs, VK_PA_SORT * 4)) return -1;
+    for (int p = 0; p < passes; p++) {
+        uint32_t hi = p >= 4, shift = 8 * (uint32_t)(p & 3);
+        VkDeviceSize plan = (VkDeviceSize)(VK_PA_SORT_PLAN + 8 * p) * 4; /* sort_hist's, then sort_scatter's workgroups */
+        uint32_t hw[32] = {0}, qw[32] = {0}, sw[32] = {0};
+        hw[20] = (uint32_t)p, hw[21] = shift;
+        qw[20] = (uint32_t)p, qw[21] = (uint32_t)passes, qw[22] = c->max_wg_count;
+        sw[20] = (uint32_t)p, sw[21] = shift, sw[22] = hi;
+        vk_buf *hb[] = {hi ? &b->key_hi[0] : &b->key_lo[0], hi ? &b->key_hi[1] : &b->key_lo[1], &b->hist, &b->pargs};
+        vk_buf *qb[] = {&b->hist, &b->pargs};
+        vk_buf *sb[] = {&b->key_lo[0], &b->key_hi[0], &b->val[0], &b->key_lo[1], &b->key_hi[1],
+                        &b->val[1],    &b->hist,      &b->pargs};
+        if ((p > 0 && vk_dispatch_indirect(c, k, VP_SORT_HIST, hb, 4, hw, &b->pargs, plan)) ||
+            vk_dispatch(c, k, VP_SORT_SCAN, qb, 2, qw, 256) ||
+            vk_dispatch_indirect(c, k, VP_SORT_SCATTER, sb, 8, sw, &b->pargs, plan + 12))
+            return -1;
     }
     return 0;
 }
@@ -258,30 +270,18 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
     if (dispatch_gated(b, k, VP_EMIT_PAIRS, eb, 10, w, vk_groups(n, VK_WG), VK_GATE_N)) return -1;
     vk_stamp(c, k, SP_STAGE_EMIT_PAIRS);
 
-    /* sort: LSD radix (vk_sort_passes), every pass recorded (none runs a workgroup without pairs) */
+    /* sort: LSD radix over the bits the tile count needs (vk_sort_passes), sized on the device */
     int passes = vk_sort_passes(tiles);
-    int64_t chunks_max = (b->pair_cap + VK_CHUNK - 1) / VK_CHUNK;
-    int cur = 0;
-    for (int p = 0; p < passes; p++) {
-        int hi = p >= 4;
-        uint32_t sw[32] = {0};
-        sw[21] = (uint32_t)(8 * (hi ? p - 4 : p)), sw[23] = (uint32_t)hi;
-        vk_buf *hb[] = {hi ? &b->key_hi[cur] : &b->key_lo[cur], &b->hist, &b->pargs};
-        if (vk_dispatch_indirect(c, k, VP_SORT_HIST, hb, 3, sw, &b->pargs, VK_PA_SORT * 4)) return -1;
-        if (rec_scan_indirect(b, k, &b->hist, chunks_max * 256, 0)) return -1;
-        vk_buf *sb[] = {&b->key_lo[cur], &b->key_hi[cur], &b->val[cur], &b->key_lo[1 - cur], &b->key_hi[1 - cur],
-                        &b->val[1 - cur], &b->hist, &b->pargs};
-        if (vk_dispatch_indirect(c, k, VP_SORT_SCATTER, sb, 8, sw, &b->pargs, VK_PA_SORT * 4)) return -1;
-        cur = 1 - cur;
-    }
-    b->cur = cur;
+    if (vk_rec_sort(b, k, passes)) return -1;
+    b->cur = passes & 1; /* the set the sort ends in when every pass runs */
     vk_stamp(c, k, SP_STAGE_SORT);
 
     vk_fill(k, &b->range, 0, (VkDeviceSize)tiles * 8, 0);
     uint32_t tw[32] = {0};
-    tw[21] = (uint32_t)tiles;
-    vk_buf *tb[] = {&b->key_hi[cur], &b->val[cur], &b->pair_gid, &b->range, &b->sorted_gid, &b->pargs};
-    if (vk_dispatch_indirect(c, k, VP_TILE_RANGES, tb, 6, tw, &b->pargs, VK_PA_RANGES * 4)) return -1;
+    tw[21] = (uint32_t)tiles, tw[22] = b->base.cfg.deterministic ? (uint32_t)b->cur + 1 : 0;
+    vk_buf *tb[] = {&b->key_hi[0], &b->key_hi[1], &b->val[0],   &b->val[1],
+                    &b->pair_gid,  &b->range,     &b->sorted_gid, &b->pargs};
+    if (vk_dispatch_indirect(c, k, VP_TILE_RANGES, tb, 8, tw, &b->pargs, VK_PA_RANGES * 4)) return -1;
     vk_stamp(c, k, SP_STAGE_TILE_RANGES);
     return 0;
 }

@@ -5,6 +5,7 @@
 #define SPLAT_VK_BACKEND_H
 
 #include "backend/vulkan/vk_internal.h"
+#include "backend/vulkan/shaders/sort_const.glsl"
 
 #define VK_LOSS_RING 1024 /* steps whose loss sums wait on the device for take_loss */
 
@@ -42,7 +43,9 @@ typedef struct {
     /* per pair (two key words, sort value = emission index, Gaussian index) */
     int64_t np, pair_cap;
     vk_buf key_hi[2], key_lo[2], val[2], pair_gid, sorted_gid, slots, hist;
-    int cur; /* which of the ping-pong pair buffers holds the sorted pairs */
+    /* the set of pair buffers whose values tile_ranges leaves sorted for the deterministic
+     * backward_raster (the sort itself ends in the set its plan names, on the device) */
+    int cur;
     vk_buf pargs; /* sizes of sort and tile_ranges from the pair count, on the device (pair_args.comp) */
     vk_buf scan_tmp[4];
     /* per image (target: the stage table's float target; a training step composites the view
@@ -89,13 +92,13 @@ typedef struct {
 #define VK_RB_STEP 16
 #define VK_RB_WORDS 64
 
-/* Words of pargs (pair_args.comp): workgroups (x, y, 1) of the sort passes, of tile_ranges and of
- * the four levels of the histogram scan; the pair count; the sort's chunk count; the element
- * count of each scan level; backward_raster's workgroups (chunk_items.comp); the workgroups of the
- * three gated dispatch sizes; the overflow flag (a training step's pairs did not fit: it and every
- * later step skipped until the host runs them again). */
-enum { VK_PA_SORT = 0, VK_PA_RANGES = 3, VK_PA_SCAN = 6, VK_PA_NP = 18, VK_PA_CHUNKS = 19, VK_PA_SCAN_N = 20,
-       VK_PA_BWD = 24, VK_PA_GATE = 27, VK_PA_OVERFLOW = 36, VK_PA_WORDS = 37 };
+/* Words of pargs (pair_args.comp): workgroups (x, y, 1) of sort_count and of tile_ranges; the
+ * pair count; the sort's chunk count; backward_raster's workgroups (chunk_items.comp); the
+ * workgroups of the three gated dispatch sizes; the overflow flag (a training step's pairs did not
+ * fit: it and every later step skipped until the host runs them again); then the sort's plan and
+ * digit counts (shaders/sort_const.glsl). */
+enum { VK_PA_SORT = 0, VK_PA_RANGES = 3, VK_PA_NP = 18, VK_PA_CHUNKS = 19, VK_PA_BWD = 24, VK_PA_GATE = 27,
+       VK_PA_OVERFLOW = 36, VK_PA_WORDS = VK_PA_SORT_END };
 /* The gated dispatch sizes (pargs words VK_PA_GATE + 3 g): per Gaussian in workgroups of VK_WG and of
  * VK_PB_WG, and adam's over the stores. */
 enum { VK_GATE_N, VK_GATE_PB, VK_GATE_ADAM };
@@ -153,6 +156,10 @@ int vk_put_store(vk_backend *b, vk_buf *dst, const sp_gaussians *g);
 int vk_get_store(vk_backend *b, vk_buf *src, sp_gaussians *g);
 /* Radix passes of the pair sort for a tile count. */
 int vk_sort_passes(int tiles);
+/* The sort of pair_args' count of pairs from set 0 of the pair buffers (key_lo, key_hi, val), in
+ * `passes` 8-bit digits (4 of the low word, then the high word's): it ends in the set pargs word
+ * VK_PA_SORT_FINAL names, the low words not written by its last pass. */
+int vk_rec_sort(vk_backend *b, vk_cmd *k, int passes);
 /* Waits for everything submitted; training steps the device skipped (their pairs did not fit) are
  * recorded again over grown pair buffers and run, in order, first. */
 int vk_wait_all(vk_backend *b);

@@ -15,6 +15,7 @@
 /* Compute pipelines, one per shader (or shader variant). */
 enum {
     VP_PROJECT, VP_EMIT_COUNT, VP_EMIT_PAIRS, VP_SCAN_BLOCK, VP_SCAN_ADD, VP_SORT_HIST, VP_SORT_SCATTER,
+    VP_SORT_COUNT, VP_SORT_SCAN,
     VP_TILE_RANGES, VP_RASTERIZE, VP_BACKWARD_NATIVE, VP_BACKWARD_CAS, VP_BACKWARD_DET, VP_GRAD_GATHER, VP_PROJECT_BACK,
     VP_ADAM, VP_LOSS_SSIM, VP_LOSS_GRAD,
     VP_REFINE_GATHER, VP_FINITE, VP_PAIR_ARGS, VP_CHUNK_ITEMS, VP_RASTERIZE_W, VP_MCMC,
@@ -37,7 +38,7 @@ extern const vk_spirv vk_shaders[VP_COUNT];
 #define VK_MAX_BINDINGS 16 /* storage buffers per shader (backward_raster binds 14) */
 #define VK_WG 256            /* workgroup size of every shader but project_back */
 #define VK_PB_WG 64          /* project_back's (shaders/project_back.comp: SH staged in shared memory) */
-#define VK_CHUNK (4 * VK_WG) /* elements per workgroup in scan and sort */
+#define VK_CHUNK (4 * VK_WG) /* elements per workgroup in scan */
 
 typedef struct {
     VkBuffer buf;

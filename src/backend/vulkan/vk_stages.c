@@ -248,6 +248,29 @@ static int st_mcmc_apply(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_
     return ops->get_gaussians(base, g, m, v);
 }
 
+/* The pair sort over host arrays: the pairs into set 0 of the pair buffers and their count into
+ * offsets[0], where pair_args.comp reads it (as a training step's count), then the sort; the sorted
+ * high words and values come back from the set the sort's plan names. */
+static int st_sort(sp_backend *base, int64_t n, int hi_bits, uint32_t *key_hi, const uint32_t *key_lo, uint32_t *val) {
+    vk_backend *b = (vk_backend *)base;
+    if (n < 0 || n > 0xffffffffll - VK_SORT_CHUNK || hi_bits < 0 || hi_bits > 32)
+        return sp_error("vulkan stages: cannot sort %lld pairs of %d-bit high words", (long long)n, hi_bits);
+    if (vk_wait_all(b) || vk_ensure_pairs(b, n, 1)) return -1;
+    uint32_t count = (uint32_t)n, set = 0;
+    size_t bytes = (size_t)n * 4;
+    if (up(b, &b->offsets, &count, 4) ||
+        (n && (up(b, &b->key_hi[0], key_hi, bytes) || up(b, &b->key_lo[0], key_lo, bytes) || up(b, &b->val[0], val, bytes))))
+        return -1;
+    uint32_t aw[32] = {0}; /* count at offsets[0]; no gated dispatch */
+    aw[21] = b->c.max_wg_count;
+    aw[22] = b->pair_cap < 0xffffffffll ? (uint32_t)b->pair_cap : 0xffffffffu;
+    vk_buf *ab[] = {&b->offsets, &b->pargs};
+    RUN(b, vk_dispatch(&b->c, &b->kb, VP_PAIR_ARGS, ab, 2, aw, 1) || vk_rec_sort(b, &b->kb, 4 + (hi_bits + 7) / 8));
+    if (vk_download(&b->c, &b->pargs, VK_PA_SORT_FINAL * 4, &set, 4)) return -1;
+    if (set > 1) return sp_error("vulkan stages: the sort's plan names set %u", set);
+    return n && (down(b, &b->key_hi[set], key_hi, bytes) || down(b, &b->val[set], val, bytes)) ? -1 : 0;
+}
+
 const sp_stage_ops vk_stage_ops = {
     .project = st_project,
     .bin = st_bin,
@@ -259,4 +282,5 @@ const sp_stage_ops vk_stage_ops = {
     .refine = st_refine,
     .mcmc_step = st_mcmc_step,
     .mcmc_apply = st_mcmc_apply,
+    .sort = st_sort,
 };

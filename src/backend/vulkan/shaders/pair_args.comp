@@ -3,11 +3,12 @@
 // (offsets[n] after the count's scan), so that a training step is recorded and submitted as one
 // command buffer before the count is known and sized by vkCmdDispatchIndirect. One invocation
 // writes, as uint words:
-//   0-2 sort passes' workgroups (x, y, 1), 3-5 tile_ranges' workgroups, 6-17 the workgroups of the
-//   four levels of the histogram's scan, 18 the pair count, 19 the sort's chunk count,
-//   20-23 the element count of each scan level (24-26: backward_raster's, chunk_items.comp),
+//   0-2 sort_count's workgroups (x, y, 1), 3-5 tile_ranges' workgroups, 18 the pair count, 19 the
+//   sort's chunk count (VK_SORT_CHUNK keys each), (24-26: backward_raster's, chunk_items.comp),
 //   27-35 the workgroups of the three gated dispatch sizes (the host's counts, as they are),
-//   36 the overflow flag.
+//   36 the overflow flag;
+// and the workgroup zeroes the sort's digit counts (sort_const.glsl; sort_scan.comp writes the
+// rest of the sort's sizes once the keys are counted).
 // When the count exceeds the pair buffers' capacity, or the flag is already set (an earlier step
 // overflowed and has not been run again yet: the host clears it when it does), the flag is set and
 // every size above is 0: the step's pair work and every dispatch that changes the model (the gated
@@ -17,8 +18,8 @@
 // vk_dispatch does (shaders find their group as x + y * num_x and bound-check).
 // Args: n, the device's workgroup limit per dimension, the pair capacity, the three gated sizes.
 #include "common.glsl"
+#include "sort_const.glsl"
 
-#define CHUNK (4u * WG)
 #define GATES 27u
 #define OVERFLOW 36u
 
@@ -33,21 +34,15 @@ void dims(uint at, uint groups, uint limit) {
 }
 
 void main() {
+    for (uint i = gl_LocalInvocationID.x; i < VK_PA_SORT_END - VK_PA_SORT_DIGITS; i += WG) args[VK_PA_SORT_DIGITS + i] = 0u;
     if (gl_GlobalInvocationID.x != 0u) return;
     uint limit = pc.u[ARG(1)];
     uint np = offsets[pc.u[ARG(0)]];
     bool skip = args[OVERFLOW] != 0u || np > pc.u[ARG(2)];
     if (skip) np = 0u;
-    uint groups = (np + CHUNK - 1u) / CHUNK;
-    dims(0u, groups, limit);
+    uint groups = (np + VK_SORT_CHUNK - 1u) / VK_SORT_CHUNK;
+    dims(0u, (groups + VK_SORT_COUNT_CHUNKS - 1u) / VK_SORT_COUNT_CHUNKS, limit);
     dims(3u, (np + WG - 1u) / WG, limit);
-    uint m = groups * 256u;
-    for (uint l = 0u; l < 4u; l++) {
-        uint g = (m + CHUNK - 1u) / CHUNK;
-        dims(6u + 3u * l, g, limit);
-        args[20u + l] = m;
-        m = g;
-    }
     args[18] = np;
     args[19] = groups;
     for (uint g = 0u; g < 3u; g++) dims(GATES + 3u * g, skip ? 0u : pc.u[ARG(3 + int(g))], limit);

@@ -1,19 +1,17 @@
 #version 450
 // scan_block.comp — exclusive prefix sum of uint, in place, over blocks of 4 * WG elements; each
 // block's total goes to sums[block] (scan_add.comp adds the scanned totals back). Integer sums:
-// the result does not depend on the order. Args: n, and 0 or 1 + k: then n is args[k], written on
-// the device (pair_args.comp: the histogram scan of the sort, dispatched indirectly).
+// the result does not depend on the order. Args: n.
 #include "common.glsl"
 
 layout(std430, binding = 0) buffer B0 { uint data[]; };
 layout(std430, binding = 1) writeonly buffer B1 { uint sums[]; };
-layout(std430, binding = 2) readonly buffer B2 { uint args[]; };
 
 shared uint s[WG];
 
 void main() {
     uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
-    uint n = pc.u[ARG(1)] == 0u ? pc.u[ARG(0)] : args[pc.u[ARG(1)] - 1u], base = wg * 4 * WG + 4 * t;
+    uint n = pc.u[ARG(0)], base = wg * 4 * WG + 4 * t;
     uint v[4];
     uint tot = 0;
     for (int k = 0; k < 4; k++) { v[k] = base + k < n ? data[base + k] : 0u; tot += v[k]; }
