@@ -1,9 +1,11 @@
 /* test_backend_ops.c — the one parity harness for every backend (ggml's test-backend-ops is the
  * model). For every backend kind compiled in (backend.h's table) whose device is present, under
  * every variant it honours (deterministic on/off, cas_atomics), every stage of its
- * table (backend/stage_ops.h) runs on random inputs of several sizes and is compared with the CPU
- * reference (backend/ref/stages.h); project, project_back and the render / train_step check run
- * once more with the opacity-compensated filter on (sp_backend_config.antialias, first variant). Then whole steps through the backend's ops: render, one
+ * table (backend/stage_ops.h) runs on random inputs of several sizes (rasterize and backward_raster
+ * also on a hand-made projection, k_sizes) and is compared with the CPU reference
+ * (backend/ref/stages.h); project, project_back and the render / train_step check run once more
+ * with the opacity-compensated filter on (sp_backend_config.antialias, first variant). Then whole
+ * steps through the backend's ops: render, one
  * train_step's loss and gradients, refine, a short training run with its profile, and (in
  * deterministic mode) two runs that must agree bit for bit. The cpu kind runs too, as a
  * self-check of the harness. A new backend needs no test code here: it adds a row to the kind

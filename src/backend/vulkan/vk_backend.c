@@ -1,7 +1,7 @@
 /* vk_backend.c — the Vulkan compute backend: the training step as GLSL compute shaders
  * (shaders/NAME.comp, embedded as SPIR-V) recorded into one command buffer per step (project,
- * emit count and scan, emit_pairs, sort, tile_ranges, rasterize, loss, backward_raster,
- * project_back, adam), sized on the device by the pair count (indirect dispatches) and submitted
+ * emit count and scan, emit_pairs, sort, tile_ranges and the warp masks, rasterize, loss,
+ * backward_raster, project_back, adam), sized on the device by the pair count (indirect dispatches) and submitted
  * without waiting for anything: the host records the next step while the device runs this one.
  * When a step's pairs do not fit the pair buffers the device skips it (pair_args.comp) and every
  * later one until the host, reading the step's status when it next needs its command buffer,
