@@ -176,9 +176,12 @@ void main() {
 #ifndef DETERMINISTIC
     uint base = gl_SubgroupID * lanes;
     int top = min(c_hi, sgmax); // batches [top - lanes, top) down to c_lo; slot l: position top - lanes + l
-    // this lane's splat of the next batch, loaded ahead when its mask reaches the subgroup
+    // this lane's splat of the next batch, loaded ahead when its mask reaches the subgroup (mnext),
+    // and the mask of its position in the batch after (mlater), read a batch ahead so that the
+    // load's branch does not wait for it
     int k = top - int(lanes) + int(lane);
-    bool mnext = k >= c_lo && k < top && (PAIR_MASK(start + uint(k)) & rects) != 0u;
+    bool mnext = k >= c_lo && (PAIR_MASK(start + uint(k)) & rects) != 0u;
+    bool mlater = k - int(lanes) >= c_lo && (PAIR_MASK(start + uint(k - int(lanes))) & rects) != 0u;
     uint n_id = mnext ? sorted_gid[start + uint(k)] : 0u;
     vec4 n_xyab = vec4(0.0), n_cor = vec4(0.0);
     float n_cb = 0.0;
@@ -199,7 +202,8 @@ void main() {
         uvec4 bits4 = subgroupBallot(hit);
         subgroupBarrier(); // the slice is written
         k = lo - int(lanes) + int(lane);
-        mnext = k >= c_lo && (PAIR_MASK(start + uint(k)) & rects) != 0u;
+        mnext = mlater;
+        mlater = k - int(lanes) >= c_lo && (PAIR_MASK(start + uint(k - int(lanes))) & rects) != 0u;
         if (mnext) {
             n_id = sorted_gid[start + uint(k)];
             n_xyab = vec4(mean2d[2 * n_id], mean2d[2 * n_id + 1], conic[3 * n_id], conic[3 * n_id + 1]);

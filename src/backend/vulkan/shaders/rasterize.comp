@@ -94,9 +94,12 @@ void main() {
 #ifdef WEIGHTS
     s_w[base + lane] = 0u;
 #endif
-    // this lane's splat of the next batch, loaded ahead when its mask reaches the subgroup
+    // this lane's splat of the next batch, loaded ahead when its mask reaches the subgroup (mnext),
+    // and the mask of its position in the batch after (mlater), read a batch ahead so that the
+    // load's branch does not wait for it
     uint k = start + lane;
     bool mnext = k < end && (PAIR_MASK(k) & rects) != 0u;
+    bool mlater = k + lanes < end && (PAIR_MASK(k + lanes) & rects) != 0u;
     vec4 n_xyab = vec4(0.0), n_cor = vec4(0.0);
     float n_cb = 0.0;
     uint n_id = 0u;
@@ -120,14 +123,16 @@ void main() {
         uvec4 bits4 = subgroupBallot(hit);
         subgroupBarrier(); // the slice is written
         k = b0 + lanes + lane;
-        mnext = k < end && (PAIR_MASK(k) & rects) != 0u;
+        mnext = mlater;
+        mlater = k + lanes < end && (PAIR_MASK(k + lanes) & rects) != 0u;
         if (mnext) {
             n_id = sorted_gid[k];
             n_xyab = vec4(mean2d[2 * n_id], mean2d[2 * n_id + 1], conic[3 * n_id], conic[3 * n_id + 1]);
             n_cor = vec4(conic[3 * n_id + 2], opac[n_id], color[3 * n_id], color[3 * n_id + 1]);
             n_cb = color[3 * n_id + 2];
         }
-        if (store && !done && (b0 - start) % CHUNK == 0u) state[(slot0 + (b0 - start) / CHUNK) * TILE_PX + t] = vec4(T, C);
+        if (store && !done && (b0 - start) % CHUNK == 0u)
+            state[(slot0 + (b0 - start) / CHUNK) * TILE_PX + t] = vec4(T, C);
         // ILP loaded splats at a time: their alphas are independent, so they are computed together
         // (no stall on one exp at a time), then blended in order with the same skip and stop rules.
         for (uint wd = 0u; wd * 32u < lanes; wd++) {
