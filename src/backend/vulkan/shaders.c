@@ -33,6 +33,9 @@ static const uint32_t spv_sort_scan[] =
 static const uint32_t spv_tile_ranges[] =
 #include "tile_ranges.spv.h"
     ;
+static const uint32_t spv_warp_masks[] =
+#include "warp_masks.spv.h"
+    ;
 static const uint32_t spv_rasterize[] =
 #include "rasterize.spv.h"
     ;
@@ -100,7 +103,7 @@ static const uint32_t spv_mcmc_apply[] =
 #define S(name) {#name, spv_##name, sizeof spv_##name}
 const vk_spirv vk_shaders[VP_COUNT] = {
     S(project),      S(emit_count),      S(emit_pairs),  S(scan_block),  S(scan_add),
-    S(sort_hist),    S(sort_scatter),    S(sort_count),  S(sort_scan),   S(tile_ranges), S(rasterize),   S(backward_raster),
+    S(sort_hist),    S(sort_scatter),    S(sort_count),  S(sort_scan),   S(tile_ranges), S(warp_masks), S(rasterize),   S(backward_raster),
     S(backward_raster_cas), S(backward_raster_det), S(grad_gather), S(project_back), S(adam),
     S(loss_ssim),    S(loss_grad),
     S(refine_gather), S(finite), S(pair_args), S(chunk_items), S(rasterize_w), S(mcmc),

@@ -1,7 +1,7 @@
 /* vk_backend.c — the Vulkan compute backend: the training step as GLSL compute shaders
  * (shaders/NAME.comp, embedded as SPIR-V) recorded into one command buffer per step (project,
- * emit count and scan, emit_pairs, sort, tile_ranges, rasterize, loss, backward_raster,
- * project_back, adam), sized on the device by the pair count (indirect dispatches) and submitted
+ * emit count and scan, emit_pairs, sort, tile_ranges and the warp masks, rasterize, loss,
+ * backward_raster, project_back, adam), sized on the device by the pair count (indirect dispatches) and submitted
  * without waiting for anything: the host records the next step while the device runs this one.
  * When a step's pairs do not fit the pair buffers the device skips it (pair_args.comp) and every
  * later one until the host, reading the step's status when it next needs its command buffer,
@@ -126,6 +126,7 @@ int vk_ensure_pairs(vk_backend *b, int64_t np, int tiles) {
         if (b->base.cfg.deterministic && vk_buf_ensure(&b->c, &b->slots, (VkDeviceSize)cap * 9 * f, 0)) return -1;
         int64_t chunks = (cap + VK_SORT_CHUNK - 1) / VK_SORT_CHUNK;
         if (vk_buf_ensure(&b->c, &b->hist, (VkDeviceSize)(chunks + 1) * 256 * f, 0)) return -1;
+        if (vk_buf_ensure(&b->c, &b->wmask, (VkDeviceSize)((cap + 3) / 4) * f, 0)) return -1;
         b->pair_cap = cap;
         if (ensure_chunks(b)) return -1;
     }
@@ -281,9 +282,23 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
     tw[21] = (uint32_t)tiles, tw[22] = b->base.cfg.deterministic ? (uint32_t)b->cur + 1 : 0;
     vk_buf *tb[] = {&b->key_hi[0], &b->key_hi[1], &b->val[0],   &b->val[1],
                     &b->pair_gid,  &b->range,     &b->sorted_gid, &b->pargs};
-    if (vk_dispatch_indirect(c, k, VP_TILE_RANGES, tb, 8, tw, &b->pargs, VK_PA_RANGES * 4)) return -1;
+    if (vk_dispatch_indirect(c, k, VP_TILE_RANGES, tb, 8, tw, &b->pargs, VK_PA_RANGES * 4) ||
+        vk_rec_masks(b, k, cam))
+        return -1;
     vk_stamp(c, k, SP_STAGE_TILE_RANGES);
     return 0;
+}
+
+int vk_rec_masks(vk_backend *b, vk_cmd *k, const sp_camera *cam) {
+    uint32_t w[32];
+    vk_cam_words(w, cam);
+    uint32_t tiles = w[18] * w[19];
+    /* the chunk counts and contributor counts (and the item total's entry) that rasterize takes
+     * maxima into: the masks' barrier orders the fill before it */
+    vk_fill_nobarrier(k, &b->chunk_work, 0, (VkDeviceSize)(2 * tiles + 1) * 4, 0);
+    vk_buf *bufs[] = {&b->key_hi[0], &b->key_hi[1], &b->sorted_gid, &b->mean2d,
+                      &b->conic,     &b->opac,      &b->pargs,      &b->wmask};
+    return vk_dispatch_indirect(&b->c, k, VP_WARP_MASKS, bufs, 8, w, &b->pargs, VK_PA_RANGES * 4);
 }
 
 int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int mode) {
@@ -291,10 +306,11 @@ int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float
     vk_cam_words(w, cam);
     for (int i = 0; i < 3; i++) w[20 + i] = vk_f2u(bg[i]);
     w[23] = (uint32_t)(mode == 1);
-    vk_buf *bufs[] = {&b->range, &b->sorted_gid, &b->mean2d,   &b->conic,    &b->opac,       &b->color,
-                      &b->rgb,   &b->final_T,    &b->n_contrib, &b->chunk_st, &b->chunk_work, &b->wsum};
+    vk_buf *bufs[] = {&b->range,   &b->sorted_gid, &b->mean2d,    &b->conic,    &b->opac,       &b->color, &b->rgb,
+                      &b->final_T, &b->n_contrib,  &b->chunk_st, &b->chunk_work, &b->wmask, &b->wsum};
     int weights = mode == 2;
-    if (vk_dispatch(&b->c, k, weights ? VP_RASTERIZE_W : VP_RASTERIZE, bufs, weights ? 12 : 11, w, w[18] * w[19]))
+    if (vk_dispatch(&b->c, k, weights ? VP_RASTERIZE_W : VP_RASTERIZE, bufs, weights ? 13 : 12, w,
+                    w[18] * w[19] * VK_RASTER_PARTS))
         return -1;
     vk_stamp(&b->c, k, SP_STAGE_RASTERIZE);
     return 0;
@@ -353,14 +369,14 @@ int vk_rec_backward(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float 
     uint32_t tiles = w[18] * w[19];
     if (rec_scan(b, k, &b->chunk_work, (int64_t)tiles + 1, 0)) return -1;
     uint32_t iw[32] = {0};
-    iw[20] = tiles, iw[21] = c->max_wg_count, iw[22] = VK_PA_BWD;
+    iw[20] = tiles, iw[21] = c->max_wg_count, iw[22] = VK_PA_BWD, iw[23] = det ? 1 : VK_RASTER_PARTS;
     vk_buf *ib[] = {&b->chunk_work, &b->pargs};
     if (vk_dispatch(c, k, VP_CHUNK_ITEMS, ib, 2, iw, vk_groups(tiles, VK_WG))) return -1;
     int pipe = det ? VP_BACKWARD_DET : c->float_atomics && !b->base.cfg.cas_atomics ? VP_BACKWARD_NATIVE : VP_BACKWARD_CAS;
     vk_buf *bufs[] = {&b->range,   &b->sorted_gid, &b->mean2d,  &b->conic,       &b->opac,
                       &b->color,   &b->final_T,    &b->n_contrib, &b->dl_drgb,   &b->val[b->cur],
-                      det ? &b->slots : &b->pgrad, &b->chunk_st, &b->chunk_work, &b->rgb};
-    if (tiles && vk_dispatch_indirect(c, k, pipe, bufs, 14, w, &b->pargs, VK_PA_BWD * 4)) return -1;
+                      det ? &b->slots : &b->pgrad, &b->chunk_st, &b->chunk_work, &b->rgb, &b->wmask};
+    if (tiles && vk_dispatch_indirect(c, k, pipe, bufs, 15, w, &b->pargs, VK_PA_BWD * 4)) return -1;
     if (det) {
         uint32_t gw[32] = {0};
         gw[20] = (uint32_t)n;
@@ -479,7 +495,7 @@ static void vk_destroy(sp_backend *base) {
         vk_buf *all[] = {&b->P, &b->Gr, &b->M1, &b->M2, &b->mean2d, &b->conic, &b->depth, &b->opac, &b->color,
                          &b->rect, &b->radius, &b->clamped, &b->offsets, &b->pgrad, &b->st_accum, &b->st_count,
                          &b->st_maxr, &b->key_hi[0], &b->key_hi[1], &b->key_lo[0], &b->key_lo[1], &b->val[0],
-                         &b->val[1], &b->pair_gid, &b->sorted_gid, &b->slots, &b->hist, &b->scan_tmp[0],
+                         &b->val[1], &b->pair_gid, &b->sorted_gid, &b->wmask, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
                          &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->range, &b->chunk_st, &b->chunk_work, &b->pix,
                          &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs, &b->wsum, &b->mc_prefix, &b->mc_rank,

@@ -43,6 +43,7 @@ typedef struct {
     /* per pair (two key words, sort value = emission index, Gaussian index) */
     int64_t np, pair_cap;
     vk_buf key_hi[2], key_lo[2], val[2], pair_gid, sorted_gid, slots, hist;
+    vk_buf wmask; /* the sorted pairs' warp masks, four a word (shaders/masks.glsl) */
     /* the set of pair buffers whose values tile_ranges leaves sorted for the deterministic
      * backward_raster (the sort itself ends in the set its plan names, on the device) */
     int cur;
@@ -129,7 +130,12 @@ int vk_rec_count(vk_backend *b, vk_cmd *k, int n); /* emit_count + scan, pair to
  * vk_rec_count left (indirect dispatches), so it may be recorded before the count is known; the
  * pair buffers must hold the count when it runs (b->pair_cap). */
 int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n);
-/* mode 1 (training): also the state and chunk counts the chunked backward reads
+/* The sorted pairs' warp masks (warp_masks.comp, sized by the pair count in pargs as the sort
+ * passes are), recorded by vk_rec_bins after tile_ranges; it also zeroes the chunk counts and
+ * contributor counts that a training rasterize takes maxima into (shaders/chunks.glsl). */
+int vk_rec_masks(vk_backend *b, vk_cmd *k, const sp_camera *cam);
+/* Needs the masks (vk_rec_masks) of the pairs it reads.
+ * mode 1 (training): also the state and chunk counts the chunked backward reads
  * (shaders/chunks.glsl); mode 2: also adds each splat's blend weights to b->wsum (rasterize_w). */
 int vk_rec_rasterize(vk_backend *b, vk_cmd *k, const sp_camera *cam, const float bg[3], int mode);
 /* the loss sums into ring[ring_slot], the gradient into dl_drgb; the target: the float target

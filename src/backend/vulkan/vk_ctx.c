@@ -614,9 +614,14 @@ int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, 
     return 0;
 }
 
-void vk_fill(vk_cmd *k, vk_buf *b, VkDeviceSize off, VkDeviceSize bytes, uint32_t value) {
+void vk_fill_nobarrier(vk_cmd *k, vk_buf *b, VkDeviceSize off, VkDeviceSize bytes, uint32_t value) {
     if (bytes == 0) return;
     vkCmdFillBuffer(k->cb, b->buf, off, (bytes + 3) & ~(VkDeviceSize)3, value);
+}
+
+void vk_fill(vk_cmd *k, vk_buf *b, VkDeviceSize off, VkDeviceSize bytes, uint32_t value) {
+    if (bytes == 0) return;
+    vk_fill_nobarrier(k, b, off, bytes, value);
     full_barrier(k->cb);
 }
 

@@ -16,7 +16,7 @@
 enum {
     VP_PROJECT, VP_EMIT_COUNT, VP_EMIT_PAIRS, VP_SCAN_BLOCK, VP_SCAN_ADD, VP_SORT_HIST, VP_SORT_SCATTER,
     VP_SORT_COUNT, VP_SORT_SCAN,
-    VP_TILE_RANGES, VP_RASTERIZE, VP_BACKWARD_NATIVE, VP_BACKWARD_CAS, VP_BACKWARD_DET, VP_GRAD_GATHER, VP_PROJECT_BACK,
+    VP_TILE_RANGES, VP_WARP_MASKS, VP_RASTERIZE, VP_BACKWARD_NATIVE, VP_BACKWARD_CAS, VP_BACKWARD_DET, VP_GRAD_GATHER, VP_PROJECT_BACK,
     VP_ADAM, VP_LOSS_SSIM, VP_LOSS_GRAD,
     VP_REFINE_GATHER, VP_FINITE, VP_PAIR_ARGS, VP_CHUNK_ITEMS, VP_RASTERIZE_W, VP_MCMC,
     VP_MCMC_WEIGHTS, VP_MCMC_BLOCKS, VP_MCMC_FINISH, VP_MCMC_DRAW, VP_MCMC_SPREAD, VP_MCMC_APPLY, VP_COUNT
@@ -35,9 +35,14 @@ typedef struct {
 } vk_spirv;
 extern const vk_spirv vk_shaders[VP_COUNT];
 
-#define VK_MAX_BINDINGS 16 /* storage buffers per shader (backward_raster binds 14) */
-#define VK_WG 256            /* workgroup size of every shader but project_back */
+#define VK_MAX_BINDINGS 16 /* storage buffers per shader (backward_raster binds 15) */
+#define VK_WG 256            /* workgroup size of every shader but project_back, rasterize and the fast backward_raster */
 #define VK_PB_WG 64          /* project_back's (shaders/project_back.comp: SH staged in shared memory) */
+/* rasterize's and the fast backward_raster's (shaders/masks.glsl: each subgroup walks its tile's list
+ * on its own): a 16x16 tile (VK_WG places) is VK_RASTER_PARTS workgroups, so that a workgroup whose
+ * subgroups are done frees its slot while the tile's others go on */
+#define VK_RASTER_WG 64
+#define VK_RASTER_PARTS (VK_WG / VK_RASTER_WG)
 #define VK_CHUNK (4 * VK_WG) /* elements per workgroup in scan */
 
 typedef struct {
@@ -138,6 +143,9 @@ int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, 
 int vk_dispatch_indirect(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
                          vk_buf *args, VkDeviceSize at);
 void vk_fill(vk_cmd *k, vk_buf *b, VkDeviceSize off, VkDeviceSize bytes, uint32_t value);
+/* The same without the barrier after it: for a fill recorded just before a dispatch, whose barrier
+ * then orders both before what follows (the dispatch itself must not touch the filled bytes). */
+void vk_fill_nobarrier(vk_cmd *k, vk_buf *b, VkDeviceSize off, VkDeviceSize bytes, uint32_t value);
 void vk_copy(vk_cmd *k, vk_buf *src, VkDeviceSize soff, vk_buf *dst, VkDeviceSize doff, VkDeviceSize bytes);
 /* Timestamp closing stage `stage` (no-op without profiling). The profiling rows are the stages of
  * backend.h, one each: stage is one of SP_STAGE_PROJECT .. SP_STAGE_REFINE. */

@@ -55,11 +55,26 @@ static int put_proj(vk_backend *b, const sp_proj *pr, int n) {
     return rc ? -1 : 0;
 }
 
+/* The lists as tile_ranges leaves them, and what the warp masks (vk_rec_masks) read besides: each
+ * sorted pair's tile (the sorted tile words, in set 0) and, in pargs, the pair count, the
+ * workgroups of tile_ranges (pair_args.comp's words for the count) and the sort's final set (0). */
 static int put_bins(vk_backend *b, const sp_bins *bins) {
     int tiles = bins->tiles_x * bins->tiles_y;
     b->np = bins->num_pairs;
     if (vk_ensure_pairs(b, b->np, tiles)) return -1;
     b->cur = 0;
+    uint32_t *tile = sp_malloc((size_t)(b->np > 0 ? b->np : 1) * 4);
+    for (int t = 0; t < tiles; t++)
+        for (uint32_t j = bins->range[2 * t]; j < bins->range[2 * t + 1]; j++) tile[j] = (uint32_t)t;
+    int rc = up(b, &b->key_hi[0], tile, (size_t)b->np * 4);
+    free(tile);
+    uint32_t groups = vk_groups(b->np, VK_WG), limit = b->c.max_wg_count;
+    uint32_t dims[3] = {groups > limit ? 32768u : groups, groups > limit ? (groups + 32767u) / 32768u : 1u, 1u};
+    uint32_t np = (uint32_t)b->np, set = 0;
+    if (rc || vk_upload(&b->c, &b->pargs, VK_PA_RANGES * 4, dims, sizeof dims) ||
+        vk_upload(&b->c, &b->pargs, VK_PA_NP * 4, &np, 4) ||
+        vk_upload(&b->c, &b->pargs, VK_PA_SORT_FINAL * 4, &set, 4))
+        return -1;
     return up(b, &b->range, bins->range, (size_t)tiles * 8) || up(b, &b->sorted_gid, bins->ids, (size_t)b->np * 4) ? -1 : 0;
 }
 
@@ -103,7 +118,7 @@ static int st_rasterize(sp_backend *base, const sp_proj *proj, int n, const sp_b
                         const float bg[3], sp_raster_out *out) {
     vk_backend *b = (vk_backend *)base;
     if (put_proj(b, proj, n) || vk_ensure_image(b, cam->width, cam->height) || put_bins(b, bins)) return -1;
-    RUN(b, vk_rec_rasterize(b, &b->kb, cam, bg, 0));
+    RUN(b, vk_rec_masks(b, &b->kb, cam) || vk_rec_rasterize(b, &b->kb, cam, bg, 0));
     size_t px = (size_t)cam->width * cam->height;
     return down(b, &b->rgb, out->rgb, 3 * px * 4) || down(b, &b->final_T, out->final_T, px * 4) ||
                    down(b, &b->n_contrib, out->n_contrib, px * 4)
@@ -137,7 +152,8 @@ static int st_backward_raster(sp_backend *base, const sp_proj *proj, int n, cons
     /* the device's forward pass replaces fwd (the harness passes this backend's own): it leaves
      * the per-chunk state and the chunk counts that the chunked backward reads */
     (void)fwd;
-    RUN(b, vk_rec_rasterize(b, &b->kb, cam, bg, 1) || vk_rec_backward(b, &b->kb, cam, bg, n));
+    RUN(b, vk_rec_masks(b, &b->kb, cam) || vk_rec_rasterize(b, &b->kb, cam, bg, 1) ||
+               vk_rec_backward(b, &b->kb, cam, bg, n));
     float *pg = sp_malloc(9 * (size_t)n * 4 + 4);
     if (down(b, &b->pgrad, pg, 9 * (size_t)n * 4)) {
         free(pg);

@@ -2,9 +2,9 @@
 // chunk_items.comp — the chunked backward_raster's work list (chunks.glsl), after rasterize wrote
 // each tile's chunk count and the scan turned the counts into first items: one invocation per
 // tile writes its (tile, chunk) items; invocation 0 writes the backward's indirect workgroup
-// counts (x, y, 1 at word `at` of args; spread over y beyond the device's limit, as the host's
-// vk_dispatch does: surplus workgroups find no item and return).
-// Args: tiles, the device's workgroup limit per dimension, at.
+// counts, `parts` workgroups per item (x, y, 1 at word `at` of args; spread over y beyond the
+// device's limit, as the host's vk_dispatch does: surplus workgroups find no item and return).
+// Args: tiles, the device's workgroup limit per dimension, at, parts.
 #include "common.glsl"
 #include "chunks.glsl"
 
@@ -14,10 +14,10 @@ layout(std430, binding = 1) buffer B1 { uint args[]; };
 void main() {
     uint t = gid(), tiles = pc.u[ARG(0)];
     if (t == 0u) {
-        uint items = work[tiles], limit = pc.u[ARG(1)], at = pc.u[ARG(2)];
-        bool spread = items > limit;
-        args[at] = spread ? 32768u : items;
-        args[at + 1u] = spread ? (items + 32767u) / 32768u : 1u;
+        uint groups = work[tiles] * pc.u[ARG(3)], limit = pc.u[ARG(1)], at = pc.u[ARG(2)];
+        bool spread = groups > limit;
+        args[at] = spread ? 32768u : groups;
+        args[at + 1u] = spread ? (groups + 32767u) / 32768u : 1u;
         args[at + 2u] = 1u;
     }
     if (t >= tiles) return;

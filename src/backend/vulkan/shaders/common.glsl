@@ -45,9 +45,9 @@ float fdiv(float a, float b) {
 // Where invocation t of a 16x16 tile's workgroup sits in the tile: Morton (Z) order, x from the
 // even bits of t, y from the odd ones. Any power-of-two run of consecutive invocations (a
 // subgroup of 4, 8, .., 128 lanes) then covers a compact rectangle (8x4 at 32 lanes, 8x8 at 64)
-// instead of a strip of rows, so fewer splats reach a subgroup at all and the per-subgroup skips
-// of rasterize and backward_raster fire more often. Which pixel an invocation gets changes
-// nothing else: per-pixel buffers are indexed by the pixel.
+// instead of a strip of rows, so fewer splats reach a subgroup at all: the warp masks
+// (masks.glsl) are per 8x4 rectangle, each a run of 32 places. Which pixel an invocation gets
+// changes nothing else: per-pixel buffers are indexed by the pixel.
 ivec2 tile_pixel(uint t) {
     uint x = (t & 1u) | ((t >> 1) & 2u) | ((t >> 2) & 4u) | ((t >> 3) & 8u);
     uint y = ((t >> 1) & 1u) | ((t >> 2) & 2u) | ((t >> 3) & 4u) | ((t >> 4) & 8u);

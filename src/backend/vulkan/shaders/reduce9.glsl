@@ -25,7 +25,8 @@ void r9_step(inout float v[9], uint lane, uint o, int c, int cin) {
     }
 }
 
-// size: gl_SubgroupSize (a power of two); call with the whole subgroup active.
+// size: the subgroup's lanes holding invocations, lanes 0 .. size - 1 (a power of two: the
+// subgroup size, or SG_LANES of masks.glsl); call with all of them active.
 void reduce9(inout float v[9], uint lane, uint size) {
     uint o = size >> 1;
     if (o > 0u) r9_step(v, lane, o, 5, 9);

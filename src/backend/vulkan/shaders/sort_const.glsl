@@ -1,6 +1,6 @@
 // sort_const.glsl — the sizes of the `sort` radix sort and where its words sit in pargs (the
 // buffer pair_args.comp fills), written so that both GLSL and C read this file: the shaders
-// sort_count, sort_scan, sort_hist, sort_scatter, pair_args and tile_ranges include it, and so
+// sort_count, sort_scan, sort_hist, sort_scatter, pair_args, tile_ranges and warp_masks include it, and so
 // does vk_backend.h, which sizes pargs and the histogram and records the dispatches.
 #ifndef SPLAT_VK_SORT_CONST
 #define SPLAT_VK_SORT_CONST
