@@ -130,8 +130,8 @@ int vk_rec_count(vk_backend *b, vk_cmd *k, int n); /* emit_count + scan, pair to
  * vk_rec_count left (indirect dispatches), so it may be recorded before the count is known; the
  * pair buffers must hold the count when it runs (b->pair_cap). */
 int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n);
-/* The sorted pairs' warp masks (warp_masks.comp, sized by the pair count in pargs as the sort
- * passes are), recorded by vk_rec_bins after tile_ranges; it also zeroes the chunk counts and
+/* The sorted pairs' warp masks (warp_masks.comp, sized by the pair count in pargs as tile_ranges
+ * is), recorded by vk_rec_bins after tile_ranges; it also zeroes the chunk counts and
  * contributor counts that a training rasterize takes maxima into (shaders/chunks.glsl). */
 int vk_rec_masks(vk_backend *b, vk_cmd *k, const sp_camera *cam);
 /* Needs the masks (vk_rec_masks) of the pairs it reads.
