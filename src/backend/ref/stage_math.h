@@ -471,6 +471,17 @@ static inline SP_REAL SPM(sp_m_splat_pmin)(SP_REAL op) {
     return op > 0 ? -SPM(sp_m_log)(SP_R(255) * op) - SP_R(1e-3) : SP_R(-1e30);
 }
 
+/* The alpha of splat g at offset (dx, dy) = mean - pixel centre, clamped to 0.99, and its exp
+ * term in *e; 0 when the pair is skipped (power outside [pmin, 0], or alpha below 1/255). */
+static inline SP_REAL SPM(sp_m_alpha)(const SPM(sp_msplat) * g, SP_REAL dx, SP_REAL dy, SP_REAL *e) {
+    SP_REAL power = SP_R(-0.5) * (g->a * dx * dx + g->c * dy * dy) - g->b * dx * dy;
+    if (power < g->pmin || power > 0) return 0;
+    *e = SPM(sp_m_exp)(power);
+    SP_REAL al = g->op * *e;
+    if (al > SP_R(0.99)) al = SP_R(0.99);
+    return al < SP_R(1) / SP_R(255) ? 0 : al;
+}
+
 /* Composites splats s[0..n) front to back at pixel (px, py) (integer pixel coordinates).
  * Writes rgb (background included), final T and n_contrib. */
 static inline void SPM(sp_m_raster_pixel)(const SPM(sp_msplat) * s, int n, int px, int py, const SP_REAL bg[3],
@@ -529,13 +540,9 @@ static inline void SPM(sp_m_raster_pixel_back)(const SPM(sp_msplat) * s, int n_c
     SP_REAL B0 = T * bg[0], B1 = T * bg[1], B2 = T * bg[2];
     for (int j = n_contrib - 1; j >= 0; j--) {
         const SPM(sp_msplat) *g = &s[j];
-        SP_REAL dx = g->x - fx, dy = g->y - fy;
-        SP_REAL power = SP_R(-0.5) * (g->a * dx * dx + g->c * dy * dy) - g->b * dx * dy;
-        if (power < g->pmin || power > 0) continue;
-        SP_REAL e = SPM(sp_m_exp)(power);
-        SP_REAL al = g->op * e;
-        if (al > SP_R(0.99)) al = SP_R(0.99);
-        if (al < SP_R(1) / SP_R(255)) continue;
+        SP_REAL dx = g->x - fx, dy = g->y - fy, e;
+        SP_REAL al = SPM(sp_m_alpha)(g, dx, dy, &e);
+        if (al == 0) continue;
         SP_REAL inv = SP_R(1) / (SP_R(1) - al);
         SP_REAL Tj = T * inv;
         SP_REAL w = al * Tj;
@@ -609,12 +616,9 @@ static inline void SPM(sp_m_raster_tile)(const SPM(sp_msplat) * s, int n, int x0
             for (int lx = bx0; lx < bx1; lx++) {
                 int p = ly * tw + lx;
                 if (done[p]) continue;
-                SP_REAL dx = g->x - ((SP_REAL)(x0 + lx) + SP_R(0.5));
-                SP_REAL power = SP_R(-0.5) * (g->a * dx * dx + g->c * dy * dy) - g->b * dx * dy;
-                if (power < g->pmin || power > 0) continue;
-                SP_REAL al = g->op * SPM(sp_m_exp)(power);
-                if (al > SP_R(0.99)) al = SP_R(0.99);
-                if (al < SP_R(1) / SP_R(255)) continue;
+                SP_REAL dx = g->x - ((SP_REAL)(x0 + lx) + SP_R(0.5)), e;
+                SP_REAL al = SPM(sp_m_alpha)(g, dx, dy, &e);
+                if (al == 0) continue;
                 SP_REAL Tn = T[p] * (SP_R(1) - al);
                 if (Tn < SP_R(1e-4)) {
                     done[p] = 1;
@@ -662,13 +666,9 @@ static inline void SPM(sp_m_raster_tile_back)(const SPM(sp_msplat) * s, int n, i
             for (int lx = bx0; lx < bx1; lx++) {
                 int p = ly * tw + lx;
                 if (j >= n_contrib[p]) continue;
-                SP_REAL dx = g->x - ((SP_REAL)(x0 + lx) + SP_R(0.5));
-                SP_REAL power = SP_R(-0.5) * (g->a * dx * dx + g->c * dy * dy) - g->b * dx * dy;
-                if (power < g->pmin || power > 0) continue;
-                SP_REAL e = SPM(sp_m_exp)(power);
-                SP_REAL al = g->op * e;
-                if (al > SP_R(0.99)) al = SP_R(0.99);
-                if (al < SP_R(1) / SP_R(255)) continue;
+                SP_REAL dx = g->x - ((SP_REAL)(x0 + lx) + SP_R(0.5)), e;
+                SP_REAL al = SPM(sp_m_alpha)(g, dx, dy, &e);
+                if (al == 0) continue;
                 const SP_REAL *Gp = G + 3 * p;
                 SP_REAL inv = SP_R(1) / (SP_R(1) - al);
                 SP_REAL Tj = T[p] * inv;
