@@ -222,9 +222,8 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
         cu_free(&b->mem, &b->vals_sorted);
         cu_free(&b->mem, &b->pair_gid);
         cu_free(&b->mem, &b->ids);
-        cu_free(&b->mem, &b->emask);
-        cu_free(&b->mem, &b->soff);
-        cu_free(&b->mem, &b->slot);
+        cu_free(&b->mem, &b->inv);
+        cu_free(&b->mem, &b->pair_grad);
         cu_free(&b->mem, &b->wmask);
         b->pair_cap = 0;
         size_t c = (size_t)cap;
@@ -235,23 +234,14 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
             return -1;
         if (det && (cu_alloc(&b->mem, &b->pair_gid, c * 4, "pair Gaussian ids") ||
                     cu_alloc(&b->mem, &b->ids, c * 4, "sorted pair ids") ||
-                    cu_alloc(&b->mem, &b->emask, c, "pair warp masks") ||
-                    cu_alloc(&b->mem, &b->soff, (c + 1) * 4, "pair gradient slots") ||
-                    cu_alloc(&b->mem, &b->slot, c * 4, "pair gradient slots")))
+                    cu_alloc(&b->mem, &b->inv, c * 4, "pair positions") ||
+                    cu_alloc(&b->mem, &b->pair_grad, c * CU_PAIR_GRADS * sizeof(float), "per-pair gradients")))
             return -1;
         b->pair_cap = cap;
     }
     cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
     cuda_emit_pairs(&b->proj, n, b->tiles_x, det, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p,
-                    (uint32_t *)b->pair_gid.p, (uint8_t *)b->emask.p, b->st);
-    if (det) { /* the gradient slots: their count reaches the host (h_u32[2], slot_ev) while the
-                  forward pass goes on, before the backward pass needs it */
-        if (cu_reserve(&b->mem, &b->scan_temp, cuda_slot_offsets_bytes((int)np), "scan scratch")) return -1;
-        cuda_slot_offsets((const uint8_t *)b->emask.p, (int)np, (uint32_t *)b->soff.p, b->scan_temp.p, b->st);
-        cudaMemcpyAsync(b->h_u32 + 2, (const uint32_t *)b->soff.p + np, sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                        b->st);
-        cudaEventRecord(b->slot_ev, b->st);
-    }
+                    (uint32_t *)b->pair_gid.p, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_SORT);
@@ -270,9 +260,8 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     b->sorted_keys = dk.Current();
     b->sorted_vals = dv.Current();
     if (det)
-        cuda_gather_pairs(b->sorted_vals, (const uint32_t *)b->pair_gid.p, (const uint8_t *)b->emask.p,
-                          (const uint32_t *)b->soff.p, (int)np, (uint32_t *)b->ids.p, (uint8_t *)b->wmask.p,
-                          (uint32_t *)b->slot.p, b->st);
+        cuda_gather_ids(b->sorted_vals, (const uint32_t *)b->pair_gid.p, (int)np, (uint32_t *)b->ids.p,
+                        (uint32_t *)b->inv.p, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_TILE_RANGES);
@@ -281,11 +270,9 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     b->order = cuda_tile_order((const uint2 *)b->ranges.p, NULL, tiles, b->tile_order.p, b->st);
 
     cu_bins bins = current_bins(b);
-    if (!det) { /* deterministic mode gathered them from emit_pairs' */
-        bins.wmask = NULL;
-        cuda_warp_masks(&b->proj, &bins, b->sorted_keys, (uint8_t *)b->wmask.p, b->st);
-        bins.wmask = (const uint8_t *)b->wmask.p;
-    }
+    bins.wmask = NULL;
+    cuda_warp_masks(&b->proj, &bins, b->sorted_keys, (uint8_t *)b->wmask.p, b->st);
+    bins.wmask = (const uint8_t *)b->wmask.p;
     cu_prof_end(b);
     cu_raster out = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
     cu_buckets bk = {NULL, NULL, weight};
@@ -314,7 +301,6 @@ static cu_bins current_bins(cu_backend *b) {
     bins.range = (const uint2 *)b->ranges.p;
     bins.order = b->order;
     bins.wmask = (const uint8_t *)b->wmask.p;
-    bins.slot = b->base.cfg.deterministic ? (const uint32_t *)b->slot.p : NULL;
     return bins;
 }
 
@@ -326,7 +312,7 @@ static void cu_destroy(sp_backend *base) {
     cu_buf *bufs[] = {&b->params,   &b->grads,       &b->m1,         &b->m2,          &b->stats,     &b->proj_buf,
                       &b->grads_view,
                       &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted, &b->pair_gid,
-                      &b->ids,      &b->emask,       &b->soff,       &b->slot,        &b->slot_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
+                      &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
                       &b->partials, &b->acc,         &b->view_pix,   &b->tile_max_nc,
                       &b->chunk_state, &b->chunk_work, &b->weights, &b->score_u8, &b->score_part};
@@ -338,7 +324,6 @@ static void cu_destroy(sp_backend *base) {
         }
     if (b->h_acc) cudaFreeHost(b->h_acc);
     if (b->h_u32) cudaFreeHost(b->h_u32);
-    if (b->slot_ev) cudaEventDestroy(b->slot_ev);
     if (b->st) cudaStreamDestroy(b->st);
     cu_free(&b->mem, &b->slot_pool);
     free(b->slot_view);
@@ -603,27 +588,16 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_BACKWARD_RASTER);
-    if (det) {
-        if (cu_check(cudaEventSynchronize(b->slot_ev), "gradient slots") ||
-            cu_reserve(&b->mem, &b->slot_grad, ((size_t)b->h_u32[2] + 1) * CU_PAIR_GRADS * sizeof(float),
-                       "per-pair gradient slots")) {
-            cu_prof_end(b);
-            cu_prof_close(b);
-            return -1;
-        }
-        cudaMemsetAsync(b->slot_grad.p, 0, (size_t)b->h_u32[2] * CU_PAIR_GRADS * sizeof(float), b->st);
-    } else {
-        cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
-    }
+    if (!det) cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
     {
         cu_buckets bk = {(int32_t *)b->tile_max_nc.p, (float4 *)b->chunk_state.p, NULL};
         cu_chunk_work work = cuda_chunk_items(bk.tile_max_nc, b->tiles_x * b->tiles_y, b->num_pairs,
                                               b->chunk_work.p, b->st);
         cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, &bk, &work, det,
-                                   (float *)b->slot_grad.p, &b->pgrad, b->st);
+                                   (float *)b->pair_grad.p, &b->pgrad, b->st);
     }
     if (det)
-        cuda_reduce_slot_grads((const float *)b->slot_grad.p, b->proj.offsets, (const uint32_t *)b->soff.p, n,
+        cuda_reduce_pair_grads((const float *)b->pair_grad.p, b->proj.offsets, (const uint32_t *)b->inv.p, n,
                                &b->pgrad, b->st);
     cu_prof_end(b);
 
@@ -869,7 +843,6 @@ extern "C" sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg) {
     if (cu_check(cudaStreamCreateWithFlags(&b->st, cudaStreamNonBlocking), "create stream") ||
         cu_check(cudaMallocHost((void **)&b->h_acc, 4 * sizeof(double)), "pinned memory") ||
         cu_check(cudaMallocHost((void **)&b->h_u32, 4 * sizeof(uint32_t)), "pinned memory") ||
-        cu_check(cudaEventCreateWithFlags(&b->slot_ev, cudaEventDisableTiming), "create event") ||
         cu_alloc(&b->mem, &b->acc, 4 * sizeof(double) + 16, "loss accumulator"))
         goto fail;
     cudaMemsetAsync(b->acc.p, 0, b->acc.bytes, b->st);

@@ -16,6 +16,7 @@ extern "C" {
 #define CU_TILE 16
 #define CU_BLOCK (CU_TILE * CU_TILE)
 #define CU_RASTER_ILP 4 /* rasterize: Gaussians whose alphas are computed together (divides 32) */
+#define CU_BWD_BATCH 128 /* Gaussians per shared-memory batch in backward_raster */
 #define CU_PAIR_GRADS 9  /* dmean2d 2, dconic 3, dopacity 1, dcolor 3 */
 
 /* Where thread t of a tile's block sits in the 16x16 tile: each warp covers an 8x4 rectangle (a
@@ -85,11 +86,8 @@ typedef struct {
     const uint2 *range;    /* [tiles] start, end */
     const uint32_t *order; /* [tiles] the tile each block takes, most pairs first (cuda_tile_order); NULL = in order */
     /* [num_pairs] bit k: the pair's Gaussian reaches warp k's 8x4 pixels of the tile (cuda_warp_masks);
-     * rasterize and backward_raster read it */
+     * rasterize and the fast per-pixel backward read it */
     const uint8_t *wmask;
-    /* deterministic mode: [num_pairs] the pair's first gradient slot; it has one per set bit of its
-     * mask, in warp order (cuda_slot_offsets, cuda_gather_pairs) */
-    const uint32_t *slot;
 } cu_bins;
 
 typedef struct {
@@ -147,15 +145,8 @@ void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, i
 void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                             const cu_proj *proj, const cu_proj_grad *g, cu_params *out);
 /* raster.cu */
-/* deterministic: vals[k] = k, pair_gid[k] = the Gaussian, emask[k] = the pair's warp mask (as
- * cuda_warp_masks makes it), for each pair k in emission order. */
 void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
-                     uint32_t *pair_gid, uint8_t *emask, cudaStream_t s);
-/* Deterministic mode's gradient slots: soff[0] = 0, soff[k + 1] = soff[k] + the set bits of
- * mask[k] (num_pairs + 1 entries; soff[num_pairs] is the slot count). scratch holds
- * cuda_slot_offsets_bytes(num_pairs) bytes. */
-size_t cuda_slot_offsets_bytes(int num_pairs);
-void cuda_slot_offsets(const uint8_t *mask, int num_pairs, uint32_t *soff, void *scratch, cudaStream_t s);
+                     uint32_t *pair_gid, cudaStream_t s);
 int cuda_tile_bits(int tiles);
 void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, cudaStream_t s);
 /* The tiles in decreasing work (ties in tile order): the raster kernels take tiles in this order so
@@ -168,25 +159,21 @@ const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int til
  * the high word): the rectangle test each warp of rasterize and backward_raster would make, made
  * once per pair. */
 void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, const uint64_t *keys, uint8_t *mask, cudaStream_t s);
-/* Deterministic mode, after the sort (perm: the sorted emission indices): ids[j] = pair_gid[perm[j]],
- * and unless wmask is NULL, wmask[j] = emask[perm[j]], slot[j] = soff[perm[j]]. */
-void cuda_gather_pairs(const uint32_t *perm, const uint32_t *pair_gid, const uint8_t *emask, const uint32_t *soff,
-                       int num_pairs, uint32_t *ids, uint8_t *wmask, uint32_t *slot, cudaStream_t s);
+/* Deterministic mode: ids[j] = pair_gid[perm[j]], inv[perm[j]] = j. */
+void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, uint32_t *inv,
+                     cudaStream_t s);
 /* bk: NULL, or where the chunk states (chunk, may be NULL), each tile's largest contributor count
  * (tile_max_nc, may be NULL) and the blend weights (weight, may be NULL) go. */
 void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg, cu_raster *out,
                     const cu_buckets *bk, cudaStream_t s);
-/* The per-pixel backward in chunks. With deterministic, each warp's totals per pair go to its slot
- * of slot_grad [slots][9] (bins->slot; zero-filled by the caller) and cuda_reduce_slot_grads sums
- * them per Gaussian; otherwise they are added to g atomically (g zero-filled by the caller). */
+/* The per-pixel backward in chunks. With deterministic, per-pair contributions go to pair_grad
+ * [num_pairs][9] and cuda_reduce_pair_grads sums them per Gaussian. */
 void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg,
                                 const cu_raster *fwd, const float *dl_drgb, const cu_buckets *bk,
-                                const cu_chunk_work *work, int deterministic, float *slot_grad, cu_proj_grad *g,
+                                const cu_chunk_work *work, int deterministic, float *pair_grad, cu_proj_grad *g,
                                 cudaStream_t s);
-/* Gaussian i's pairs are [pair_end[i - 1], pair_end[i]) (pair_end[-1] = 0) in the order soff counts
- * them (cuda_slot_offsets); its gradient is the sum of its slots [soff[first pair], soff[end]) in
- * that order. */
-void cuda_reduce_slot_grads(const float *slot_grad, const uint32_t *pair_end, const uint32_t *soff, int n,
+/* seg_end[i]: inclusive end of Gaussian i's segment in pos[]; pos[k] = sorted pair position. */
+void cuda_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, const uint32_t *pos, int n,
                             cu_proj_grad *g, cudaStream_t s);
 /* loss.cu: target = composite of an 8-bit view on bg. */
 void cuda_composite_target(const uint8_t *pix, int channels, int premultiplied, int w, int h, float3 bg,
@@ -251,8 +238,7 @@ typedef struct {
     cu_proj proj;
     cu_proj_grad pgrad;
     /* pairs */
-    cu_buf keys, keys_sorted, vals, vals_sorted;
-    cu_buf pair_gid, ids, emask, soff, slot, slot_grad; /* deterministic mode (cuda_slot_offsets) */
+    cu_buf keys, keys_sorted, vals, vals_sorted, pair_gid, ids, inv, pair_grad;
     cu_buf wmask; /* [pair_cap] cu_bins.wmask */
     uint64_t *sorted_keys; /* the sort's output: keys or keys_sorted */
     uint32_t *sorted_vals;
@@ -272,7 +258,6 @@ typedef struct {
     cu_buf acc; /* double sum, count, non-finite count, last value */
     double *h_acc;   /* pinned */
     uint32_t *h_u32; /* pinned scalars read back */
-    cudaEvent_t slot_ev; /* deterministic mode: the slot count is in h_u32[2] */
     /* training views */
     cu_buf view_pix;
     cu_view *views;

@@ -3,13 +3,12 @@
  * backward_raster. The sort between emit_pairs and tile_ranges is a CUB radix sort called from
  * cuda_backend.cu.
  *
- * backward_raster walks each pixel back to front from its last contributor; each warp takes its own
- * 8x4 pixels and only the Gaussians of its tile's list that reach them (the warp masks). Per
- * Gaussian the warp's 9 gradient values are reduced over the warp; then either the lanes holding
- * the totals add them atomically to the Gaussian (fast mode), or, in deterministic mode, they
- * store them in the (pair, warp) slot the pair's mask gives them, and cuda_reduce_slot_grads sums
- * each Gaussian's slots in a fixed order (its pairs in emission order, the warps in order). No
- * float atomics in deterministic mode. */
+ * backward_raster variants sit side by side; the per-pixel one walks each pixel back to front from
+ * its last contributor. Per Gaussian of a batch the 9 gradient values are reduced over the warp;
+ * lane 0 then either adds them atomically to the Gaussian (fast mode) or, in deterministic mode,
+ * parks them in shared memory, and after the batch one thread per value sums the 8 warps in fixed
+ * order into pair_grad[sorted position]; cuda_reduce_pair_grads finally sums each Gaussian's pairs
+ * in ascending position order. No float atomics in deterministic mode. */
 #include "backend/cuda/cuda_internal.h"
 #include "backend/tile_cull.h"
 
@@ -18,25 +17,8 @@
 /* ---- emit_pairs ---- */
 /* The rect's tiles in row-major order, those the ellipse reaches (tile_cull.h): project counted
  * them into touched with the same test. */
-/* The level tau of sp_tile_tau in float: __logf's error is far inside the 0.1 % widening. */
-__device__ __forceinline__ float cu_warp_tau(float sigma) {
-    return 2.0f * __logf(255.0f * sigma) * (float)SP_TILE_TAU_WIDEN + (float)SP_TILE_TAU_PAD;
-}
-
-/* Bit k: the ellipse el (at the level of cu_warp_tau) reaches warp k's 8x4 pixels of tile (tx, ty)
- * (tile_cull.h's rectangle test: conservative, so nothing that would blend is left out). */
-__device__ __forceinline__ uint32_t cu_warp_mask(const sp_tile_ellipse_t &el, int tx, int ty) {
-    uint32_t m = 0;
-#pragma unroll
-    for (int k = 0; k < CU_BLOCK / 32; k++) {
-        int rx = tx * CU_TILE + cu_tile_lx(k * 32), ry = ty * CU_TILE + cu_tile_ly(k * 32);
-        m |= (uint32_t)sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H) << k;
-    }
-    return m;
-}
-
 __global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
-                             uint32_t *pair_gid, uint8_t *emask) {
+                             uint32_t *pair_gid) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t cnt = proj.touched[i];
@@ -46,8 +28,6 @@ __global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int deterministic
     uint64_t dbits = (uint64_t)__float_as_uint(proj.depth[i]);
     sp_tile_ellipse_t te = sp_tile_ellipse(proj.mean2d[2 * i], proj.mean2d[2 * i + 1], proj.conic[3 * i],
                                            proj.conic[3 * i + 1], proj.conic[3 * i + 2], proj.opacity[i]);
-    sp_tile_ellipse_t we = te;
-    if (deterministic) we.tau = cu_warp_tau(proj.opacity[i]);
     for (int ty = r[1]; ty < r[3]; ty++)
         for (int tx = r[0]; tx < r[2]; tx++) {
             if (!sp_tile_hit(&te, tx, ty)) continue;
@@ -56,7 +36,6 @@ __global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int deterministic
             if (deterministic) {
                 vals[off] = off;
                 pair_gid[off] = (uint32_t)i;
-                emask[off] = (uint8_t)cu_warp_mask(we, tx, ty);
             } else {
                 vals[off] = (uint32_t)i;
             }
@@ -65,31 +44,9 @@ __global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int deterministic
 }
 
 void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
-                     uint32_t *pair_gid, uint8_t *emask, cudaStream_t s) {
+                     uint32_t *pair_gid, cudaStream_t s) {
     if (n <= 0) return;
-    k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, deterministic, keys, vals, pair_gid, emask);
-}
-
-/* ---- deterministic mode: gradient slots ---- */
-__global__ void k_slot_counts(const uint8_t *mask, int num_pairs, uint32_t *soff) {
-    int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k == 0) soff[0] = 0;
-    if (k < num_pairs) soff[k + 1] = (uint32_t)__popc(mask[k]);
-}
-
-static size_t slot_scan_bytes(int num_pairs) {
-    size_t tb = 0;
-    cub::DeviceScan::InclusiveSum(NULL, tb, (uint32_t *)NULL, num_pairs);
-    return tb;
-}
-
-size_t cuda_slot_offsets_bytes(int num_pairs) { return num_pairs > 0 ? slot_scan_bytes(num_pairs) : 0; }
-
-void cuda_slot_offsets(const uint8_t *mask, int num_pairs, uint32_t *soff, void *scratch, cudaStream_t s) {
-    k_slot_counts<<<CU_GRID(num_pairs + 1, 256), 256, 0, s>>>(mask, num_pairs, soff);
-    if (num_pairs <= 0) return;
-    size_t tb = slot_scan_bytes(num_pairs);
-    cub::DeviceScan::InclusiveSum(scratch, tb, soff + 1, num_pairs, s); /* in place */
+    k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, deterministic, keys, vals, pair_gid);
 }
 
 /* Bits needed for tile ids 0..tiles (one spare value above the last tile). */
@@ -172,19 +129,19 @@ const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int til
     return dv.Current();
 }
 
-__global__ void k_gather_pairs(const uint32_t *perm, const uint32_t *pair_gid, const uint8_t *emask,
-                               const uint32_t *soff, int num_pairs, uint32_t *ids, uint8_t *wmask, uint32_t *slot) {
+__global__ void k_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids,
+                             uint32_t *inv) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= num_pairs) return;
     uint32_t p = perm[j];
     ids[j] = pair_gid[p];
-    if (wmask) wmask[j] = emask[p], slot[j] = soff[p];
+    inv[p] = (uint32_t)j;
 }
 
-void cuda_gather_pairs(const uint32_t *perm, const uint32_t *pair_gid, const uint8_t *emask, const uint32_t *soff,
-                       int num_pairs, uint32_t *ids, uint8_t *wmask, uint32_t *slot, cudaStream_t s) {
+void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, uint32_t *inv,
+                     cudaStream_t s) {
     if (num_pairs <= 0) return;
-    k_gather_pairs<<<CU_GRID(num_pairs, 256), 256, 0, s>>>(perm, pair_gid, emask, soff, num_pairs, ids, wmask, slot);
+    k_gather_ids<<<CU_GRID(num_pairs, 256), 256, 0, s>>>(perm, pair_gid, num_pairs, ids, inv);
 }
 
 /* ---- rasterize ---- */
@@ -197,6 +154,11 @@ void cuda_gather_pairs(const uint32_t *perm, const uint32_t *pair_gid, const uin
  * tile's list a pixel still blending stores (T, accumulated colour) into its chunk's slot; STATE 3:
  * blend weights summed per Gaussian (cu_buckets.weight). With bk.tile_max_nc the block
  * records the largest contributor count of the tile. */
+
+/* The level tau of sp_tile_tau in float: __logf's error is far inside the 0.1 % widening. */
+__device__ __forceinline__ float cu_warp_tau(float sigma) {
+    return 2.0f * __logf(255.0f * sigma) * (float)SP_TILE_TAU_WIDEN + (float)SP_TILE_TAU_PAD;
+}
 
 /* A projected Gaussian as the raster kernels read it: 2D mean, conic and opacity, colour. */
 struct cu_splat {
@@ -217,9 +179,9 @@ __device__ __forceinline__ cu_splat cu_load_splat(const cu_proj &proj, uint32_t 
 /* One thread per sorted position j (its tile in keys[j]'s high word): bit k of mask[j] says whether
  * the position's Gaussian reaches warp k's 8x4 pixels (tile_cull.h's rectangle test with the level
  * tau of cu_warp_tau: conservative, so nothing that would blend is left out). Made once per pair
- * here, rasterize and backward_raster then load only the Gaussians that reach their warp and test
- * nothing. (Deterministic mode makes the same masks in emit_pairs, in emission order, and
- * cuda_gather_pairs puts them in sorted order.) */
+ * here, rasterize and the fast per-pixel backward then load only the Gaussians that reach their
+ * warp and test nothing (each of a tile's 8 warps used to load and test every Gaussian of the
+ * tile's list). */
 __global__ void k_warp_masks(cu_proj proj, const uint64_t *keys, const uint32_t *ids, int num_pairs, int tiles_x,
                              uint8_t *mask) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -229,7 +191,13 @@ __global__ void k_warp_masks(cu_proj proj, const uint64_t *keys, const uint32_t 
     sp_tile_ellipse_t el = sp_tile_ellipse_tau(proj.mean2d[2 * g], proj.mean2d[2 * g + 1], proj.conic[3 * g],
                                                proj.conic[3 * g + 1], proj.conic[3 * g + 2],
                                                cu_warp_tau(proj.opacity[g]));
-    mask[j] = (uint8_t)cu_warp_mask(el, tx, ty);
+    uint32_t m = 0;
+#pragma unroll
+    for (int k = 0; k < CU_BLOCK / 32; k++) {
+        int rx = tx * CU_TILE + cu_tile_lx(k * 32), ry = ty * CU_TILE + cu_tile_ly(k * 32);
+        m |= (uint32_t)sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H) << k;
+    }
+    mask[j] = (uint8_t)m;
 }
 
 void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, const uint64_t *keys, uint8_t *mask, cudaStream_t s) {
@@ -434,39 +402,45 @@ __device__ __forceinline__ int bwd_pair(float2 m, float4 co, float3 col, float f
     return 1;
 }
 
-/* Each warp walks its chunk's positions back to front on its own, 32 at a time (from its own last
- * contributor down), through its slice of shared memory, the next batch loaded ahead, and only over
- * the Gaussians whose ellipse reaches its 8x4 pixels; no block-wide barrier. A (tile, chunk) item's
- * 8 warps run in blocks of CU_BWD_THREADS threads (a small block frees its slot when its own warps
- * are done). DET: the totals go to the (pair, warp) slot instead of an atomic add, slot_grad[slot]
- * [9] with slot = bins.slot[position] + the set mask bits below the warp's; a slot nobody blended
- * keeps the zero the caller filled in. */
+/* Fast mode: each warp walks its chunk's positions back to front on its own, 32 at a time (from its
+ * own last contributor down), through its slice of shared memory, the next batch loaded ahead, and
+ * only over the Gaussians whose ellipse reaches its 8x4 pixels; no block-wide barrier. Deterministic
+ * mode: the block walks batches of CU_BWD_BATCH together, since its per-warp partial sums are
+ * added across warps in a fixed order after each batch. At most 48 registers, so that 5 blocks fit
+ * an SM instead of 4: the walk is bound by issue latency and gains more from the extra warps than it
+ * loses to the few spilled bytes (0.556 -> 0.531 ms/step on lego; the same bound on rasterize,
+ * 6 blocks, made it slower). */
+/* Fast mode runs a (tile, chunk) item's 8 warps in blocks of CU_BWD_THREADS threads (warps do not
+ * share batches there; a small block frees its slot when its own warps are done). */
 #define CU_BWD_THREADS 64
 template <int DET>
-__global__ void __launch_bounds__(CU_BWD_THREADS, 20)
+__global__ void __launch_bounds__(DET ? CU_BLOCK : CU_BWD_THREADS, DET ? 5 : 20)
     k_backward_pixel(cu_proj proj, cu_bins bins, int w, int h, float3 bg, cu_raster fwd, const float *dl_drgb,
-                     cu_buckets bk, cu_chunk_work work, float *slot_grad, cu_proj_grad G) {
-    constexpr int PARTS = CU_BLOCK / CU_BWD_THREADS;
-    __shared__ uint32_t s_id[CU_BWD_THREADS]; /* the Gaussian, or (DET) the pair's slot for this warp */
-    __shared__ float2 s_mean[CU_BWD_THREADS];
-    __shared__ float4 s_conic_op[CU_BWD_THREADS];
-    __shared__ float3 s_color[CU_BWD_THREADS];
+                     cu_buckets bk, cu_chunk_work work, float *pair_grad, cu_proj_grad G) {
+    constexpr int NT = DET ? CU_BLOCK : CU_BWD_THREADS, PARTS = CU_BLOCK / NT;
+    __shared__ uint32_t s_id[NT];
+    __shared__ float2 s_mean[NT];
+    __shared__ float4 s_conic_op[NT];
+    __shared__ float3 s_color[NT];
+    __shared__ float s_tau[DET ? CU_BWD_BATCH : 1];
+    __shared__ float s_part[DET ? CU_BLOCK / 32 : 1][DET ? CU_BWD_BATCH : 1][CU_PAIR_GRADS];
     int it = (int)(blockIdx.x / PARTS);
     if (it >= *work.num_items) return; /* the grid is an upper bound */
     uint2 item = work.items[it];
     int tile = (int)item.x, chunk = (int)item.y;
     int tx = tile % bins.tiles_x, ty = tile / bins.tiles_x;
     /* t: this thread's place among the tile's 256 (the pixel mapping and the per-pixel state) */
-    int t = (int)(blockIdx.x % PARTS) * CU_BWD_THREADS + (int)threadIdx.x;
+    int t = (int)(blockIdx.x % PARTS) * NT + (int)threadIdx.x;
     int lx = cu_tile_lx(t), ly = cu_tile_ly(t);
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
     int inside = px < w && py < h;
     int lane = threadIdx.x & 31, warp = t >> 5;
+    int rx = tx * CU_TILE + cu_tile_lx(warp * 32), ry = ty * CU_TILE + cu_tile_ly(warp * 32);
     int own = reduce9_owner(lane), own_stride = 0;
     float *own_dst = own >= 0 ? grad_slot(G, own, &own_stride) : NULL;
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
     uint2 rg = bins.range[tile];
-    int start = (int)rg.x;
+    int start = (int)rg.x, end = (int)rg.y;
     int max_nc = bk.tile_max_nc[tile];
     /* this block's positions: [c_lo, c_hi) */
     int c_lo = chunk * CU_CHUNK, c_hi = min(max_nc, c_lo + CU_CHUNK);
@@ -487,70 +461,120 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
         }
     }
     int warp_nc = __reduce_max_sync(0xffffffffu, nc); /* positions past it are skipped by the whole warp */
-    int wl = (int)threadIdx.x >> 5; /* the warp within this block */
-    uint32_t *w_id = s_id + wl * 32;
-    float2 *w_mean = s_mean + wl * 32;
-    float4 *w_conic_op = s_conic_op + wl * 32;
-    float3 *w_color = s_color + wl * 32;
-    int top = min(c_hi, warp_nc);
-    /* this lane's Gaussian of the next batch, loaded ahead, only when it reaches this warp (mcur:
-     * its mask for the batch in hand, mnext: for the one below) */
-    const uint8_t *wm = bins.wmask;
-    const uint32_t below = (1u << warp) - 1u;
-    uint32_t g = 0;
-    cu_splat sp = {};
-    int k = top - 32 + lane;
-    uint32_t mcur = k >= c_lo && k < top ? wm[start + k] : 0u;
-    uint32_t mnext = k - 32 >= c_lo ? wm[start + k - 32] : 0u;
-    if ((mcur >> warp) & 1u) {
-        sp = cu_load_splat(proj, bins.ids[start + k]);
-        g = DET ? bins.slot[start + k] + (uint32_t)__popc(mcur & below) : bins.ids[start + k];
-    }
-    for (; top > c_lo; top -= 32) {
-        int lo = top - 32; /* slot s holds position lo + s; positions below c_lo are not loaded */
-        int hit = (mcur >> warp) & 1u;
-        if (hit) w_id[lane] = g, w_mean[lane] = sp.m, w_conic_op[lane] = sp.co, w_color[lane] = sp.col;
-        uint32_t bits = __ballot_sync(0xffffffffu, hit);
-        __syncwarp();
-        k = lo - 32 + lane;
-        mcur = mnext;
-        mnext = k - 32 >= c_lo ? wm[start + k - 32] : 0u;
-        if ((mcur >> warp) & 1u) {
-            sp = cu_load_splat(proj, bins.ids[start + k]);
-            g = DET ? bins.slot[start + k] + (uint32_t)__popc(mcur & below) : bins.ids[start + k];
-        }
-        while (bits) { /* back to front: the highest slot first */
-            int sl = 31 - __clz(bits);
-            bits ^= 1u << sl;
-            float v[CU_PAIR_GRADS];
-            for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
-            int any = lo + sl < nc &&
-                      bwd_pair(w_mean[sl], w_conic_op[sl], w_color[sl], fx, fy, g0, g1, g2, T, B0, B1, B2, v);
-            if (__any_sync(0xffffffffu, any)) {
-                float tot = warp_reduce9(v, lane);
-                if (own >= 0) {
-                    if (DET) slot_grad[(size_t)w_id[sl] * CU_PAIR_GRADS + own] = tot;
-                    else atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
+    if (!DET) {
+        int wl = (int)threadIdx.x >> 5; /* the warp within this block */
+        uint32_t *w_id = s_id + wl * 32;
+        float2 *w_mean = s_mean + wl * 32;
+        float4 *w_conic_op = s_conic_op + wl * 32;
+        float3 *w_color = s_color + wl * 32;
+        int top = min(c_hi, warp_nc);
+        /* this lane's Gaussian of the next batch, loaded ahead; with warp masks only when it reaches
+         * this warp (mcur: its bit for the batch in hand, mnext: for the one below) */
+        const uint8_t *wm = bins.wmask;
+        uint32_t g = 0;
+        cu_splat sp = {};
+        int k = top - 32 + lane;
+        int mcur = k >= c_lo && k < top ? (wm[start + k] >> warp) & 1 : 0;
+        int mnext = k - 32 >= c_lo ? (wm[start + k - 32] >> warp) & 1 : 0;
+        if (mcur) sp = cu_load_splat(proj, g = bins.ids[start + k]);
+        for (; top > c_lo; top -= 32) {
+            int lo = top - 32; /* slot s holds position lo + s; positions below c_lo are not loaded */
+            int hit = mcur;
+            if (hit) w_id[lane] = g, w_mean[lane] = sp.m, w_conic_op[lane] = sp.co, w_color[lane] = sp.col;
+            uint32_t bits = __ballot_sync(0xffffffffu, hit);
+            __syncwarp();
+            k = lo - 32 + lane;
+            mcur = mnext;
+            mnext = k - 32 >= c_lo ? (wm[start + k - 32] >> warp) & 1 : 0;
+            if (mcur) sp = cu_load_splat(proj, g = bins.ids[start + k]);
+            while (bits) { /* back to front: the highest slot first */
+                int sl = 31 - __clz(bits);
+                bits ^= 1u << sl;
+                float v[CU_PAIR_GRADS];
+                for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
+                int any = lo + sl < nc &&
+                          bwd_pair(w_mean[sl], w_conic_op[sl], w_color[sl], fx, fy, g0, g1, g2, T, B0, B1, B2, v);
+                if (__any_sync(0xffffffffu, any)) {
+                    float tot = warp_reduce9(v, lane);
+                    if (own >= 0) atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
                 }
             }
+            __syncwarp();
         }
-        __syncwarp();
+        return;
+    }
+    if (DET && chunk == 0) { /* positions nobody blended get zero contributions */
+        for (int j = start + max_nc + (int)threadIdx.x; j < end; j += CU_BLOCK)
+            for (int c = 0; c < CU_PAIR_GRADS; c++) pair_grad[(size_t)j * CU_PAIR_GRADS + c] = 0.0f;
+    }
+    for (int hi = c_hi; hi > c_lo; hi -= CU_BWD_BATCH) {
+        int lo = max(c_lo, hi - CU_BWD_BATCH);
+        __syncthreads();
+        int k = lo + (int)threadIdx.x;
+        if (k < hi) {
+            uint32_t g = bins.ids[start + k];
+            int slot = k - lo;
+            cu_splat sp = cu_load_splat(proj, g);
+            s_id[slot] = g;
+            s_mean[slot] = sp.m;
+            s_conic_op[slot] = sp.co;
+            s_color[slot] = sp.col;
+            s_tau[slot] = cu_warp_tau(sp.co.w);
+        }
+        __syncthreads();
+        /* the batch's Gaussians that reach the warp's 8x4 pixels (as in rasterize): the others give
+         * every pixel of the warp alpha < 1/255 and nothing to add */
+        uint32_t hit[CU_BWD_BATCH / 32];
+#pragma unroll
+        for (int i = 0; i < CU_BWD_BATCH / 32; i++) {
+            int e = i * 32 + lane, hb = 0;
+            if (lo + e < hi) {
+                float4 co = s_conic_op[e];
+                float2 m = s_mean[e];
+                sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, s_tau[e]);
+                hb = sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
+            }
+            hit[i] = __ballot_sync(0xffffffffu, hb);
+        }
+        for (int k2 = hi - 1; k2 >= lo; k2--) {
+            int slot = k2 - lo;
+            if (k2 >= warp_nc || !((hit[slot >> 5] >> (slot & 31)) & 1u)) {
+                if (own >= 0) s_part[warp][slot][own] = 0.0f;
+                continue;
+            }
+            float v[CU_PAIR_GRADS];
+            for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
+            int any = k2 < nc && bwd_pair(s_mean[slot], s_conic_op[slot], s_color[slot], fx, fy, g0, g1, g2, T, B0,
+                                          B1, B2, v);
+            if (__any_sync(0xffffffffu, any)) {
+                float tot = warp_reduce9(v, lane);
+                if (own >= 0) s_part[warp][slot][own] = tot;
+            } else if (own >= 0) {
+                s_part[warp][slot][own] = 0.0f;
+            }
+        }
+        __syncthreads();
+        for (int t = threadIdx.x; t < (hi - lo) * CU_PAIR_GRADS; t += CU_BLOCK) {
+            int slot = t / CU_PAIR_GRADS, c = t % CU_PAIR_GRADS;
+            float acc = 0.0f;
+            for (int wp = 0; wp < CU_BLOCK / 32; wp++) acc += s_part[wp][slot][c];
+            pair_grad[(size_t)(start + lo + slot) * CU_PAIR_GRADS + c] = acc;
+        }
     }
 }
 
 void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg,
                                 const cu_raster *fwd, const float *dl_drgb, const cu_buckets *bk,
-                                const cu_chunk_work *work, int deterministic, float *slot_grad, cu_proj_grad *g,
+                                const cu_chunk_work *work, int deterministic, float *pair_grad, cu_proj_grad *g,
                                 cudaStream_t s) {
     int tiles = bins->tiles_x * bins->tiles_y;
     if (tiles <= 0 || work->max_items <= 0) return;
-    unsigned grid = (unsigned)work->max_items * (CU_BLOCK / CU_BWD_THREADS);
     if (deterministic)
-        k_backward_pixel<1><<<grid, CU_BWD_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work,
-                                                            slot_grad, *g);
+        k_backward_pixel<1><<<work->max_items, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work,
+                                                                 pair_grad, *g);
     else
-        k_backward_pixel<0><<<grid, CU_BWD_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work,
-                                                            slot_grad, *g);
+        k_backward_pixel<0><<<(unsigned)work->max_items * (CU_BLOCK / CU_BWD_THREADS), CU_BWD_THREADS, 0, s>>>(
+            *proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work, pair_grad, *g);
 }
 
 /* ---- the chunked backward's work list ---- */
@@ -605,16 +629,16 @@ cu_chunk_work cuda_chunk_items(const int32_t *tile_max_nc, int tiles, int64_t nu
     return w;
 }
 
-__global__ void k_reduce_slot_grads(const float *slot_grad, const uint32_t *pair_end, const uint32_t *soff, int n,
+__global__ void k_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, const uint32_t *pos, int n,
                                     cu_proj_grad G) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    uint32_t b = soff[i ? pair_end[i - 1] : 0], e = soff[pair_end[i]];
+    uint32_t b = i ? seg_end[i - 1] : 0, e = seg_end[i];
     float v[CU_PAIR_GRADS];
     for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
     for (uint32_t k = b; k < e; k++) {
-        const float *sg = slot_grad + (size_t)k * CU_PAIR_GRADS;
-        for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] += sg[c];
+        const float *pg = pair_grad + (size_t)pos[k] * CU_PAIR_GRADS;
+        for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] += pg[c];
     }
     G.mean2d[2 * i] = v[0], G.mean2d[2 * i + 1] = v[1];
     G.conic[3 * i] = v[2], G.conic[3 * i + 1] = v[3], G.conic[3 * i + 2] = v[4];
@@ -622,8 +646,9 @@ __global__ void k_reduce_slot_grads(const float *slot_grad, const uint32_t *pair
     G.color[3 * i] = v[6], G.color[3 * i + 1] = v[7], G.color[3 * i + 2] = v[8];
 }
 
-void cuda_reduce_slot_grads(const float *slot_grad, const uint32_t *pair_end, const uint32_t *soff, int n,
+void cuda_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, const uint32_t *pos, int n,
                             cu_proj_grad *g, cudaStream_t s) {
     if (n <= 0) return;
-    k_reduce_slot_grads<<<CU_GRID(n, 256), 256, 0, s>>>(slot_grad, pair_end, soff, n, *g);
+    k_reduce_pair_grads<<<CU_GRID(n, 256), 256, 0, s>>>(pair_grad, seg_end, pos, n, *g);
 }
+

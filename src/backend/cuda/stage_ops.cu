@@ -115,7 +115,6 @@ static cu_bins upload_bins(arena *A, const sp_bins *b) {
     void *scratch = arena_alloc(A, cuda_tile_order_bytes(tiles));
     d.order = scratch ? cuda_tile_order(d.range, NULL, tiles, scratch, 0) : NULL;
     d.wmask = NULL; /* with_masks adds them once proj is on the device */
-    d.slot = NULL;
     return d;
 }
 
@@ -170,7 +169,7 @@ static int st_project(sp_backend *b, const sp_params *p, const sp_camera *cam, i
 }
 
 /* emit_pairs, sort, tile_ranges as forward() runs them; in deterministic mode the values sorted are
- * pair positions, mapped back to Gaussians afterwards (cuda_gather_pairs). */
+ * pair positions, mapped back to Gaussians afterwards (cuda_gather_ids). */
 static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     arena A;
     arena_begin(&A, b);
@@ -184,8 +183,7 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     uint64_t *keys = (uint64_t *)arena_alloc(&A, P * 8), *keys_s = (uint64_t *)arena_alloc(&A, P * 8);
     uint32_t *vals = (uint32_t *)arena_alloc(&A, P * 4), *vals_s = (uint32_t *)arena_alloc(&A, P * 4);
     uint32_t *pair_gid = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL;
-    uint32_t *ids = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL;
-    uint8_t *emask = det ? (uint8_t *)arena_alloc(&A, P) : NULL;
+    uint32_t *ids = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL, *inv = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL;
     uint2 *range = (uint2 *)arena_alloc(&A, (size_t)tiles * 8);
     size_t tb = 0;
     int end_bit = 32 + cuda_tile_bits(tiles);
@@ -198,9 +196,9 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     bins->ids = (uint32_t *)realloc(bins->ids, P * 4); /* bins start zeroed, as for cpu_bin */
     bins->range = (uint32_t *)realloc(bins->range, (size_t)(tiles ? tiles : 1) * 8);
     if (!A.failed) {
-        cuda_emit_pairs(&d, n, tiles_x, det, keys, vals, pair_gid, emask, 0);
+        cuda_emit_pairs(&d, n, tiles_x, det, keys, vals, pair_gid, 0);
         if (np) cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, 0, end_bit);
-        if (det) cuda_gather_pairs(vals_s, pair_gid, NULL, NULL, (int)np, ids, NULL, NULL, 0);
+        if (det) cuda_gather_ids(vals_s, pair_gid, (int)np, ids, inv, 0);
         cuda_tile_ranges(keys_s, (int)np, tiles, range, 0);
         down(bins->ids, det ? ids : vals_s, (size_t)np * 4);
         down(bins->range, range, (size_t)tiles * 8);
@@ -236,9 +234,8 @@ static int st_rasterize(sp_backend *b, const sp_proj *proj, int n, const sp_bins
     return arena_done(&A, "stage rasterize");
 }
 
-/* backward_raster under the backend's config: deterministic (a slot per pair and warp, then a
- * fixed-order sum per Gaussian: its pairs in ascending sorted position, as the slots are numbered
- * here) or float atomics. It runs the GPU forward pass first (which leaves the state the
+/* backward_raster under the backend's config: deterministic (per-pair slots, then a fixed-order sum
+ * per Gaussian) or float atomics. It runs the GPU forward pass first (which leaves the state the
  * backward reads: the chunk states and each tile's largest contributor count) and uses that pass's
  * output. */
 static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
@@ -260,43 +257,28 @@ static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const s
     G.conic = (float *)arena_alloc(&A, N * 3 * 4);
     G.opacity = (float *)arena_alloc(&A, N * 4);
     G.color = (float *)arena_alloc(&A, N * 3 * 4);
+    float *pair_grad = NULL;
+    uint32_t *seg_end = NULL, *pos = NULL;
+    if (deterministic) {
+        /* Each Gaussian's pairs in ascending sorted position (what emit order gives the backend). */
+        uint32_t *cnt = (uint32_t *)calloc(N + 1, 4), *hpos = (uint32_t *)malloc((P ? P : 1) * 4);
+        uint32_t *fill = (uint32_t *)calloc(N + 1, 4);
+        for (size_t j = 0; j < P; j++) cnt[bins->ids[j]]++;
+        for (size_t i = 1; i < N; i++) cnt[i] += cnt[i - 1];
+        for (size_t j = 0; j < P; j++) {
+            uint32_t gi = bins->ids[j];
+            uint32_t start = gi ? cnt[gi - 1] : 0;
+            hpos[start + fill[gi]++] = (uint32_t)j;
+        }
+        pair_grad = (float *)arena_alloc(&A, (P ? P : 1) * CU_PAIR_GRADS * 4);
+        seg_end = (uint32_t *)arena_up(&A, cnt, N * 4);
+        pos = (uint32_t *)arena_up(&A, hpos, P * 4);
+        free(cnt);
+        free(hpos);
+        free(fill);
+    }
     int tiles = db.tiles_x * db.tiles_y;
     with_masks(&A, bins, &d, &db);
-    float *slot_grad = NULL;
-    uint32_t *pair_end = NULL, *soff = NULL;
-    if (deterministic && !A.failed) {
-        /* Each Gaussian's pairs in ascending sorted position (cuda_slot_offsets' order), their slots
-         * numbered in that order from the masks */
-        uint8_t *mask = (uint8_t *)malloc(P ? P : 1);
-        uint32_t *cnt = (uint32_t *)calloc(N + 1, 4), *fill = (uint32_t *)calloc(N + 1, 4);
-        uint32_t *hpos = (uint32_t *)malloc((P ? P : 1) * 4), *hoff = (uint32_t *)malloc((P + 1) * 4);
-        uint32_t *hslot = (uint32_t *)malloc((P ? P : 1) * 4);
-        if (!mask || !cnt || !fill || !hpos || !hoff || !hslot) A.failed = 1;
-        else {
-            down(mask, db.wmask, P);
-            for (size_t j = 0; j < P; j++) cnt[bins->ids[j]]++;
-            for (size_t i = 1; i < N; i++) cnt[i] += cnt[i - 1];
-            for (size_t j = 0; j < P; j++) {
-                uint32_t gi = bins->ids[j];
-                hpos[(gi ? cnt[gi - 1] : 0) + fill[gi]++] = (uint32_t)j;
-            }
-            hoff[0] = 0;
-            for (size_t k = 0; k < P; k++) {
-                hslot[hpos[k]] = hoff[k];
-                hoff[k + 1] = hoff[k] + (uint32_t)__builtin_popcount(mask[hpos[k]]);
-            }
-            pair_end = (uint32_t *)arena_up(&A, cnt, (N ? N : 1) * 4);
-            soff = (uint32_t *)arena_up(&A, hoff, (P + 1) * 4);
-            db.slot = (const uint32_t *)arena_up(&A, hslot, (P ? P : 1) * 4);
-            slot_grad = (float *)arena_alloc(&A, ((size_t)hoff[P] + 1) * CU_PAIR_GRADS * 4); /* zeroed */
-        }
-        free(mask);
-        free(cnt);
-        free(fill);
-        free(hpos);
-        free(hoff);
-        free(hslot);
-    }
     cu_buckets bk = {NULL, NULL, NULL};
     bk.tile_max_nc = (int32_t *)arena_alloc(&A, (size_t)tiles * 4);
     bk.chunk = (float4 *)arena_alloc(&A, cu_chunk_count(bins->num_pairs, tiles) * CU_BLOCK * sizeof(float4));
@@ -306,8 +288,8 @@ static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const s
         /* the GPU forward pass replaces fwd: it leaves the state the backward reads */
         cuda_rasterize(&d, &db, w, h, b3, &r, &bk, 0);
         cu_chunk_work work = cuda_chunk_items(bk.tile_max_nc, tiles, bins->num_pairs, work_scratch, 0);
-        cuda_backward_raster_pixel(&d, &db, w, h, b3, &r, dl, &bk, &work, deterministic, slot_grad, &G, 0);
-        if (deterministic && n > 0) cuda_reduce_slot_grads(slot_grad, pair_end, soff, n, &G, 0);
+        cuda_backward_raster_pixel(&d, &db, w, h, b3, &r, dl, &bk, &work, deterministic, pair_grad, &G, 0);
+        if (deterministic && n > 0) cuda_reduce_pair_grads(pair_grad, seg_end, pos, n, &G, 0);
         down(g->mean2d, G.mean2d, N * 2 * 4);
         down(g->conic, G.conic, N * 3 * 4);
         down(g->opacity, G.opacity, N * 4);
