@@ -97,7 +97,11 @@ LDLIBS  += $(VULKAN_LIBS)
 VK_SPV  := $(patsubst $(VK_DIR)/%.comp,$(BUILD)/shaders/%.spv.h,$(wildcard $(VK_DIR)/*.comp)) \
            $(BUILD)/shaders/backward_raster_cas.spv.h $(BUILD)/shaders/backward_raster_det.spv.h \
            $(BUILD)/shaders/rasterize_w.spv.h
-GLSLFLAGS ?= --target-env=vulkan1.1 -O
+GLSLFLAGS ?= --target-env=vulkan1.1
+# spirv-opt (-O) for every shader but rasterize's and backward_raster's: NVIDIA's driver (580)
+# crashes building a pipeline from spirv-opt's output of their per-subgroup walk (bench/RESULTS.md,
+# 2026-12-03), and takes the unoptimised SPIR-V; its own compiler optimises either way.
+GLSL_OPT = $(if $(filter rasterize% backward_raster%,$(notdir $@)),,-O)
 # Every variant is also written as plain SPIR-V, NAME.spv beside NAME.spv.h (the same glslc command,
 # only the output format differs: -mfmt=c for the header): tests/e2e_msl.sh translates each one
 # to Metal's shading language, the path MoltenVK takes. The list follows VK_SPV, so a new variant
@@ -106,19 +110,19 @@ VK_SPV_BIN := $(VK_SPV:.spv.h=.spv)
 GLSL_FMT = $(if $(filter %.h,$@),-mfmt=c)
 $(BUILD)/shaders/%.spv.h: $(VK_DIR)/%.comp $(wildcard $(VK_DIR)/*.glsl)
 	@mkdir -p $(@D)
-	$(GLSLC) $(GLSLFLAGS) $(GLSL_FMT) -o $@ $<
+	$(GLSLC) $(GLSLFLAGS) $(GLSL_OPT) $(GLSL_FMT) -o $@ $<
 $(BUILD)/shaders/%.spv: $(VK_DIR)/%.comp $(wildcard $(VK_DIR)/*.glsl)
 	@mkdir -p $(@D)
-	$(GLSLC) $(GLSLFLAGS) $(GLSL_FMT) -o $@ $<
+	$(GLSLC) $(GLSLFLAGS) $(GLSL_OPT) $(GLSL_FMT) -o $@ $<
 $(BUILD)/shaders/backward_raster_cas.spv.h $(BUILD)/shaders/backward_raster_cas.spv: $(VK_DIR)/backward_raster.comp $(wildcard $(VK_DIR)/*.glsl)
 	@mkdir -p $(@D)
-	$(GLSLC) $(GLSLFLAGS) -DCAS_ATOMICS $(GLSL_FMT) -o $@ $<
+	$(GLSLC) $(GLSLFLAGS) $(GLSL_OPT) -DCAS_ATOMICS $(GLSL_FMT) -o $@ $<
 $(BUILD)/shaders/backward_raster_det.spv.h $(BUILD)/shaders/backward_raster_det.spv: $(VK_DIR)/backward_raster.comp $(wildcard $(VK_DIR)/*.glsl)
 	@mkdir -p $(@D)
-	$(GLSLC) $(GLSLFLAGS) -DDETERMINISTIC $(GLSL_FMT) -o $@ $<
+	$(GLSLC) $(GLSLFLAGS) $(GLSL_OPT) -DDETERMINISTIC $(GLSL_FMT) -o $@ $<
 $(BUILD)/shaders/rasterize_w.spv.h $(BUILD)/shaders/rasterize_w.spv: $(VK_DIR)/rasterize.comp $(wildcard $(VK_DIR)/*.glsl)
 	@mkdir -p $(@D)
-	$(GLSLC) $(GLSLFLAGS) -DWEIGHTS $(GLSL_FMT) -o $@ $<
+	$(GLSLC) $(GLSLFLAGS) $(GLSL_OPT) -DWEIGHTS $(GLSL_FMT) -o $@ $<
 all tests: $(VK_SPV_BIN)
 $(BUILD)/obj/src/backend/vulkan/shaders.o: $(VK_SPV)
 $(BUILD)/obj/src/backend/vulkan/shaders.o: CFLAGS += -I$(BUILD)/shaders

@@ -107,7 +107,7 @@ bool splat_grad(uint s, bool cand, float fx, float fy, vec3 G, inout float T, in
     if (!cand) return false;
     vec4 g = s_xyab[s], h = s_cor[s];
     float dx = g.x - fx, dy = g.y - fy;
-    float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
+    float power = splat_power(g.z, g.w, h.x, dx, dy);
     if (power > 0.0) return false;
     float e = exp(power);
     float al = min(h.y * e, 0.99);

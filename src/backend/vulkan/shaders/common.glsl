@@ -42,6 +42,15 @@ float fdiv(float a, float b) {
     return res;
 }
 
+// The exponent of a splat's Gaussian at offset (dx, dy) from its mean, conic (a, b, c): rasterize
+// and backward_raster must get the same float for the same pixel, or a splat near the 1/255 alpha
+// cut is blended by one and skipped by the other (the backward's T then goes wrong for the whole
+// pixel). `precise`: no fused multiply-adds, which a driver may form differently in two shaders.
+float splat_power(float a, float b, float c, float dx, float dy) {
+    precise float p = -0.5 * (a * dx * dx + c * dy * dy) - b * dx * dy;
+    return p;
+}
+
 // Where invocation t of a 16x16 tile's workgroup sits in the tile: Morton (Z) order, x from the
 // even bits of t, y from the odd ones. Any power-of-two run of consecutive invocations (a
 // subgroup of 4, 8, .., 128 lanes) then covers a compact rectangle (8x4 at 32 lanes, 8x8 at 64)

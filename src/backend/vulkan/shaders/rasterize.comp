@@ -148,7 +148,7 @@ void main() {
                     uint s = base + wd * 32u + uint(max(kk[u], 0));
                     vec4 g = s_xyab[s], h = s_cor[s];
                     float dx = g.x - fx, dy = g.y - fy;
-                    float power = -0.5 * (g.z * dx * dx + h.x * dy * dy) - g.w * dx * dy;
+                    float power = splat_power(g.z, g.w, h.x, dx, dy);
                     float al = min(h.y * exp(power), 0.99);
                     a[u] = kk[u] >= 0 && power <= 0.0 && al >= 1.0 / 255.0 ? al : 0.0;
                 }
