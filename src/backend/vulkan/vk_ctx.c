@@ -8,6 +8,7 @@
 
 #include "backend/vulkan/vk_internal.h"
 #include "core/core.h"
+#include "core/threads.h"
 
 static int vk_fail(VkResult r, const char *what) {
     return sp_error("vulkan: %s failed (VkResult %d)", what, (int)r);
@@ -176,21 +177,31 @@ int vk_describe(int device, int cas_atomics, char *out, size_t size) {
     return 0;
 }
 
-/* The pipeline of embedded shader i. */
-static int create_pipeline(vk_ctx *c, int i) {
+/* Builds the pipeline of embedded shader i; *what names the call that failed. Safe to call for
+ * different i from several threads at once (no pipeline cache: nothing externally synchronised). */
+static VkResult build_pipeline(vk_ctx *c, int i, const char **what) {
     VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                     .codeSize = vk_shaders[i].bytes, .pCode = vk_shaders[i].code};
     VkShaderModule mod;
+    *what = "vkCreateShaderModule failed";
     VkResult r = vkCreateShaderModule(c->dev, &mci, NULL, &mod);
-    if (r != VK_SUCCESS) return sp_error("vulkan: shader %s: vkCreateShaderModule failed (%d)", vk_shaders[i].name, (int)r);
+    if (r != VK_SUCCESS) return r;
     VkComputePipelineCreateInfo cci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = mod, .pName = "main"},
         .layout = c->playout};
+    *what = "pipeline creation failed";
     r = vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &cci, NULL, &c->pipe[i]);
     vkDestroyShaderModule(c->dev, mod, NULL);
-    if (r != VK_SUCCESS) return sp_error("vulkan: shader %s: pipeline creation failed (%d)", vk_shaders[i].name, (int)r);
+    return r;
+}
+
+/* The pipeline of embedded shader i. */
+static int create_pipeline(vk_ctx *c, int i) {
+    const char *what;
+    VkResult r = build_pipeline(c, i, &what);
+    if (r != VK_SUCCESS) return sp_error("vulkan: shader %s: %s (%d)", vk_shaders[i].name, what, (int)r);
     return 0;
 }
 
@@ -206,10 +217,22 @@ static int create_pipelines(vk_ctx *c) {
     VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
                                       .pSetLayouts = &c->dsl, .pushConstantRangeCount = 1, .pPushConstantRanges = &pr};
     VK_TRY(vkCreatePipelineLayout(c->dev, &pci, NULL, &c->playout), "vkCreatePipelineLayout");
-    for (int i = 0; i < VP_COUNT; i++) {
-        if ((i == VP_BACKWARD_NATIVE && !c->float_atomics) || vk_pipe_lazy(i)) continue;
-        if (create_pipeline(c, i)) return -1;
-    }
+    /* The driver compiles each shader when its pipeline is made (seconds in all for some drivers):
+     * the pipelines are made on several threads at once. */
+    int todo[VP_COUNT], nt = 0;
+    for (int i = 0; i < VP_COUNT; i++)
+        if (!((i == VP_BACKWARD_NATIVE && !c->float_atomics) || vk_pipe_lazy(i))) todo[nt++] = i;
+    VkResult res[VP_COUNT];
+    const char *what[VP_COUNT];
+    int threads = sp_omp_threads();
+    double t0 = sp_now();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads < nt ? threads : nt)
+    for (int k = 0; k < nt; k++) res[k] = build_pipeline(c, todo[k], &what[k]);
+    for (int k = 0; k < nt; k++)
+        if (res[k] != VK_SUCCESS)
+            return sp_error("vulkan: shader %s: %s (%d)", vk_shaders[todo[k]].name, what[k], (int)res[k]);
+    sp_log(SP_LOG_INFO, "vulkan: %d pipelines made in %.2f s on %d threads", nt, sp_now() - t0,
+           threads < nt ? threads : nt);
     return 0;
 }
 
