@@ -153,8 +153,9 @@ typedef struct sp_backend_ops {
     int (*num_gaussians)(sp_backend *b);
     /* One training step (may run asynchronously). */
     int (*train_step)(sp_backend *b, const sp_step_args *a);
-    /* Mean loss over the steps since the last call, and how many; waits for the device. Returns
-     * non-finite if any step's loss was not finite. */
+    /* Mean loss over the steps since the last call, and how many; non-finite if any step's loss
+     * was not finite. A backend that runs steps ahead may leave the newest ones, still running,
+     * to a later call (*steps says how many were counted); after params_finite every step is. */
     int (*take_loss)(sp_backend *b, double *mean_loss, int *steps);
     /* Densification, pruning, opacity decay/reset; resets statistics. */
     int (*refine)(sp_backend *b, const sp_refine_args *a, sp_refine_result *r);

@@ -167,7 +167,7 @@ typedef struct {
 } run;
 
 /* Steps between loss read-backs: often enough for a live progress line, rarely enough that a GPU
- * backend (take_loss waits for the device) does not stall. */
+ * backend whose take_loss waits for the device does not stall often. */
 #define LOSS_EVERY 10
 
 static char *run_path(const run *r, const char *name) { return sp_path_join(r->dir, name); }
@@ -789,15 +789,18 @@ static int train_views(run *r, int prev, int step, sp_step_args *a) {
 static int read_loss(run *r, int step, int log) {
     double mean;
     int n;
+    /* at a logged step the parameters are checked first: a backend that leaves running steps to a
+     * later take_loss has finished them all then, so the curve point counts every step */
+    int finite = !log || r->b->ops->params_finite(r->b);
     r->b->ops->take_loss(r->b, &mean, &n);
-    if (isfinite(mean)) r->last_loss = mean;
+    if (n > 0 && isfinite(mean)) r->last_loss = mean;
     r->loss_sum += mean * n;
     r->loss_n += n;
     if (!log) return 0;
     mean = r->loss_n ? r->loss_sum / r->loss_n : NAN;
     r->loss_sum = 0;
     r->loss_n = 0;
-    if (!isfinite(mean) || !r->b->ops->params_finite(r->b)) {
+    if (!isfinite(mean) || !finite) {
         char *kept = checkpoint_note(r);
         SP_ERROR("training diverged at step %d: %s is not finite; %s", step,
                  isfinite(mean) ? "a parameter" : "the loss", kept);

@@ -668,17 +668,25 @@ static int vk_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, 
 static int vk_num_gaussians(sp_backend *base) { return ((vk_backend *)base)->n; }
 
 /* Folds the device's loss sums of finished steps into the host mean. */
-static int fold_ring(vk_backend *b) {
-    if (vk_wait_all(b)) return -1;
+uint32_t vk_ring_next(const vk_backend *b) { return (uint32_t)((b->ring_head + b->ring_n) % VK_LOSS_RING); }
+
+/* Adds the loss sums of the finished steps to loss_sum: every step's after waiting for them all
+ * (all), else those of every step but the ones still in flight (the newest one or two, live
+ * until their command buffer is waited for, and a skipped one with every step after it), without
+ * waiting, so that the device is never left idle for a loss read-back. */
+static int fold_ring(vk_backend *b, int all) {
+    if (all && vk_wait_all(b)) return -1;
+    int live = b->kc_step[0].live + b->kc_step[1].live, k = b->ring_n - live;
     const float *r = b->ring.map;
-    for (int s = 0; s < b->ring_n; s++) {
+    for (int j = 0; j < k; j++) {
+        int s = (b->ring_head + j) % VK_LOSS_RING;
         double lam = b->ring_lambda[s], cnt = b->ring_count[s];
         double loss = (1.0 - lam) * (double)r[2 * s] / cnt + lam * (1.0 - (double)r[2 * s + 1] / cnt);
         if (isfinite(loss)) b->loss_sum += loss;
         else b->loss_bad = 1;
         b->loss_steps++;
     }
-    b->ring_n = 0;
+    if (k > 0) b->ring_head = (b->ring_head + k) % VK_LOSS_RING, b->ring_n -= k;
     return 0;
 }
 
@@ -764,12 +772,12 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
                         "use trainer.batch = 1, or the cpu or cuda backend");
     const sp_camera *cam = step_camera(b, a, NULL);
     double t_enter = sp_now();
-    if (b->ring_n == VK_LOSS_RING && fold_ring(b)) return -1;
+    if (b->ring_n == VK_LOSS_RING && fold_ring(b, 1)) return -1;
     int slot = b->kc_next;
     if (kc_wait(b, slot) || (b->skipped && vk_wait_all(b))) return -1;
     if (b->np_seen > b->pair_cap - b->pair_cap / 8 && vk_ensure_pairs(b, b->np_seen + b->np_seen / 4, 0)) return -1;
     if (vk_ensure_image(b, cam->width, cam->height)) return -1;
-    uint32_t ring_slot = (uint32_t)b->ring_n;
+    uint32_t ring_slot = vk_ring_next(b);
     b->kc_step[slot].seq = b->steps;
     if (rec_step(b, slot, a, ring_slot, 0)) return -1;
     b->kc_next = 1 - b->kc_next;
@@ -784,7 +792,7 @@ static int vk_train_step(sp_backend *base, const sp_step_args *a) {
 static int vk_take_loss(sp_backend *base, double *mean_loss, int *steps) {
     vk_backend *b = (vk_backend *)base;
     double t0 = sp_now();
-    int rc = fold_ring(b);
+    int rc = fold_ring(b, 0);
     b->take_ms += 1e3 * (sp_now() - t0);
     if (rc) return -1;
     *steps = b->loss_steps;

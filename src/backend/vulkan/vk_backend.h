@@ -9,6 +9,7 @@
 
 #define VK_LOSS_RING 1024 /* steps whose loss sums wait on the device for take_loss */
 
+
 typedef struct {
     sp_backend base;
     vk_ctx c;
@@ -72,9 +73,10 @@ typedef struct {
     sp_camera *slot_cam;
     int num_slots;
     int64_t slot_px;
-    /* host-visible: pair count, loss sums of unread steps */
+    /* host-visible: pair count, loss sums of unread steps: ring_n entries from ring_head on,
+     * circularly (vk_ring_next gives the next one's slot) */
     vk_buf rb, ring;
-    int ring_n;
+    int ring_head, ring_n;
     float ring_lambda[VK_LOSS_RING];
     double ring_count[VK_LOSS_RING];
     double loss_sum;
@@ -169,6 +171,8 @@ int vk_rec_sort(vk_backend *b, vk_cmd *k, int passes);
 /* Waits for everything submitted; training steps the device skipped (their pairs did not fit) are
  * recorded again over grown pair buffers and run, in order, first. */
 int vk_wait_all(vk_backend *b);
+/* The loss ring's slot for the next step's sums. */
+uint32_t vk_ring_next(const vk_backend *b);
 /* Capped SH degree for the stored coefficients. */
 int vk_usable_degree(int degree, int K);
 

@@ -207,8 +207,8 @@ static int st_loss(sp_backend *base, const float *rgb, const float *target, int 
     if (vk_wait_all(b) || vk_ensure_image(b, w, h) || up(b, &b->rgb, rgb, 3 * px * 4) ||
         up(b, &b->target, target, 3 * px * 4))
         return -1;
-    uint32_t slot = (uint32_t)(b->ring_n < VK_LOSS_RING ? b->ring_n : VK_LOSS_RING - 1);
     if (b->ring_n >= VK_LOSS_RING) return sp_error("vulkan stages: loss ring full");
+    uint32_t slot = vk_ring_next(b);
     RUN(b, vk_rec_loss(b, &b->kb, w, h, ssim_weight, slot, NULL, 0));
     const float *r = (const float *)b->ring.map + 2 * slot;
     double cnt = 3.0 * (double)px, lam = ssim_weight;
