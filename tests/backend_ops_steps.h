@@ -53,6 +53,7 @@ static int train_step_vs_cpu(const tcase *c, sp_backend *b, const pt_scene *s, c
     assert_int_equal(b->ops->train_step(b, &a), 0);
     double lg = 0.0;
     int steps = 0;
+    b->ops->params_finite(b); /* every step finished: take_loss counts it (backend.h) */
     assert_int_equal(b->ops->take_loss(b, &lg, &steps), 0);
     assert_int_equal(steps, 1);
     double ev = fabs(lg - lc) / fmax(fabs(lc), 1e-12);
@@ -403,20 +404,24 @@ static int step_train_and_profile(const tcase *c, sp_backend *unused) {
     assert_int_equal(b->ops->upload_views(b, views, NVIEWS, SP_ALPHA_STRAIGHT), 0);
     assert_int_equal(b->ops->set_gaussians(b, &init, NULL, NULL), 0);
     double first = 0.0, last = 0.0;
-    int steps = 0, total = 200;
+    int steps = 0, total = 200, counted = 0, ok = 1;
     for (int s = 1; s <= total; s++) {
         sp_step_args a = step_args(s, s % NVIEWS);
         assert_int_equal(b->ops->train_step(b, &a), 0);
-        if (s == 20) {
+        if (s == 20) { /* a backend may leave its newest steps, still running, to a later call */
             assert_int_equal(b->ops->take_loss(b, &first, &steps), 0);
-            assert_int_equal(steps, 20);
+            assert_true(steps >= 1 && steps <= 20);
+            counted += steps;
         }
     }
+    b->ops->params_finite(b); /* every step finished: the last take_loss counts the rest */
     assert_int_equal(b->ops->take_loss(b, &last, &steps), 0);
+    counted += steps;
+    ok &= pt_report(counted == total, c->label, stage, "steps counted by take_loss", "steps", counted, total);
     char what[200];
     snprintf(what, sizeof what, "loss falls: steps 1-20 %.5f, 21-%d %.5f", first, total, last);
     double ratio = isfinite(first) && isfinite(last) && first > 0 ? last / first : INFINITY;
-    int ok = pt_report(ratio < 0.9, c->label, stage, what, "ratio", ratio, 0.9);
+    ok &= pt_report(ratio < 0.9, c->label, stage, what, "ratio", ratio, 0.9);
     ok &= pt_report(b->ops->params_finite(b) == 1, c->label, stage, "parameters after 200 steps",
                     "non-finite (1=yes)", b->ops->params_finite(b) != 1, 0);
     sp_profile p;
@@ -486,6 +491,7 @@ static int step_deterministic_repeat(const tcase *c, sp_backend *unused) {
             assert_int_equal(b->ops->train_step(b, &a), 0);
         }
         int steps;
+        b->ops->params_finite(b); /* every step finished: take_loss counts them all */
         assert_int_equal(b->ops->take_loss(b, &loss[k], &steps), 0);
         assert_int_equal(b->ops->get_gaussians(b, &out[k], NULL, NULL), 0);
         b->ops->destroy(b);
