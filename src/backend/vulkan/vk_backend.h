@@ -9,7 +9,6 @@
 
 #define VK_LOSS_RING 1024 /* steps whose loss sums wait on the device for take_loss */
 
-
 typedef struct {
     sp_backend base;
     vk_ctx c;

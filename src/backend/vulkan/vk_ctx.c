@@ -623,16 +623,20 @@ int vk_dispatch_indirect(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, in
     return 0;
 }
 
+void vk_grid(const vk_ctx *c, uint32_t groups, uint32_t dims[3]) {
+    int spread = groups > c->max_wg_count;
+    dims[0] = spread ? 32768u : groups;
+    dims[1] = spread ? (groups + 32767u) / 32768u : 1u;
+    dims[2] = 1u;
+}
+
 int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,
                 uint32_t groups) {
     if (groups == 0) return 0;
     if (bind(c, k, pipe, bufs, nbufs, words)) return -1;
-    uint32_t gx = groups, gy = 1;
-    if (groups > c->max_wg_count) {
-        gx = 32768;
-        gy = (groups + gx - 1) / gx;
-    }
-    vkCmdDispatch(k->cb, gx, gy, 1);
+    uint32_t d[3];
+    vk_grid(c, groups, d);
+    vkCmdDispatch(k->cb, d[0], d[1], d[2]);
     full_barrier(k->cb);
     return 0;
 }

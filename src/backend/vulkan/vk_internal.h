@@ -134,6 +134,10 @@ void vk_cmd_free(vk_ctx *c, vk_cmd *k);
 int vk_cmd_wait(vk_ctx *c, vk_cmd *k, double *ms);
 int vk_cmd_begin(vk_ctx *c, vk_cmd *k, double *ms, int profile);
 int vk_cmd_submit(vk_ctx *c, vk_cmd *k);
+/* The workgroup grid of `groups` workgroups: (groups, 1, 1), or spread over y in rows of 32768 when
+ * groups passes the device's x limit (the shaders bound-check; shaders/grid.glsl sizes indirect
+ * dispatches the same way on the device). */
+void vk_grid(const vk_ctx *c, uint32_t groups, uint32_t dims[3]);
 /* Dispatch: bufs[i] bound at binding i (NULL: not bound), 32 push-constant words, `groups`
  * workgroups (spread over y beyond the x limit; shaders bound-check), then a full barrier. */
 int vk_dispatch(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words,

@@ -68,8 +68,8 @@ static int put_bins(vk_backend *b, const sp_bins *bins) {
         for (uint32_t j = bins->range[2 * t]; j < bins->range[2 * t + 1]; j++) tile[j] = (uint32_t)t;
     int rc = up(b, &b->key_hi[0], tile, (size_t)b->np * 4);
     free(tile);
-    uint32_t groups = vk_groups(b->np, VK_WG), limit = b->c.max_wg_count;
-    uint32_t dims[3] = {groups > limit ? 32768u : groups, groups > limit ? (groups + 32767u) / 32768u : 1u, 1u};
+    uint32_t dims[3];
+    vk_grid(&b->c, vk_groups(b->np, VK_WG), dims);
     uint32_t np = (uint32_t)b->np, set = 0;
     if (rc || vk_upload(&b->c, &b->pargs, VK_PA_RANGES * 4, dims, sizeof dims) ||
         vk_upload(&b->c, &b->pargs, VK_PA_NP * 4, &np, 4) ||

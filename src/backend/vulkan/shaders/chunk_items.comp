@@ -10,15 +10,12 @@
 
 layout(std430, binding = 0) buffer B0 { uint work[]; };
 layout(std430, binding = 1) buffer B1 { uint args[]; };
+#include "grid.glsl"
 
 void main() {
     uint t = gid(), tiles = pc.u[ARG(0)];
     if (t == 0u) {
-        uint groups = work[tiles] * pc.u[ARG(3)], limit = pc.u[ARG(1)], at = pc.u[ARG(2)];
-        bool spread = groups > limit;
-        args[at] = spread ? 32768u : groups;
-        args[at + 1u] = spread ? (groups + 32767u) / 32768u : 1u;
-        args[at + 2u] = 1u;
+        write_grid(pc.u[ARG(2)], work[tiles] * pc.u[ARG(3)], pc.u[ARG(1)]);
     }
     if (t >= tiles) return;
     uint first = work[t], cnt = work[t + 1u] - first, at = WORK_ITEMS(tiles) + 2u * first;

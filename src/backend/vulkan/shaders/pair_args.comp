@@ -26,12 +26,7 @@
 layout(std430, binding = 0) readonly buffer B0 { uint offsets[]; };
 layout(std430, binding = 1) buffer B1 { uint args[]; };
 
-void dims(uint at, uint groups, uint limit) {
-    bool spread = groups > limit;
-    args[at] = spread ? 32768u : groups;
-    args[at + 1u] = spread ? (groups + 32767u) / 32768u : 1u;
-    args[at + 2u] = 1u;
-}
+#include "grid.glsl"
 
 void main() {
     for (uint i = gl_LocalInvocationID.x; i < VK_PA_SORT_END - VK_PA_SORT_DIGITS; i += WG) args[VK_PA_SORT_DIGITS + i] = 0u;
@@ -41,10 +36,10 @@ void main() {
     bool skip = args[OVERFLOW] != 0u || np > pc.u[ARG(2)];
     if (skip) np = 0u;
     uint groups = (np + VK_SORT_CHUNK - 1u) / VK_SORT_CHUNK;
-    dims(0u, (groups + VK_SORT_COUNT_CHUNKS - 1u) / VK_SORT_COUNT_CHUNKS, limit);
-    dims(3u, (np + WG - 1u) / WG, limit);
+    write_grid(0u, (groups + VK_SORT_COUNT_CHUNKS - 1u) / VK_SORT_COUNT_CHUNKS, limit);
+    write_grid(3u, (np + WG - 1u) / WG, limit);
     args[18] = np;
     args[19] = groups;
-    for (uint g = 0u; g < 3u; g++) dims(GATES + 3u * g, skip ? 0u : pc.u[ARG(3 + int(g))], limit);
+    for (uint g = 0u; g < 3u; g++) write_grid(GATES + 3u * g, skip ? 0u : pc.u[ARG(3 + int(g))], limit);
     if (skip) args[OVERFLOW] = 1u;
 }

@@ -24,12 +24,7 @@ layout(std430, binding = 1) buffer B1 { uint args[]; };
 shared uint s_part[WG];
 shared uint s_skip[VK_SORT_MAX_PASSES];
 
-void dims(uint at, uint groups, uint limit) {
-    bool spread = groups > limit;
-    args[at] = spread ? 32768u : groups;
-    args[at + 1u] = spread ? (groups + 32767u) / 32768u : 1u;
-    args[at + 2u] = 1u;
-}
+#include "grid.glsl"
 
 void main() {
     uint d = gl_WorkGroupID.x, t = gl_LocalInvocationID.x;
@@ -53,8 +48,8 @@ void main() {
         for (uint q = 0u; q < passes; q++) {
             bool run = s_skip[q] == 0u;
             uint at = VK_PA_SORT_PLAN + 8u * q;
-            dims(at, run && q > 0u ? chunks : 0u, pc.u[ARG(2)]);
-            dims(at + 3u, run ? chunks : 0u, pc.u[ARG(2)]);
+            write_grid(at, run && q > 0u ? chunks : 0u, pc.u[ARG(2)]);
+            write_grid(at + 3u, run ? chunks : 0u, pc.u[ARG(2)]);
             args[at + 6u] = cur;
             args[at + 7u] = q != last ? 1u : 0u;
             if (run) cur ^= 1u;
