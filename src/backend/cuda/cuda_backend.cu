@@ -222,8 +222,6 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
         cu_free(&b->mem, &b->vals_sorted);
         cu_free(&b->mem, &b->pair_gid);
         cu_free(&b->mem, &b->ids);
-        cu_free(&b->mem, &b->inv);
-        cu_free(&b->mem, &b->pair_grad);
         cu_free(&b->mem, &b->wmask);
         b->pair_cap = 0;
         size_t c = (size_t)cap;
@@ -233,9 +231,7 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
             cu_alloc(&b->mem, &b->wmask, c, "pair warp masks"))
             return -1;
         if (det && (cu_alloc(&b->mem, &b->pair_gid, c * 4, "pair Gaussian ids") ||
-                    cu_alloc(&b->mem, &b->ids, c * 4, "sorted pair ids") ||
-                    cu_alloc(&b->mem, &b->inv, c * 4, "pair positions") ||
-                    cu_alloc(&b->mem, &b->pair_grad, c * CU_PAIR_GRADS * sizeof(float), "per-pair gradients")))
+                    cu_alloc(&b->mem, &b->ids, c * 4, "sorted pair ids")))
             return -1;
         b->pair_cap = cap;
     }
@@ -260,8 +256,7 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     b->sorted_keys = dk.Current();
     b->sorted_vals = dv.Current();
     if (det)
-        cuda_gather_ids(b->sorted_vals, (const uint32_t *)b->pair_gid.p, (int)np, (uint32_t *)b->ids.p,
-                        (uint32_t *)b->inv.p, b->st);
+        cuda_gather_ids(b->sorted_vals, (const uint32_t *)b->pair_gid.p, (int)np, (uint32_t *)b->ids.p, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_TILE_RANGES);
@@ -312,7 +307,7 @@ static void cu_destroy(sp_backend *base) {
     cu_buf *bufs[] = {&b->params,   &b->grads,       &b->m1,         &b->m2,          &b->stats,     &b->proj_buf,
                       &b->grads_view,
                       &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted, &b->pair_gid,
-                      &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
+                      &b->ids,      &b->fx_acc,      &b->fx_aux,     &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
                       &b->partials, &b->acc,         &b->view_pix,   &b->tile_max_nc,
                       &b->chunk_state, &b->chunk_work, &b->weights, &b->score_u8, &b->score_part};
@@ -588,17 +583,30 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_BACKWARD_RASTER);
-    if (!det) cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
+    cu_fx fx = {NULL, NULL, NULL, n};
+    if (det) { /* fixed-point sums, the same in any order (cu_fx) */
+        if (cu_reserve(&b->mem, &b->fx_acc, (size_t)CU_PAIR_GRADS * (n ? n : 1) * sizeof(unsigned long long),
+                       "deterministic gradient sums") ||
+            cu_reserve(&b->mem, &b->fx_aux, 256, "deterministic gradient scales")) {
+            cu_prof_end(b);
+            cu_prof_close(b);
+            return -1;
+        }
+        fx.acc = (unsigned long long *)b->fx_acc.p;
+        fx.scale = (float *)b->fx_aux.p;
+        fx.max_bits = (unsigned *)((char *)b->fx_aux.p + 128);
+        cuda_fx_begin(&fx, (const float *)b->dl_drgb.p, 3 * (int64_t)w * h, b->st);
+    } else {
+        cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
+    }
     {
         cu_buckets bk = {(int32_t *)b->tile_max_nc.p, (float4 *)b->chunk_state.p, NULL};
         cu_chunk_work work = cuda_chunk_items(bk.tile_max_nc, b->tiles_x * b->tiles_y, b->num_pairs,
                                               b->chunk_work.p, b->st);
-        cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, &bk, &work, det,
-                                   (float *)b->pair_grad.p, &b->pgrad, b->st);
+        cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, &bk, &work,
+                                   det ? &fx : NULL, &b->pgrad, b->st);
     }
-    if (det)
-        cuda_reduce_pair_grads((const float *)b->pair_grad.p, b->proj.offsets, (const uint32_t *)b->inv.p, n,
-                               &b->pgrad, b->st);
+    if (det) cuda_fx_finish(&fx, &b->pgrad, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_PROJECT_BACK);
