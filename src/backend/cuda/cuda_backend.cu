@@ -186,7 +186,6 @@ static cu_adam_args adam_args(const sp_step_args *a) {
 static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg, int train,
                    unsigned long long *weight) {
     int n = b->n, w = cam->width, h = cam->height;
-    int det = b->base.cfg.deterministic;
     b->tiles_x = (w + CU_TILE - 1) / CU_TILE;
     b->tiles_y = (h + CU_TILE - 1) / CU_TILE;
     int tiles = b->tiles_x * b->tiles_y;
@@ -220,8 +219,6 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
         cu_free(&b->mem, &b->keys_sorted);
         cu_free(&b->mem, &b->vals);
         cu_free(&b->mem, &b->vals_sorted);
-        cu_free(&b->mem, &b->pair_gid);
-        cu_free(&b->mem, &b->ids);
         cu_free(&b->mem, &b->wmask);
         b->pair_cap = 0;
         size_t c = (size_t)cap;
@@ -230,14 +227,10 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
             cu_alloc(&b->mem, &b->vals_sorted, c * 4, "pair values") ||
             cu_alloc(&b->mem, &b->wmask, c, "pair warp masks"))
             return -1;
-        if (det && (cu_alloc(&b->mem, &b->pair_gid, c * 4, "pair Gaussian ids") ||
-                    cu_alloc(&b->mem, &b->ids, c * 4, "sorted pair ids")))
-            return -1;
         b->pair_cap = cap;
     }
     cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
-    cuda_emit_pairs(&b->proj, n, b->tiles_x, det, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p,
-                    (uint32_t *)b->pair_gid.p, b->st);
+    cuda_emit_pairs(&b->proj, n, b->tiles_x, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_SORT);
@@ -255,8 +248,6 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     if (np > 0) cub::DeviceRadixSort::SortPairs(b->sort_temp.p, sb, dk, dv, (int)np, 0, end_bit, b->st);
     b->sorted_keys = dk.Current();
     b->sorted_vals = dv.Current();
-    if (det)
-        cuda_gather_ids(b->sorted_vals, (const uint32_t *)b->pair_gid.p, (int)np, (uint32_t *)b->ids.p, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_TILE_RANGES);
@@ -292,7 +283,7 @@ static cu_bins current_bins(cu_backend *b) {
     bins.tiles_x = b->tiles_x;
     bins.tiles_y = b->tiles_y;
     bins.num_pairs = b->num_pairs;
-    bins.ids = b->base.cfg.deterministic ? (const uint32_t *)b->ids.p : b->sorted_vals;
+    bins.ids = b->sorted_vals;
     bins.range = (const uint2 *)b->ranges.p;
     bins.order = b->order;
     bins.wmask = (const uint8_t *)b->wmask.p;
@@ -306,8 +297,8 @@ static void cu_destroy(sp_backend *base) {
     cudaStreamSynchronize(b->st);
     cu_buf *bufs[] = {&b->params,   &b->grads,       &b->m1,         &b->m2,          &b->stats,     &b->proj_buf,
                       &b->grads_view,
-                      &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted, &b->pair_gid,
-                      &b->ids,      &b->fx_acc,      &b->fx_aux,     &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
+                      &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted,
+                      &b->fx_acc,   &b->fx_aux,      &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
                       &b->partials, &b->acc,         &b->view_pix,   &b->tile_max_nc,
                       &b->chunk_state, &b->chunk_work, &b->weights, &b->score_u8, &b->score_part};

@@ -144,8 +144,7 @@ void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, i
 void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                             const cu_proj *proj, const cu_proj_grad *g, cu_params *out);
 /* raster.cu */
-void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
-                     uint32_t *pair_gid, cudaStream_t s);
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, cudaStream_t s);
 int cuda_tile_bits(int tiles);
 void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, cudaStream_t s);
 /* The tiles in decreasing work (ties in tile order): the raster kernels take tiles in this order so
@@ -158,8 +157,6 @@ const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int til
  * the high word): the rectangle test each warp of rasterize and backward_raster would make, made
  * once per pair. */
 void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, const uint64_t *keys, uint8_t *mask, cudaStream_t s);
-/* Deterministic mode: ids[j] = pair_gid[perm[j]]. */
-void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, cudaStream_t s);
 /* bk: NULL, or where the chunk states (chunk, may be NULL), each tile's largest contributor count
  * (tile_max_nc, may be NULL) and the blend weights (weight, may be NULL) go. */
 void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg, cu_raster *out,
@@ -259,7 +256,7 @@ typedef struct {
     cu_proj proj;
     cu_proj_grad pgrad;
     /* pairs */
-    cu_buf keys, keys_sorted, vals, vals_sorted, pair_gid, ids, fx_acc, fx_aux;
+    cu_buf keys, keys_sorted, vals, vals_sorted, fx_acc, fx_aux;
     cu_buf wmask; /* [pair_cap] cu_bins.wmask */
     uint64_t *sorted_keys; /* the sort's output: keys or keys_sorted */
     uint32_t *sorted_vals;

@@ -16,8 +16,7 @@
 /* ---- emit_pairs ---- */
 /* The rect's tiles in row-major order, those the ellipse reaches (tile_cull.h): project counted
  * them into touched with the same test. */
-__global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
-                             uint32_t *pair_gid) {
+__global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t cnt = proj.touched[i];
@@ -32,20 +31,14 @@ __global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int deterministic
             if (!sp_tile_hit(&te, tx, ty)) continue;
             uint64_t tile = (uint64_t)(ty * tiles_x + tx);
             keys[off] = (tile << 32) | dbits;
-            if (deterministic) {
-                vals[off] = off;
-                pair_gid[off] = (uint32_t)i;
-            } else {
-                vals[off] = (uint32_t)i;
-            }
+            vals[off] = (uint32_t)i;
             off++;
         }
 }
 
-void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
-                     uint32_t *pair_gid, cudaStream_t s) {
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, cudaStream_t s) {
     if (n <= 0) return;
-    k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, deterministic, keys, vals, pair_gid);
+    k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, keys, vals);
 }
 
 /* Bits needed for tile ids 0..tiles (one spare value above the last tile). */
@@ -128,16 +121,6 @@ const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int til
     return dv.Current();
 }
 
-__global__ void k_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids) {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= num_pairs) return;
-    ids[j] = pair_gid[perm[j]];
-}
-
-void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, cudaStream_t s) {
-    if (num_pairs <= 0) return;
-    k_gather_ids<<<CU_GRID(num_pairs, 256), 256, 0, s>>>(perm, pair_gid, num_pairs, ids);
-}
 
 /* ---- rasterize ---- */
 /* Each warp (8x4 pixels, cu_tile_lx/ly) walks its tile's list on its own, 32 positions at a time:

@@ -168,12 +168,11 @@ static int st_project(sp_backend *b, const sp_params *p, const sp_camera *cam, i
     return arena_done(&A, "stage project");
 }
 
-/* emit_pairs, sort, tile_ranges as forward() runs them; in deterministic mode the values sorted are
- * pair positions, mapped back to Gaussians afterwards (cuda_gather_ids). */
+/* emit_pairs, sort, tile_ranges as forward() runs them (the same in both modes: the pairs' places
+ * come from a scan and the sort is stable, so the lists are deterministic). */
 static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     arena A;
     arena_begin(&A, b);
-    int det = b->cfg.deterministic;
     int tiles_x = (cam->width + CU_TILE - 1) / CU_TILE, tiles_y = (cam->height + CU_TILE - 1) / CU_TILE;
     int tiles = tiles_x * tiles_y;
     cu_proj d = upload_proj(&A, proj, n);
@@ -182,8 +181,6 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     size_t P = np ? np : 1;
     uint64_t *keys = (uint64_t *)arena_alloc(&A, P * 8), *keys_s = (uint64_t *)arena_alloc(&A, P * 8);
     uint32_t *vals = (uint32_t *)arena_alloc(&A, P * 4), *vals_s = (uint32_t *)arena_alloc(&A, P * 4);
-    uint32_t *pair_gid = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL;
-    uint32_t *ids = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL;
     uint2 *range = (uint2 *)arena_alloc(&A, (size_t)tiles * 8);
     size_t tb = 0;
     int end_bit = 32 + cuda_tile_bits(tiles);
@@ -196,11 +193,10 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     bins->ids = (uint32_t *)realloc(bins->ids, P * 4); /* bins start zeroed, as for cpu_bin */
     bins->range = (uint32_t *)realloc(bins->range, (size_t)(tiles ? tiles : 1) * 8);
     if (!A.failed) {
-        cuda_emit_pairs(&d, n, tiles_x, det, keys, vals, pair_gid, 0);
+        cuda_emit_pairs(&d, n, tiles_x, keys, vals, 0);
         if (np) cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, 0, end_bit);
-        if (det) cuda_gather_ids(vals_s, pair_gid, (int)np, ids, 0);
         cuda_tile_ranges(keys_s, (int)np, tiles, range, 0);
-        down(bins->ids, det ? ids : vals_s, (size_t)np * 4);
+        down(bins->ids, vals_s, (size_t)np * 4);
         down(bins->range, range, (size_t)tiles * 8);
     }
     return arena_done(&A, "stage bin");
