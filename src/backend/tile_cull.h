@@ -89,4 +89,16 @@ SP_TC_FN int sp_tile_hit(const sp_tile_ellipse_t *e, int tx, int ty) {
     return sp_rect_hit(e, tx * SP_CULL_TILE, ty * SP_CULL_TILE, SP_CULL_TILE, SP_CULL_TILE);
 }
 
+/* A pair's sort key is (tile, depth key): the depth key is the depth's float bits (positive floats
+ * order as their bits) without the low SP_DEPTH_KEY_DROP, so depths within 2^-11 of each other
+ * (relative) tie and keep the Gaussians' index order (the sort is stable). The dropped bits are
+ * zero for every key, so a radix sort need not look at them (CUDA's starts at that bit; Vulkan's
+ * skips its digit of constant value: shaders/sort_const.glsl, VK_DEPTH_KEY_DROP). */
+#define SP_DEPTH_KEY_DROP 12
+SP_TC_FN unsigned sp_depth_key(float d) {
+    union { float f; unsigned u; } v;
+    v.f = d;
+    return v.u & ~((1u << SP_DEPTH_KEY_DROP) - 1u);
+}
+
 #endif

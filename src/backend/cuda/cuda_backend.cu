@@ -15,6 +15,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_internal.h"
+#include "backend/tile_cull.h"
 
 extern "C" {
 #include "backend/ref/loss.h"
@@ -240,12 +241,12 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     {
         cub::DoubleBuffer<uint64_t> qk((uint64_t *)b->keys.p, (uint64_t *)b->keys_sorted.p);
         cub::DoubleBuffer<uint32_t> qv((uint32_t *)b->vals.p, (uint32_t *)b->vals_sorted.p);
-        cub::DeviceRadixSort::SortPairs(NULL, sb, qk, qv, (int)np, 0, end_bit, b->st);
+        cub::DeviceRadixSort::SortPairs(NULL, sb, qk, qv, (int)np, SP_DEPTH_KEY_DROP, end_bit, b->st);
     }
     if (cu_reserve(&b->mem, &b->sort_temp, sb, "sort scratch")) return -1;
     cub::DoubleBuffer<uint64_t> dk((uint64_t *)b->keys.p, (uint64_t *)b->keys_sorted.p);
     cub::DoubleBuffer<uint32_t> dv((uint32_t *)b->vals.p, (uint32_t *)b->vals_sorted.p);
-    if (np > 0) cub::DeviceRadixSort::SortPairs(b->sort_temp.p, sb, dk, dv, (int)np, 0, end_bit, b->st);
+    if (np > 0) cub::DeviceRadixSort::SortPairs(b->sort_temp.p, sb, dk, dv, (int)np, SP_DEPTH_KEY_DROP, end_bit, b->st);
     b->sorted_keys = dk.Current();
     b->sorted_vals = dv.Current();
     cu_prof_end(b);

@@ -23,7 +23,7 @@ __global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, uint64_t *keys, u
     if (!cnt) return;
     uint32_t off = proj.offsets[i] - cnt;
     const int32_t *r = proj.rect + 4 * (size_t)i;
-    uint64_t dbits = (uint64_t)__float_as_uint(proj.depth[i]);
+    uint64_t dbits = (uint64_t)sp_depth_key(proj.depth[i]);
     sp_tile_ellipse_t te = sp_tile_ellipse(proj.mean2d[2 * i], proj.mean2d[2 * i + 1], proj.conic[3 * i],
                                            proj.conic[3 * i + 1], proj.conic[3 * i + 2], proj.opacity[i]);
     for (int ty = r[1]; ty < r[3]; ty++)

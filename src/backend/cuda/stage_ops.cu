@@ -184,7 +184,7 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     uint2 *range = (uint2 *)arena_alloc(&A, (size_t)tiles * 8);
     size_t tb = 0;
     int end_bit = 32 + cuda_tile_bits(tiles);
-    cub::DeviceRadixSort::SortPairs(NULL, tb, keys, keys_s, vals, vals_s, (int)np, 0, end_bit);
+    cub::DeviceRadixSort::SortPairs(NULL, tb, keys, keys_s, vals, vals_s, (int)np, SP_DEPTH_KEY_DROP, end_bit);
     void *tmp = arena_alloc(&A, tb);
     bins->tiles_x = tiles_x;
     bins->tiles_y = tiles_y;
@@ -194,7 +194,7 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     bins->range = (uint32_t *)realloc(bins->range, (size_t)(tiles ? tiles : 1) * 8);
     if (!A.failed) {
         cuda_emit_pairs(&d, n, tiles_x, keys, vals, 0);
-        if (np) cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, 0, end_bit);
+        if (np) cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, SP_DEPTH_KEY_DROP, end_bit);
         cuda_tile_ranges(keys_s, (int)np, tiles, range, 0);
         down(bins->ids, vals_s, (size_t)np * 4);
         down(bins->range, range, (size_t)tiles * 8);

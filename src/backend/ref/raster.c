@@ -2,7 +2,7 @@
  * backward_raster, plus the buffer helpers of stages.h.
  *
  * Determinism. cpu_bin fills each tile's list in Gaussian index order and then sorts it stably by
- * depth, which equals a stable sort of the 64-bit keys. backward_raster never adds one tile's
+ * depth key (tile_cull.h), which equals a stable sort of the 64-bit keys. backward_raster never adds one tile's
  * contribution into another's: each tile accumulates its pixels (in row-major order) into one
  * gradient slot per (Gaussian, tile) pair, and a second loop sums every Gaussian's slots in the
  * order of its tiles (row-major over its rect; tiles it does not reach hold zeros). The result is bit-identical for any thread count
@@ -125,12 +125,6 @@ static inline sp_tile_ellipse_t tile_ellipse(const sp_proj *proj, int i) {
     return sp_tile_ellipse(m[0], m[1], c[0], c[1], c[2], proj->opacity[i]);
 }
 
-static inline uint32_t depth_bits(float d) {
-    uint32_t u;
-    memcpy(&u, &d, 4);
-    return u;
-}
-
 /* Stable sort of ids[0..n) by key[0..n) (ids arrive in ascending index order, so ties keep index
  * order). LSD radix over the 32 key bits, insertion sort for short lists. tk, ti: scratch of n. */
 static void sort_tile(uint32_t *key, uint32_t *ids, int64_t n, uint32_t *tk, uint32_t *ti) {
@@ -234,7 +228,7 @@ int cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
         for (int t = 0; t < tiles; t++) {
             int64_t s = bins->range[2 * t], e = bins->range[2 * t + 1];
             uint32_t *ids = bins->ids + s;
-            for (int64_t k = 0; k < e - s; k++) key[k] = depth_bits(proj->depth[ids[k]]);
+            for (int64_t k = 0; k < e - s; k++) key[k] = sp_depth_key(proj->depth[ids[k]]);
             sort_tile(key, ids, e - s, tk, ti);
         }
         free(scratch);

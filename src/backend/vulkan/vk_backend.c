@@ -15,9 +15,12 @@
 #include "backend/ref/loss.h"
 #include "backend/ref/mcmc.h"
 #include "backend/stage_ops.h"
+#include "backend/tile_cull.h"
 #include "backend/vulkan/vk_backend.h"
 #include "backend/vulkan/vulkan_backend.h"
 #include "core/core.h"
+
+_Static_assert(VK_DEPTH_KEY_DROP == SP_DEPTH_KEY_DROP, "emit_pairs.comp drops the depth key bits tile_cull.h does");
 
 int vk_usable_degree(int degree, int K) {
     int d = degree < 0 ? 0 : degree > 3 ? 3 : degree;

@@ -4,6 +4,7 @@
 // words, the pair's own index as the sort value and the Gaussian's index. Args: n.
 #include "common.glsl"
 #include "tilecull.glsl"
+#include "sort_const.glsl"
 
 layout(std430, binding = 0) readonly buffer B0 { float mean2d[]; };
 layout(std430, binding = 1) readonly buffer B1 { float conic[]; };
@@ -24,7 +25,7 @@ void main() {
     if (!(r.x < r.z && r.y < r.w)) return;
     Ell e = tile_ellipse(mean2d[2 * i], mean2d[2 * i + 1], conic[3 * i], conic[3 * i + 1], conic[3 * i + 2], opac[i]);
     uint o = offsets[i];
-    uint db = floatBitsToUint(depth[i]);
+    uint db = floatBitsToUint(depth[i]) & ~((1u << VK_DEPTH_KEY_DROP) - 1u); // tile_cull.h's sp_depth_key
     for (int y = r.y; y < r.w; y++)
         for (int x = r.x; x < r.z; x++)
             if (tile_hit(e, x, y)) {
