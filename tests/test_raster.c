@@ -171,8 +171,7 @@ static void test_bin_equals_stable_key_sort(void **state) {
         for (int y = r[1]; y < r[3]; y++)
             for (int x = r[0]; x < r[2]; x++) {
                 if (!reaches(&f.proj, i, x, y)) continue;
-                uint32_t db;
-                memcpy(&db, &f.proj.depth[i], 4);
+                uint32_t db = sp_depth_key(f.proj.depth[i]); /* the float's bits but the low 12 */
                 keys[k] = (kv){((uint64_t)(y * tx + x) << 32) | db, (uint32_t)i, (uint32_t)k};
                 k++;
             }
@@ -210,12 +209,12 @@ static void test_bin_equals_stable_key_sort(void **state) {
 static const sp_proj *cmp_proj;
 static int cmp_depth_index(const void *a, const void *b) {
     int i = *(const int *)a, j = *(const int *)b;
-    float di = cmp_proj->depth[i], dj = cmp_proj->depth[j];
+    unsigned di = sp_depth_key(cmp_proj->depth[i]), dj = sp_depth_key(cmp_proj->depth[j]); /* docs/math.md */
     if (di != dj) return di < dj ? -1 : 1;
     return i - j;
 }
 
-/* Brute force: every pixel composites, in (depth, index) order, all Gaussians whose tile rect
+/* Brute force: every pixel composites, in (depth key, index) order, all Gaussians whose tile rect
  * contains its tile and that reach it (use_rect) or all visible Gaussians (!use_rect). Written independently of
  * stage_math.h from the text of docs/math.md. */
 static void brute_force(const sp_proj *p, int n, const sp_camera *cam, const float bg[3], int use_rect, float *rgb,
