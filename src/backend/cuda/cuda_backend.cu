@@ -187,7 +187,6 @@ static cu_adam_args adam_args(const sp_step_args *a) {
 static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg, int train,
                    unsigned long long *weight) {
     int n = b->n, w = cam->width, h = cam->height;
-    int det = b->base.cfg.deterministic;
     b->tiles_x = (w + CU_TILE - 1) / CU_TILE;
     b->tiles_y = (h + CU_TILE - 1) / CU_TILE;
     int tiles = b->tiles_x * b->tiles_y;
@@ -221,10 +220,6 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
         cu_free(&b->mem, &b->keys_sorted);
         cu_free(&b->mem, &b->vals);
         cu_free(&b->mem, &b->vals_sorted);
-        cu_free(&b->mem, &b->pair_gid);
-        cu_free(&b->mem, &b->ids);
-        cu_free(&b->mem, &b->inv);
-        cu_free(&b->mem, &b->pair_grad);
         cu_free(&b->mem, &b->wmask);
         b->pair_cap = 0;
         size_t c = (size_t)cap;
@@ -233,16 +228,10 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
             cu_alloc(&b->mem, &b->vals_sorted, c * 4, "pair values") ||
             cu_alloc(&b->mem, &b->wmask, c, "pair warp masks"))
             return -1;
-        if (det && (cu_alloc(&b->mem, &b->pair_gid, c * 4, "pair Gaussian ids") ||
-                    cu_alloc(&b->mem, &b->ids, c * 4, "sorted pair ids") ||
-                    cu_alloc(&b->mem, &b->inv, c * 4, "pair positions") ||
-                    cu_alloc(&b->mem, &b->pair_grad, c * CU_PAIR_GRADS * sizeof(float), "per-pair gradients")))
-            return -1;
         b->pair_cap = cap;
     }
     cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
-    cuda_emit_pairs(&b->proj, n, b->tiles_x, det, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p,
-                    (uint32_t *)b->pair_gid.p, b->st);
+    cuda_emit_pairs(&b->proj, n, b->tiles_x, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_SORT);
@@ -260,9 +249,6 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     if (np > 0) cub::DeviceRadixSort::SortPairs(b->sort_temp.p, sb, dk, dv, (int)np, SP_DEPTH_KEY_DROP, end_bit, b->st);
     b->sorted_keys = dk.Current();
     b->sorted_vals = dv.Current();
-    if (det)
-        cuda_gather_ids(b->sorted_vals, (const uint32_t *)b->pair_gid.p, (int)np, (uint32_t *)b->ids.p,
-                        (uint32_t *)b->inv.p, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_TILE_RANGES);
@@ -298,7 +284,7 @@ static cu_bins current_bins(cu_backend *b) {
     bins.tiles_x = b->tiles_x;
     bins.tiles_y = b->tiles_y;
     bins.num_pairs = b->num_pairs;
-    bins.ids = b->base.cfg.deterministic ? (const uint32_t *)b->ids.p : b->sorted_vals;
+    bins.ids = b->sorted_vals;
     bins.range = (const uint2 *)b->ranges.p;
     bins.order = b->order;
     bins.wmask = (const uint8_t *)b->wmask.p;
@@ -312,8 +298,8 @@ static void cu_destroy(sp_backend *base) {
     cudaStreamSynchronize(b->st);
     cu_buf *bufs[] = {&b->params,   &b->grads,       &b->m1,         &b->m2,          &b->stats,     &b->proj_buf,
                       &b->grads_view,
-                      &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted, &b->pair_gid,
-                      &b->ids,      &b->inv,         &b->pair_grad,  &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
+                      &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted,
+                      &b->fx_acc,   &b->fx_aux,      &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
                       &b->partials, &b->acc,         &b->view_pix,   &b->tile_max_nc,
                       &b->chunk_state, &b->chunk_work, &b->weights, &b->score_u8, &b->score_part};
@@ -589,17 +575,30 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_BACKWARD_RASTER);
-    if (!det) cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
+    cu_fx fx = {NULL, NULL, NULL, n};
+    if (det) { /* fixed-point sums, the same in any order (cu_fx) */
+        if (cu_reserve(&b->mem, &b->fx_acc, (size_t)CU_PAIR_GRADS * (n ? n : 1) * sizeof(unsigned long long),
+                       "deterministic gradient sums") ||
+            cu_reserve(&b->mem, &b->fx_aux, 256, "deterministic gradient scales")) {
+            cu_prof_end(b);
+            cu_prof_close(b);
+            return -1;
+        }
+        fx.acc = (unsigned long long *)b->fx_acc.p;
+        fx.scale = (float *)b->fx_aux.p;
+        fx.max_bits = (unsigned *)((char *)b->fx_aux.p + 128);
+        cuda_fx_begin(&fx, (const float *)b->dl_drgb.p, 3 * (int64_t)w * h, b->st);
+    } else {
+        cudaMemsetAsync(b->pgrad.mean2d, 0, (size_t)b->scratch_n * 9 * sizeof(float), b->st);
+    }
     {
         cu_buckets bk = {(int32_t *)b->tile_max_nc.p, (float4 *)b->chunk_state.p, NULL};
         cu_chunk_work work = cuda_chunk_items(bk.tile_max_nc, b->tiles_x * b->tiles_y, b->num_pairs,
                                               b->chunk_work.p, b->st);
-        cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, &bk, &work, det,
-                                   (float *)b->pair_grad.p, &b->pgrad, b->st);
+        cuda_backward_raster_pixel(&b->proj, &bins, w, h, bg, &fwd, (const float *)b->dl_drgb.p, &bk, &work,
+                                   det ? &fx : NULL, &b->pgrad, b->st);
     }
-    if (det)
-        cuda_reduce_pair_grads((const float *)b->pair_grad.p, b->proj.offsets, (const uint32_t *)b->inv.p, n,
-                               &b->pgrad, b->st);
+    if (det) cuda_fx_finish(&fx, &b->pgrad, b->st);
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_PROJECT_BACK);

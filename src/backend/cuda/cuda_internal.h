@@ -16,7 +16,6 @@ extern "C" {
 #define CU_TILE 16
 #define CU_BLOCK (CU_TILE * CU_TILE)
 #define CU_RASTER_ILP 4 /* rasterize: Gaussians whose alphas are computed together (divides 32) */
-#define CU_BWD_BATCH 128 /* Gaussians per shared-memory batch in backward_raster */
 #define CU_PAIR_GRADS 9  /* dmean2d 2, dconic 3, dopacity 1, dcolor 3 */
 
 /* Where thread t of a tile's block sits in the 16x16 tile: each warp covers an 8x4 rectangle (a
@@ -145,8 +144,7 @@ void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, i
 void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                             const cu_proj *proj, const cu_proj_grad *g, cu_params *out);
 /* raster.cu */
-void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
-                     uint32_t *pair_gid, cudaStream_t s);
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, cudaStream_t s);
 int cuda_tile_bits(int tiles);
 void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, cudaStream_t s);
 /* The tiles in decreasing work (ties in tile order): the raster kernels take tiles in this order so
@@ -159,22 +157,42 @@ const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int til
  * the high word): the rectangle test each warp of rasterize and backward_raster would make, made
  * once per pair. */
 void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, const uint64_t *keys, uint8_t *mask, cudaStream_t s);
-/* Deterministic mode: ids[j] = pair_gid[perm[j]], inv[perm[j]] = j. */
-void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, uint32_t *inv,
-                     cudaStream_t s);
 /* bk: NULL, or where the chunk states (chunk, may be NULL), each tile's largest contributor count
  * (tile_max_nc, may be NULL) and the blend weights (weight, may be NULL) go. */
 void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg, cu_raster *out,
                     const cu_buckets *bk, cudaStream_t s);
-/* The per-pixel backward in chunks. With deterministic, per-pair contributions go to pair_grad
- * [num_pairs][9] and cuda_reduce_pair_grads sums them per Gaussian. */
+/* Deterministic gradient sums: each warp total is added as a 64-bit fixed-point integer,
+ * round(total * scale), into acc[value][Gaussian] (value: the 9 of CU_PAIR_GRADS); integer sums are
+ * the same in any order. The scale is a power of two per class of value (mean2d, conic, opacity,
+ * colour): 2^(CU_FX_BITS - e) for the step's largest |dL/drgb| m < 2^e, so that a Gaussian's sum
+ * over every pixel of a 2^24-pixel image stays under 2^62 (colour: |w dL/drgb| <= m per pixel;
+ * opacity: <= 12 m; mean2d: <= 120 m, conic <= 6 m sigma^2 up to sigma 1000 px) while a warp total
+ * keeps 2^-CU_FX_BITS of m as its resolution. An add is clamped to +-2^61. */
+#define CU_FX_CLASSES 4
+#define CU_FX_BITS {31, 14, 34, 38}
+typedef struct {
+    unsigned long long *acc; /* [CU_PAIR_GRADS][n] */
+    float *scale;            /* [CU_FX_CLASSES], set on the device by cuda_fx_begin */
+    unsigned *max_bits;      /* the step's largest |dL/drgb| as float bits */
+    int n;
+} cu_fx;
+__host__ __device__ static inline int cu_fx_class(int value) { return value < 2 ? 0 : value < 5 ? 1 : value < 6 ? 2 : 3; }
+#ifdef __CUDACC__
+__device__ static inline unsigned long long cu_fx_of(float v, float scale) {
+    double q = (double)v * (double)scale;
+    q = q > 0x1p61 ? 0x1p61 : q < -0x1p61 ? -0x1p61 : q;
+    return (unsigned long long)__double2ll_rn(q);
+}
+#endif
+/* Zeroes acc and sets the scales from dl_drgb (count floats); all on the stream. */
+void cuda_fx_begin(const cu_fx *fx, const float *dl_drgb, int64_t count, cudaStream_t s);
+/* g's 9 arrays = acc / scale, rounded to float. */
+void cuda_fx_finish(const cu_fx *fx, cu_proj_grad *g, cudaStream_t s);
+/* The per-pixel backward in chunks: float atomics into g, or with fx (deterministic mode) its
+ * fixed-point sums (cuda_fx_begin before, cuda_fx_finish after). */
 void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg,
                                 const cu_raster *fwd, const float *dl_drgb, const cu_buckets *bk,
-                                const cu_chunk_work *work, int deterministic, float *pair_grad, cu_proj_grad *g,
-                                cudaStream_t s);
-/* seg_end[i]: inclusive end of Gaussian i's segment in pos[]; pos[k] = sorted pair position. */
-void cuda_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, const uint32_t *pos, int n,
-                            cu_proj_grad *g, cudaStream_t s);
+                                const cu_chunk_work *work, const cu_fx *fx, cu_proj_grad *g, cudaStream_t s);
 /* loss.cu: target = composite of an 8-bit view on bg. */
 void cuda_composite_target(const uint8_t *pix, int channels, int premultiplied, int w, int h, float3 bg,
                            float *target, cudaStream_t s);
@@ -238,7 +256,7 @@ typedef struct {
     cu_proj proj;
     cu_proj_grad pgrad;
     /* pairs */
-    cu_buf keys, keys_sorted, vals, vals_sorted, pair_gid, ids, inv, pair_grad;
+    cu_buf keys, keys_sorted, vals, vals_sorted, fx_acc, fx_aux;
     cu_buf wmask; /* [pair_cap] cu_bins.wmask */
     uint64_t *sorted_keys; /* the sort's output: keys or keys_sorted */
     uint32_t *sorted_vals;

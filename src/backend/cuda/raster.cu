@@ -3,12 +3,11 @@
  * backward_raster. The sort between emit_pairs and tile_ranges is a CUB radix sort called from
  * cuda_backend.cu.
  *
- * backward_raster variants sit side by side; the per-pixel one walks each pixel back to front from
- * its last contributor. Per Gaussian of a batch the 9 gradient values are reduced over the warp;
- * lane 0 then either adds them atomically to the Gaussian (fast mode) or, in deterministic mode,
- * parks them in shared memory, and after the batch one thread per value sums the 8 warps in fixed
- * order into pair_grad[sorted position]; cuda_reduce_pair_grads finally sums each Gaussian's pairs
- * in ascending position order. No float atomics in deterministic mode. */
+ * backward_raster walks each pixel back to front from its last contributor. Per Gaussian of a
+ * batch the 9 gradient values are reduced over the warp (a fixed shuffle tree); the lanes holding
+ * the totals then add them atomically to the Gaussian: as floats (fast mode), or in deterministic
+ * mode as 64-bit fixed-point integers (cu_fx), whose sums are the same in any order, turned into
+ * floats afterwards (cuda_fx_finish). No float atomics in deterministic mode. */
 #include "backend/cuda/cuda_internal.h"
 #include "backend/tile_cull.h"
 
@@ -17,8 +16,7 @@
 /* ---- emit_pairs ---- */
 /* The rect's tiles in row-major order, those the ellipse reaches (tile_cull.h): project counted
  * them into touched with the same test. */
-__global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
-                             uint32_t *pair_gid) {
+__global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t cnt = proj.touched[i];
@@ -33,20 +31,14 @@ __global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int deterministic
             if (!sp_tile_hit(&te, tx, ty)) continue;
             uint64_t tile = (uint64_t)(ty * tiles_x + tx);
             keys[off] = (tile << 32) | dbits;
-            if (deterministic) {
-                vals[off] = off;
-                pair_gid[off] = (uint32_t)i;
-            } else {
-                vals[off] = (uint32_t)i;
-            }
+            vals[off] = (uint32_t)i;
             off++;
         }
 }
 
-void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int deterministic, uint64_t *keys, uint32_t *vals,
-                     uint32_t *pair_gid, cudaStream_t s) {
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, cudaStream_t s) {
     if (n <= 0) return;
-    k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, deterministic, keys, vals, pair_gid);
+    k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, keys, vals);
 }
 
 /* Bits needed for tile ids 0..tiles (one spare value above the last tile). */
@@ -129,20 +121,6 @@ const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int til
     return dv.Current();
 }
 
-__global__ void k_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids,
-                             uint32_t *inv) {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= num_pairs) return;
-    uint32_t p = perm[j];
-    ids[j] = pair_gid[p];
-    inv[p] = (uint32_t)j;
-}
-
-void cuda_gather_ids(const uint32_t *perm, const uint32_t *pair_gid, int num_pairs, uint32_t *ids, uint32_t *inv,
-                     cudaStream_t s) {
-    if (num_pairs <= 0) return;
-    k_gather_ids<<<CU_GRID(num_pairs, 256), 256, 0, s>>>(perm, pair_gid, num_pairs, ids, inv);
-}
 
 /* ---- rasterize ---- */
 /* Each warp (8x4 pixels, cu_tile_lx/ly) walks its tile's list on its own, 32 positions at a time:
@@ -402,28 +380,22 @@ __device__ __forceinline__ int bwd_pair(float2 m, float4 co, float3 col, float f
     return 1;
 }
 
-/* Fast mode: each warp walks its chunk's positions back to front on its own, 32 at a time (from its
- * own last contributor down), through its slice of shared memory, the next batch loaded ahead, and
- * only over the Gaussians whose ellipse reaches its 8x4 pixels; no block-wide barrier. Deterministic
- * mode: the block walks batches of CU_BWD_BATCH together, since its per-warp partial sums are
- * added across warps in a fixed order after each batch. At most 48 registers, so that 5 blocks fit
- * an SM instead of 4: the walk is bound by issue latency and gains more from the extra warps than it
- * loses to the few spilled bytes (0.556 -> 0.531 ms/step on lego; the same bound on rasterize,
- * 6 blocks, made it slower). */
-/* Fast mode runs a (tile, chunk) item's 8 warps in blocks of CU_BWD_THREADS threads (warps do not
- * share batches there; a small block frees its slot when its own warps are done). */
+/* Each warp walks its chunk's positions back to front on its own, 32 at a time (from its own last
+ * contributor down), through its slice of shared memory, the next batch loaded ahead, and only over
+ * the Gaussians whose ellipse reaches its 8x4 pixels; no block-wide barrier. The (tile, chunk)
+ * item's 8 warps run in blocks of CU_BWD_THREADS threads (a small block frees its slot when its own
+ * warps are done). DET: the warp totals go into fxg as fixed-point integers instead of float
+ * atomics into G. */
 #define CU_BWD_THREADS 64
 template <int DET>
-__global__ void __launch_bounds__(DET ? CU_BLOCK : CU_BWD_THREADS, DET ? 5 : 20)
+__global__ void __launch_bounds__(CU_BWD_THREADS, 20)
     k_backward_pixel(cu_proj proj, cu_bins bins, int w, int h, float3 bg, cu_raster fwd, const float *dl_drgb,
-                     cu_buckets bk, cu_chunk_work work, float *pair_grad, cu_proj_grad G) {
-    constexpr int NT = DET ? CU_BLOCK : CU_BWD_THREADS, PARTS = CU_BLOCK / NT;
+                     cu_buckets bk, cu_chunk_work work, cu_fx fxg, cu_proj_grad G) {
+    constexpr int NT = CU_BWD_THREADS, PARTS = CU_BLOCK / NT;
     __shared__ uint32_t s_id[NT];
     __shared__ float2 s_mean[NT];
     __shared__ float4 s_conic_op[NT];
     __shared__ float3 s_color[NT];
-    __shared__ float s_tau[DET ? CU_BWD_BATCH : 1];
-    __shared__ float s_part[DET ? CU_BLOCK / 32 : 1][DET ? CU_BWD_BATCH : 1][CU_PAIR_GRADS];
     int it = (int)(blockIdx.x / PARTS);
     if (it >= *work.num_items) return; /* the grid is an upper bound */
     uint2 item = work.items[it];
@@ -435,12 +407,13 @@ __global__ void __launch_bounds__(DET ? CU_BLOCK : CU_BWD_THREADS, DET ? 5 : 20)
     int px = tx * CU_TILE + lx, py = ty * CU_TILE + ly;
     int inside = px < w && py < h;
     int lane = threadIdx.x & 31, warp = t >> 5;
-    int rx = tx * CU_TILE + cu_tile_lx(warp * 32), ry = ty * CU_TILE + cu_tile_ly(warp * 32);
     int own = reduce9_owner(lane), own_stride = 0;
     float *own_dst = own >= 0 ? grad_slot(G, own, &own_stride) : NULL;
+    float own_scale = 0.0f;
+    unsigned long long *own_fx = NULL;
+    if (DET && own >= 0) own_scale = fxg.scale[cu_fx_class(own)], own_fx = fxg.acc + (size_t)own * fxg.n;
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
-    uint2 rg = bins.range[tile];
-    int start = (int)rg.x, end = (int)rg.y;
+    int start = (int)bins.range[tile].x;
     int max_nc = bk.tile_max_nc[tile];
     /* this block's positions: [c_lo, c_hi) */
     int c_lo = chunk * CU_CHUNK, c_hi = min(max_nc, c_lo + CU_CHUNK);
@@ -461,120 +434,103 @@ __global__ void __launch_bounds__(DET ? CU_BLOCK : CU_BWD_THREADS, DET ? 5 : 20)
         }
     }
     int warp_nc = __reduce_max_sync(0xffffffffu, nc); /* positions past it are skipped by the whole warp */
-    if (!DET) {
-        int wl = (int)threadIdx.x >> 5; /* the warp within this block */
-        uint32_t *w_id = s_id + wl * 32;
-        float2 *w_mean = s_mean + wl * 32;
-        float4 *w_conic_op = s_conic_op + wl * 32;
-        float3 *w_color = s_color + wl * 32;
-        int top = min(c_hi, warp_nc);
-        /* this lane's Gaussian of the next batch, loaded ahead; with warp masks only when it reaches
-         * this warp (mcur: its bit for the batch in hand, mnext: for the one below) */
-        const uint8_t *wm = bins.wmask;
-        uint32_t g = 0;
-        cu_splat sp = {};
-        int k = top - 32 + lane;
-        int mcur = k >= c_lo && k < top ? (wm[start + k] >> warp) & 1 : 0;
-        int mnext = k - 32 >= c_lo ? (wm[start + k - 32] >> warp) & 1 : 0;
+    int wl = (int)threadIdx.x >> 5; /* the warp within this block */
+    uint32_t *w_id = s_id + wl * 32;
+    float2 *w_mean = s_mean + wl * 32;
+    float4 *w_conic_op = s_conic_op + wl * 32;
+    float3 *w_color = s_color + wl * 32;
+    int top = min(c_hi, warp_nc);
+    /* this lane's Gaussian of the next batch, loaded ahead; with warp masks only when it reaches
+     * this warp (mcur: its bit for the batch in hand, mnext: for the one below) */
+    const uint8_t *wm = bins.wmask;
+    uint32_t g = 0;
+    cu_splat sp = {};
+    int k = top - 32 + lane;
+    int mcur = k >= c_lo && k < top ? (wm[start + k] >> warp) & 1 : 0;
+    int mnext = k - 32 >= c_lo ? (wm[start + k - 32] >> warp) & 1 : 0;
+    if (mcur) sp = cu_load_splat(proj, g = bins.ids[start + k]);
+    for (; top > c_lo; top -= 32) {
+        int lo = top - 32; /* slot s holds position lo + s; positions below c_lo are not loaded */
+        int hit = mcur;
+        if (hit) w_id[lane] = g, w_mean[lane] = sp.m, w_conic_op[lane] = sp.co, w_color[lane] = sp.col;
+        uint32_t bits = __ballot_sync(0xffffffffu, hit);
+        __syncwarp();
+        k = lo - 32 + lane;
+        mcur = mnext;
+        mnext = k - 32 >= c_lo ? (wm[start + k - 32] >> warp) & 1 : 0;
         if (mcur) sp = cu_load_splat(proj, g = bins.ids[start + k]);
-        for (; top > c_lo; top -= 32) {
-            int lo = top - 32; /* slot s holds position lo + s; positions below c_lo are not loaded */
-            int hit = mcur;
-            if (hit) w_id[lane] = g, w_mean[lane] = sp.m, w_conic_op[lane] = sp.co, w_color[lane] = sp.col;
-            uint32_t bits = __ballot_sync(0xffffffffu, hit);
-            __syncwarp();
-            k = lo - 32 + lane;
-            mcur = mnext;
-            mnext = k - 32 >= c_lo ? (wm[start + k - 32] >> warp) & 1 : 0;
-            if (mcur) sp = cu_load_splat(proj, g = bins.ids[start + k]);
-            while (bits) { /* back to front: the highest slot first */
-                int sl = 31 - __clz(bits);
-                bits ^= 1u << sl;
-                float v[CU_PAIR_GRADS];
-                for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
-                int any = lo + sl < nc &&
-                          bwd_pair(w_mean[sl], w_conic_op[sl], w_color[sl], fx, fy, g0, g1, g2, T, B0, B1, B2, v);
-                if (__any_sync(0xffffffffu, any)) {
-                    float tot = warp_reduce9(v, lane);
-                    if (own >= 0) atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
-                }
-            }
-            __syncwarp();
-        }
-        return;
-    }
-    if (DET && chunk == 0) { /* positions nobody blended get zero contributions */
-        for (int j = start + max_nc + (int)threadIdx.x; j < end; j += CU_BLOCK)
-            for (int c = 0; c < CU_PAIR_GRADS; c++) pair_grad[(size_t)j * CU_PAIR_GRADS + c] = 0.0f;
-    }
-    for (int hi = c_hi; hi > c_lo; hi -= CU_BWD_BATCH) {
-        int lo = max(c_lo, hi - CU_BWD_BATCH);
-        __syncthreads();
-        int k = lo + (int)threadIdx.x;
-        if (k < hi) {
-            uint32_t g = bins.ids[start + k];
-            int slot = k - lo;
-            cu_splat sp = cu_load_splat(proj, g);
-            s_id[slot] = g;
-            s_mean[slot] = sp.m;
-            s_conic_op[slot] = sp.co;
-            s_color[slot] = sp.col;
-            s_tau[slot] = cu_warp_tau(sp.co.w);
-        }
-        __syncthreads();
-        /* the batch's Gaussians that reach the warp's 8x4 pixels (as in rasterize): the others give
-         * every pixel of the warp alpha < 1/255 and nothing to add */
-        uint32_t hit[CU_BWD_BATCH / 32];
-#pragma unroll
-        for (int i = 0; i < CU_BWD_BATCH / 32; i++) {
-            int e = i * 32 + lane, hb = 0;
-            if (lo + e < hi) {
-                float4 co = s_conic_op[e];
-                float2 m = s_mean[e];
-                sp_tile_ellipse_t el = sp_tile_ellipse_tau(m.x, m.y, co.x, co.y, co.z, s_tau[e]);
-                hb = sp_rect_hit(&el, rx, ry, CU_WARP_W, CU_WARP_H);
-            }
-            hit[i] = __ballot_sync(0xffffffffu, hb);
-        }
-        for (int k2 = hi - 1; k2 >= lo; k2--) {
-            int slot = k2 - lo;
-            if (k2 >= warp_nc || !((hit[slot >> 5] >> (slot & 31)) & 1u)) {
-                if (own >= 0) s_part[warp][slot][own] = 0.0f;
-                continue;
-            }
+        while (bits) { /* back to front: the highest slot first */
+            int sl = 31 - __clz(bits);
+            bits ^= 1u << sl;
             float v[CU_PAIR_GRADS];
             for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
-            int any = k2 < nc && bwd_pair(s_mean[slot], s_conic_op[slot], s_color[slot], fx, fy, g0, g1, g2, T, B0,
-                                          B1, B2, v);
+            int any = lo + sl < nc &&
+                      bwd_pair(w_mean[sl], w_conic_op[sl], w_color[sl], fx, fy, g0, g1, g2, T, B0, B1, B2, v);
             if (__any_sync(0xffffffffu, any)) {
                 float tot = warp_reduce9(v, lane);
-                if (own >= 0) s_part[warp][slot][own] = tot;
-            } else if (own >= 0) {
-                s_part[warp][slot][own] = 0.0f;
+                if (own >= 0) {
+                    if (DET) atomicAdd(own_fx + w_id[sl], cu_fx_of(tot, own_scale));
+                    else atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
+                }
             }
         }
-        __syncthreads();
-        for (int t = threadIdx.x; t < (hi - lo) * CU_PAIR_GRADS; t += CU_BLOCK) {
-            int slot = t / CU_PAIR_GRADS, c = t % CU_PAIR_GRADS;
-            float acc = 0.0f;
-            for (int wp = 0; wp < CU_BLOCK / 32; wp++) acc += s_part[wp][slot][c];
-            pair_grad[(size_t)(start + lo + slot) * CU_PAIR_GRADS + c] = acc;
-        }
+        __syncwarp();
     }
 }
 
 void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg,
                                 const cu_raster *fwd, const float *dl_drgb, const cu_buckets *bk,
-                                const cu_chunk_work *work, int deterministic, float *pair_grad, cu_proj_grad *g,
-                                cudaStream_t s) {
+                                const cu_chunk_work *work, const cu_fx *fx, cu_proj_grad *g, cudaStream_t s) {
     int tiles = bins->tiles_x * bins->tiles_y;
     if (tiles <= 0 || work->max_items <= 0) return;
-    if (deterministic)
-        k_backward_pixel<1><<<work->max_items, CU_BLOCK, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work,
-                                                                 pair_grad, *g);
+    unsigned grid = (unsigned)work->max_items * (CU_BLOCK / CU_BWD_THREADS);
+    if (fx)
+        k_backward_pixel<1><<<grid, CU_BWD_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work, *fx,
+                                                           *g);
     else
-        k_backward_pixel<0><<<(unsigned)work->max_items * (CU_BLOCK / CU_BWD_THREADS), CU_BWD_THREADS, 0, s>>>(
-            *proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work, pair_grad, *g);
+        k_backward_pixel<0><<<grid, CU_BWD_THREADS, 0, s>>>(*proj, *bins, w, h, bg, *fwd, dl_drgb, *bk, *work,
+                                                           cu_fx{}, *g);
+}
+
+/* ---- deterministic gradient sums: 64-bit fixed point (cu_fx) ---- */
+/* The largest |dL/drgb| of the step, as float bits (non-negative floats order as their bits). */
+__global__ void k_fx_max(const float *dl, int64_t count, unsigned *max_bits) {
+    unsigned m = 0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x)
+        m = max(m, __float_as_uint(fabsf(dl[i])));
+    m = __reduce_max_sync(0xffffffffu, m);
+    if ((threadIdx.x & 31) == 0 && m) atomicMax(max_bits, m);
+}
+
+/* The classes' scales from the largest |dL/drgb| m: 2^(CU_FX_BITS[c] - e) with m < 2^e. */
+__global__ void k_fx_scales(const unsigned *max_bits, float *scale) {
+    int c = threadIdx.x;
+    if (c >= CU_FX_CLASSES) return;
+    float m = __uint_as_float(*max_bits);
+    int e = 0;
+    if (m > 0.0f && isfinite(m)) frexpf(m, &e);
+    const int bits[CU_FX_CLASSES] = CU_FX_BITS;
+    scale[c] = ldexpf(1.0f, bits[c] - e);
+}
+
+void cuda_fx_begin(const cu_fx *fx, const float *dl_drgb, int64_t count, cudaStream_t s) {
+    cudaMemsetAsync(fx->acc, 0, (size_t)CU_PAIR_GRADS * (fx->n > 0 ? fx->n : 1) * sizeof(unsigned long long), s);
+    cudaMemsetAsync(fx->max_bits, 0, sizeof(unsigned), s);
+    if (count > 0) k_fx_max<<<256, 256, 0, s>>>(dl_drgb, count, fx->max_bits);
+    k_fx_scales<<<1, 32, 0, s>>>(fx->max_bits, fx->scale);
+}
+
+__global__ void k_fx_finish(cu_fx fx, cu_proj_grad G) {
+    int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= (int64_t)CU_PAIR_GRADS * fx.n) return;
+    int c = (int)(j / fx.n), i = (int)(j % fx.n), stride = 0;
+    float *dst = grad_slot(G, c, &stride);
+    dst[(size_t)stride * i] = (float)((double)(long long)fx.acc[j] / (double)fx.scale[cu_fx_class(c)]);
+}
+
+void cuda_fx_finish(const cu_fx *fx, cu_proj_grad *g, cudaStream_t s) {
+    int64_t total = (int64_t)CU_PAIR_GRADS * fx->n;
+    if (total > 0) k_fx_finish<<<CU_GRID(total, 256), 256, 0, s>>>(*fx, *g);
 }
 
 /* ---- the chunked backward's work list ---- */
@@ -629,26 +585,4 @@ cu_chunk_work cuda_chunk_items(const int32_t *tile_max_nc, int tiles, int64_t nu
     return w;
 }
 
-__global__ void k_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, const uint32_t *pos, int n,
-                                    cu_proj_grad G) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    uint32_t b = i ? seg_end[i - 1] : 0, e = seg_end[i];
-    float v[CU_PAIR_GRADS];
-    for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
-    for (uint32_t k = b; k < e; k++) {
-        const float *pg = pair_grad + (size_t)pos[k] * CU_PAIR_GRADS;
-        for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] += pg[c];
-    }
-    G.mean2d[2 * i] = v[0], G.mean2d[2 * i + 1] = v[1];
-    G.conic[3 * i] = v[2], G.conic[3 * i + 1] = v[3], G.conic[3 * i + 2] = v[4];
-    G.opacity[i] = v[5];
-    G.color[3 * i] = v[6], G.color[3 * i + 1] = v[7], G.color[3 * i + 2] = v[8];
-}
-
-void cuda_reduce_pair_grads(const float *pair_grad, const uint32_t *seg_end, const uint32_t *pos, int n,
-                            cu_proj_grad *g, cudaStream_t s) {
-    if (n <= 0) return;
-    k_reduce_pair_grads<<<CU_GRID(n, 256), 256, 0, s>>>(pair_grad, seg_end, pos, n, *g);
-}
 

@@ -168,12 +168,11 @@ static int st_project(sp_backend *b, const sp_params *p, const sp_camera *cam, i
     return arena_done(&A, "stage project");
 }
 
-/* emit_pairs, sort, tile_ranges as forward() runs them; in deterministic mode the values sorted are
- * pair positions, mapped back to Gaussians afterwards (cuda_gather_ids). */
+/* emit_pairs, sort, tile_ranges as forward() runs them (the same in both modes: the pairs' places
+ * come from a scan and the sort is stable, so the lists are deterministic). */
 static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     arena A;
     arena_begin(&A, b);
-    int det = b->cfg.deterministic;
     int tiles_x = (cam->width + CU_TILE - 1) / CU_TILE, tiles_y = (cam->height + CU_TILE - 1) / CU_TILE;
     int tiles = tiles_x * tiles_y;
     cu_proj d = upload_proj(&A, proj, n);
@@ -182,8 +181,6 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     size_t P = np ? np : 1;
     uint64_t *keys = (uint64_t *)arena_alloc(&A, P * 8), *keys_s = (uint64_t *)arena_alloc(&A, P * 8);
     uint32_t *vals = (uint32_t *)arena_alloc(&A, P * 4), *vals_s = (uint32_t *)arena_alloc(&A, P * 4);
-    uint32_t *pair_gid = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL;
-    uint32_t *ids = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL, *inv = det ? (uint32_t *)arena_alloc(&A, P * 4) : NULL;
     uint2 *range = (uint2 *)arena_alloc(&A, (size_t)tiles * 8);
     size_t tb = 0;
     int end_bit = 32 + cuda_tile_bits(tiles);
@@ -196,11 +193,10 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     bins->ids = (uint32_t *)realloc(bins->ids, P * 4); /* bins start zeroed, as for cpu_bin */
     bins->range = (uint32_t *)realloc(bins->range, (size_t)(tiles ? tiles : 1) * 8);
     if (!A.failed) {
-        cuda_emit_pairs(&d, n, tiles_x, det, keys, vals, pair_gid, 0);
+        cuda_emit_pairs(&d, n, tiles_x, keys, vals, 0);
         if (np) cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, SP_DEPTH_KEY_DROP, end_bit);
-        if (det) cuda_gather_ids(vals_s, pair_gid, (int)np, ids, inv, 0);
         cuda_tile_ranges(keys_s, (int)np, tiles, range, 0);
-        down(bins->ids, det ? ids : vals_s, (size_t)np * 4);
+        down(bins->ids, vals_s, (size_t)np * 4);
         down(bins->range, range, (size_t)tiles * 8);
     }
     return arena_done(&A, "stage bin");
@@ -234,8 +230,8 @@ static int st_rasterize(sp_backend *b, const sp_proj *proj, int n, const sp_bins
     return arena_done(&A, "stage rasterize");
 }
 
-/* backward_raster under the backend's config: deterministic (per-pair slots, then a fixed-order sum
- * per Gaussian) or float atomics. It runs the GPU forward pass first (which leaves the state the
+/* backward_raster under the backend's config: deterministic (64-bit fixed-point sums, cu_fx) or
+ * float atomics. It runs the GPU forward pass first (which leaves the state the
  * backward reads: the chunk states and each tile's largest contributor count) and uses that pass's
  * output. */
 static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const sp_bins *bins, const sp_camera *cam,
@@ -244,7 +240,7 @@ static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const s
     arena A;
     arena_begin(&A, b);
     int w = cam->width, h = cam->height;
-    size_t np = (size_t)w * h, N = (size_t)n, P = (size_t)bins->num_pairs;
+    size_t np = (size_t)w * h, N = (size_t)n;
     cu_proj d = upload_proj(&A, proj, n);
     cu_bins db = upload_bins(&A, bins);
     cu_raster r;
@@ -257,25 +253,11 @@ static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const s
     G.conic = (float *)arena_alloc(&A, N * 3 * 4);
     G.opacity = (float *)arena_alloc(&A, N * 4);
     G.color = (float *)arena_alloc(&A, N * 3 * 4);
-    float *pair_grad = NULL;
-    uint32_t *seg_end = NULL, *pos = NULL;
+    cu_fx fx = {NULL, NULL, NULL, n};
     if (deterministic) {
-        /* Each Gaussian's pairs in ascending sorted position (what emit order gives the backend). */
-        uint32_t *cnt = (uint32_t *)calloc(N + 1, 4), *hpos = (uint32_t *)malloc((P ? P : 1) * 4);
-        uint32_t *fill = (uint32_t *)calloc(N + 1, 4);
-        for (size_t j = 0; j < P; j++) cnt[bins->ids[j]]++;
-        for (size_t i = 1; i < N; i++) cnt[i] += cnt[i - 1];
-        for (size_t j = 0; j < P; j++) {
-            uint32_t gi = bins->ids[j];
-            uint32_t start = gi ? cnt[gi - 1] : 0;
-            hpos[start + fill[gi]++] = (uint32_t)j;
-        }
-        pair_grad = (float *)arena_alloc(&A, (P ? P : 1) * CU_PAIR_GRADS * 4);
-        seg_end = (uint32_t *)arena_up(&A, cnt, N * 4);
-        pos = (uint32_t *)arena_up(&A, hpos, P * 4);
-        free(cnt);
-        free(hpos);
-        free(fill);
+        fx.acc = (unsigned long long *)arena_alloc(&A, (N ? N : 1) * CU_PAIR_GRADS * 8);
+        fx.scale = (float *)arena_alloc(&A, 128);
+        fx.max_bits = (unsigned *)arena_alloc(&A, 128);
     }
     int tiles = db.tiles_x * db.tiles_y;
     with_masks(&A, bins, &d, &db);
@@ -288,8 +270,9 @@ static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const s
         /* the GPU forward pass replaces fwd: it leaves the state the backward reads */
         cuda_rasterize(&d, &db, w, h, b3, &r, &bk, 0);
         cu_chunk_work work = cuda_chunk_items(bk.tile_max_nc, tiles, bins->num_pairs, work_scratch, 0);
-        cuda_backward_raster_pixel(&d, &db, w, h, b3, &r, dl, &bk, &work, deterministic, pair_grad, &G, 0);
-        if (deterministic && n > 0) cuda_reduce_pair_grads(pair_grad, seg_end, pos, n, &G, 0);
+        if (deterministic) cuda_fx_begin(&fx, dl, 3 * (int64_t)np, 0);
+        cuda_backward_raster_pixel(&d, &db, w, h, b3, &r, dl, &bk, &work, deterministic ? &fx : NULL, &G, 0);
+        if (deterministic) cuda_fx_finish(&fx, &G, 0);
         down(g->mean2d, G.mean2d, N * 2 * 4);
         down(g->conic, G.conic, N * 3 * 4);
         down(g->opacity, G.opacity, N * 4);
