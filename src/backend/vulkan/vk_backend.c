@@ -35,6 +35,20 @@ vk_layout vk_layout_of(const vk_backend *b) {
     return l;
 }
 
+/* The n Gaussians' five parameter regions (start, length) in the capacity's layout. */
+static void adam_regions(const vk_backend *b, uint32_t reg[10]) {
+    vk_layout l = vk_layout_of(b);
+    uint32_t n = (uint32_t)b->n;
+    const uint32_t r[10] = {l.means, 3 * n, l.ls, 3 * n, l.quats, 4 * n, l.op, n, l.sh, 3 * (uint32_t)b->K * n};
+    memcpy(reg, r, sizeof r);
+}
+
+uint32_t vk_adam_groups(const uint32_t reg[10]) {
+    uint32_t q = 0;
+    for (int r = 0; r < 5; r++) q += (reg[2 * r + 1] + 3) / 4;
+    return q;
+}
+
 void vk_cam_words(uint32_t w[32], const sp_camera *cam) {
     memset(w, 0, 32 * sizeof(uint32_t));
     for (int i = 0; i < 9; i++) w[i] = vk_f2u(cam->R[i]);
@@ -61,12 +75,14 @@ static int ensure_scan(vk_backend *b, int64_t m) {
     return 0;
 }
 
+int vk_cap_for(int n) { return (n + n / 4 + 16 + 3) & ~3; }
+
 int vk_ensure_gaussians(vk_backend *b, int n, int sh_degree) {
     int K = sp_sh_coeffs(sh_degree);
     if (n <= b->cap && K == b->K) return 0;
     vk_ctx *c = &b->c;
     if (vk_wait_all(b)) return -1;
-    int cap = n > b->cap ? n + n / 4 + 16 : b->cap;
+    int cap = n > b->cap ? vk_cap_for(n) : b->cap;
     b->cap = cap;
     b->K = K;
     b->sh_degree = sh_degree;
@@ -259,10 +275,11 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
     int tiles = (int)(w[18] * w[19]);
     /* the sizes below from the pair count (offsets[n]) */
     uint32_t aw[32] = {0};
-    vk_layout l = vk_layout_of(b);
+    uint32_t reg[10];
+    adam_regions(b, reg);
     b->gate_groups[VK_GATE_N] = vk_groups(n, VK_WG);
     b->gate_groups[VK_GATE_PB] = vk_groups(n, VK_PB_WG);
-    b->gate_groups[VK_GATE_ADAM] = vk_groups(l.total, VK_WG);
+    b->gate_groups[VK_GATE_ADAM] = vk_groups(vk_adam_groups(reg), VK_WG);
     aw[20] = (uint32_t)n, aw[21] = c->max_wg_count;
     aw[22] = b->pair_cap < 0xffffffffll ? (uint32_t)b->pair_cap : 0xffffffffu;
     for (int g = 0; g < 3; g++) aw[23 + g] = b->gate_groups[g];
@@ -407,7 +424,6 @@ int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degr
 }
 
 static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
-    vk_layout l = vk_layout_of(b);
     int step = a->adam_step < 1 ? 1 : a->adam_step;
     uint32_t w[32] = {0};
     const float lr[6] = {a->lr.means, a->lr.log_scales, a->lr.quats, a->lr.opacity, a->lr.sh_dc, a->lr.sh_rest};
@@ -415,14 +431,14 @@ static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
     w[6] = vk_f2u(a->beta1), w[7] = vk_f2u(a->beta2), w[8] = vk_f2u(a->eps);
     w[9] = vk_f2u((float)(1.0 - pow((double)a->beta1, (double)step)));
     w[10] = vk_f2u((float)(1.0 - pow((double)a->beta2, (double)step)));
-    uint32_t n = (uint32_t)b->n;
-    uint32_t reg[10] = {l.means, 3 * n, l.ls, 3 * n, l.quats, 4 * n, l.op, n, l.sh, 3 * (uint32_t)b->K * n};
+    uint32_t reg[10];
+    adam_regions(b, reg);
     memcpy(w + 11, reg, sizeof reg);
     w[21] = 3 * (uint32_t)b->K;
-    w[22] = l.total;
+    w[22] = vk_adam_groups(reg);
     w[23] = a->adam_sparse ? 1u : 0u;
     vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2};
-    if (dispatch_gated(b, k, VP_ADAM, bufs, 4, w, vk_groups(l.total, VK_WG), VK_GATE_ADAM)) return -1;
+    if (dispatch_gated(b, k, VP_ADAM, bufs, 4, w, vk_groups(w[22], VK_WG), VK_GATE_ADAM)) return -1;
     vk_stamp(&b->c, k, SP_STAGE_ADAM);
     return 0;
 }

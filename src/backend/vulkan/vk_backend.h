@@ -116,6 +116,11 @@ typedef struct {
 } vk_layout;
 vk_layout vk_layout_of(const vk_backend *b);
 
+/* The capacity that n Gaussians get: room to grow, a multiple of 4 (so that every region of
+ * vk_layout starts on a 16-byte boundary, which shaders/adam.comp reads in groups of four). */
+int vk_cap_for(int n);
+/* shaders/adam.comp's groups of four for its five regions (start, length) x 5. */
+uint32_t vk_adam_groups(const uint32_t reg[10]);
 /* Buffers for n Gaussians (contents kept only when no growth happens: callers upload after). */
 int vk_ensure_gaussians(vk_backend *b, int n, int sh_degree);
 int vk_ensure_image(vk_backend *b, int w, int h);

@@ -68,7 +68,7 @@ static int grow_keep(vk_backend *b, int n_new) {
     if (n_new <= b->cap) return 0;
     vk_ctx *c = &b->c;
     if (vk_wait_all(b)) return -1;
-    int cap = n_new + n_new / 4 + 16; /* vk_ensure_gaussians' rule */
+    int cap = vk_cap_for(n_new);
     VkDeviceSize bytes = (VkDeviceSize)cap * (VkDeviceSize)sp_gaussian_floats(b->K) * 4;
     vk_buf nw[3];
     memset(nw, 0, sizeof nw);

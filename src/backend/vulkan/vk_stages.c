@@ -230,10 +230,11 @@ static int st_adam(sp_backend *base, float *param, const float *grad, float *m, 
     w[6] = vk_f2u(beta1), w[7] = vk_f2u(beta2), w[8] = vk_f2u(eps);
     w[9] = vk_f2u((float)(1.0 - pow((double)beta1, (double)step)));
     w[10] = vk_f2u((float)(1.0 - pow((double)beta2, (double)step)));
-    w[11] = 0, w[12] = (uint32_t)count;
-    w[21] = 3, w[22] = (uint32_t)count, w[23] = sparse ? 1u : 0u;
+    const uint32_t reg[10] = {0, (uint32_t)count};
+    memcpy(w + 11, reg, sizeof reg);
+    w[21] = 3, w[22] = vk_adam_groups(reg), w[23] = sparse ? 1u : 0u;
     vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2};
-    RUN(b, vk_dispatch(&b->c, &b->kb, VP_ADAM, bufs, 4, w, vk_groups(count, VK_WG)));
+    RUN(b, vk_dispatch(&b->c, &b->kb, VP_ADAM, bufs, 4, w, vk_groups(w[22], VK_WG)));
     return down(b, &b->P, param, bytes) || down(b, &b->M1, m, bytes) || down(b, &b->M2, v, bytes) ? -1 : 0;
 }
 

@@ -2,35 +2,58 @@
 // adam.comp — stage `adam`: one bias-corrected Adam update over every parameter group of the
 // parameter buffer at once (backend/ref/adam.c). Five regions (start, length) with their own
 // learning rates; in the SH region the first 3 floats of each Gaussian (DC) take lr_dc.
+// Each invocation updates four consecutive floats of one region through 16-byte loads and
+// stores (the CUDA kernel's design): every region starts at a multiple of 4 floats (the host's
+// layout: vk_ensure_gaussians keeps the capacity a multiple of 4), and the floats of a region's
+// last group of four that lie past its length keep their values (they are slack of the buffer,
+// which no other invocation touches).
 // Words (no camera here): 0-5 lr means, log_scales, quats, opacity, sh dc, sh rest;
 // 6 beta1, 7 beta2, 8 eps, 9 1-beta1^t, 10 1-beta2^t; 11-20 (start, length) x 5; 21 floats per
-// Gaussian's SH (3K); 22 total floats to visit; 23 sparse (1: an element whose gradient is exactly
-// 0 keeps its value and moments, adam.sparse).
+// Gaussian's SH (3K); 22 groups of four to visit (the sum of ceil(length / 4)); 23 sparse (1: an
+// element whose gradient is exactly 0 keeps its value and moments, adam.sparse).
 #include "common.glsl"
 
-layout(std430, binding = 0) buffer B0 { float P[]; };
-layout(std430, binding = 1) readonly buffer B1 { float Gr[]; };
-layout(std430, binding = 2) buffer B2 { float M1[]; };
-layout(std430, binding = 3) buffer B3 { float M2[]; };
+layout(std430, binding = 0) buffer B0 { vec4 P[]; };
+layout(std430, binding = 1) readonly buffer B1 { vec4 Gr[]; };
+layout(std430, binding = 2) buffer B2 { vec4 M1[]; };
+layout(std430, binding = 3) buffer B3 { vec4 M2[]; };
 
 void main() {
-    uint e = gid();
-    if (e >= pc.u[22]) return;
-    float lr = -1.0;
-    for (int r = 0; r < 5; r++) {
-        uint s = pc.u[11 + 2 * r], l = pc.u[12 + 2 * r];
-        if (e >= s && e < s + l) {
-            lr = pf(r);
-            if (r == 4 && (e - s) % pc.u[21] >= 3u) lr = pf(5);
-        }
+    uint q = gid();
+    if (q >= pc.u[22]) return;
+    // the region of group q: groups are numbered region after region
+    int r = 0;
+    uint first = 0u;
+    for (; r < 5; r++) {
+        uint groups = (pc.u[12 + 2 * r] + 3u) >> 2;
+        if (q < first + groups) break;
+        first += groups;
     }
-    if (lr < 0.0) return;
+    if (r == 5) return;
+    uint off = 4u * (q - first), len = pc.u[12 + 2 * r];
+    uint quad = (pc.u[11 + 2 * r] >> 2) + (q - first);
+    vec4 g = Gr[quad];
+    bool sparse = pc.u[23] != 0u;
+    if (sparse && g == vec4(0.0)) return;
+    float lr[4];
+    uint per = pc.u[21], k = r == 4 ? off % per : 0u;
+    [[unroll]] for (int i = 0; i < 4; i++) {
+        lr[i] = r == 4 ? (k < 3u ? pf(4) : pf(5)) : pf(r);
+        if (++k == per) k = 0u;
+        if (off + uint(i) >= len) lr[i] = -1.0; // past the region: left as it is
+    }
     float b1 = pf(6), b2 = pf(7), eps = pf(8), bc1 = pf(9), bc2 = pf(10);
-    float g = Gr[e];
-    if (pc.u[23] != 0u && g == 0.0) return;
-    float mi = b1 * M1[e] + (1.0 - b1) * g;
-    float vi = b2 * M2[e] + (1.0 - b2) * g * g;
-    M1[e] = mi;
-    M2[e] = vi;
-    P[e] -= lr * (mi / bc1) / (sqrt(vi / bc2) + eps);
+    vec4 m = M1[quad], v = M2[quad], p = P[quad];
+    [[unroll]] for (int i = 0; i < 4; i++) {
+        float gi = g[i];
+        if (lr[i] < 0.0 || (sparse && gi == 0.0)) continue;
+        float mi = b1 * m[i] + (1.0 - b1) * gi;
+        float vi = b2 * v[i] + (1.0 - b2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] -= lr[i] * (mi / bc1) / (sqrt(vi / bc2) + eps);
+    }
+    M1[quad] = m;
+    M2[quad] = v;
+    P[quad] = p;
 }
