@@ -575,7 +575,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_BACKWARD_RASTER);
-    cu_fx fx = {NULL, NULL, NULL, n};
+    cu_fx fx = {NULL, NULL, NULL, b->proj.conic, n};
     if (det) { /* fixed-point sums, the same in any order (cu_fx) */
         if (cu_reserve(&b->mem, &b->fx_acc, (size_t)CU_PAIR_GRADS * (n ? n : 1) * sizeof(unsigned long long),
                        "deterministic gradient sums") ||

@@ -166,14 +166,17 @@ void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, floa
  * the same in any order. The scale is a power of two per class of value (mean2d, conic, opacity,
  * colour): 2^(CU_FX_BITS - e) for the step's largest |dL/drgb| m < 2^e, so that a Gaussian's sum
  * over every pixel of a 2^24-pixel image stays under 2^62 (colour: |w dL/drgb| <= m per pixel;
- * opacity: <= 12 m; mean2d: <= 120 m, conic <= 6 m sigma^2 up to sigma 1000 px) while a warp total
- * keeps 2^-CU_FX_BITS of m as its resolution. An add is clamped to +-2^61. */
+ * opacity: <= 12 m; mean2d: <= 120 m) while a warp total keeps 2^-CU_FX_BITS of m as its
+ * resolution. A conic value grows with the Gaussian's size (d²·G <= 0.74 sigma_max² per pixel), so
+ * its totals are first multiplied by the Gaussian's own power of two cu_fx_conic_fac <= 1 /
+ * sigma_max², which brings them to <= 5 m per pixel as well. An add is clamped to +-2^61. */
 #define CU_FX_CLASSES 4
-#define CU_FX_BITS {31, 14, 34, 38}
+#define CU_FX_BITS {31, 34, 34, 38}
 typedef struct {
     unsigned long long *acc; /* [CU_PAIR_GRADS][n] */
     float *scale;            /* [CU_FX_CLASSES], set on the device by cuda_fx_begin */
     unsigned *max_bits;      /* the step's largest |dL/drgb| as float bits */
+    const float *conic;      /* the projected conics (cu_proj.conic) the backward reads */
     int n;
 } cu_fx;
 __host__ __device__ static inline int cu_fx_class(int value) { return value < 2 ? 0 : value < 5 ? 1 : value < 6 ? 2 : 3; }
@@ -182,6 +185,19 @@ __device__ static inline unsigned long long cu_fx_of(float v, float scale) {
     double q = (double)v * (double)scale;
     q = q > 0x1p61 ? 0x1p61 : q < -0x1p61 ? -0x1p61 : q;
     return (unsigned long long)__double2ll_rn(q);
+}
+/* A power of two <= 1 / tr(conic^-1) (tr = (a + c) / det = sigma_x² + sigma_y² >= sigma_max²), from
+ * float exponents alone, no division: with a + c < 2^ea and det >= 2^(ed-1), tr < 2^(ea-ed+1), so
+ * 2^-(ea-ed+1) is within a factor 4 of 1 / tr. 1 for a conic that is not positive definite or
+ * whose numbers are not normal floats. Round-to-nearest intrinsics (no fused multiply-add), so
+ * the backward and cuda_fx_finish compute the same power. */
+__device__ static inline float cu_fx_conic_fac(float a, float b, float c) {
+    float det = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, b)), sum = __fadd_rn(a, c);
+    int ed = (int)((__float_as_uint(det) >> 23) & 0xff), ea = (int)((__float_as_uint(sum) >> 23) & 0xff);
+    if (!(det > 0.0f) || !(sum > 0.0f) || ed == 0 || ed == 255 || ea == 0 || ea == 255) return 1.0f;
+    int e = ea - ed + 1; /* the biases cancel */
+    e = e < -60 ? -60 : e > 60 ? 60 : e;
+    return __uint_as_float((uint32_t)(127 - e) << 23);
 }
 #endif
 /* Zeroes acc and sets the scales from dl_drgb (count floats); all on the stream. */

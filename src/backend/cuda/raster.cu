@@ -412,6 +412,7 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
     float own_scale = 0.0f;
     unsigned long long *own_fx = NULL;
     if (DET && own >= 0) own_scale = fxg.scale[cu_fx_class(own)], own_fx = fxg.acc + (size_t)own * fxg.n;
+    int own_conic = own >= 0 && cu_fx_class(own) == 1;
     float fx = (float)px + 0.5f, fy = (float)py + 0.5f;
     int start = (int)bins.range[tile].x;
     int max_nc = bk.tile_max_nc[tile];
@@ -469,7 +470,11 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
             if (__any_sync(0xffffffffu, any)) {
                 float tot = warp_reduce9(v, lane);
                 if (own >= 0) {
-                    if (DET) atomicAdd(own_fx + w_id[sl], cu_fx_of(tot, own_scale));
+                    if (DET) {
+                        float4 co = w_conic_op[sl];
+                        float f = cu_fx_conic_fac(co.x, co.y, co.z); /* cheap: computed by every lane */
+                        atomicAdd(own_fx + w_id[sl], cu_fx_of(own_conic ? tot * f : tot, own_scale));
+                    }
                     else atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
                 }
             }
@@ -525,7 +530,9 @@ __global__ void k_fx_finish(cu_fx fx, cu_proj_grad G) {
     if (j >= (int64_t)CU_PAIR_GRADS * fx.n) return;
     int c = (int)(j / fx.n), i = (int)(j % fx.n), stride = 0;
     float *dst = grad_slot(G, c, &stride);
-    dst[(size_t)stride * i] = (float)((double)(long long)fx.acc[j] / (double)fx.scale[cu_fx_class(c)]);
+    double q = (double)fx.scale[cu_fx_class(c)];
+    if (cu_fx_class(c) == 1) q *= (double)cu_fx_conic_fac(fx.conic[3 * i], fx.conic[3 * i + 1], fx.conic[3 * i + 2]);
+    dst[(size_t)stride * i] = (float)((double)(long long)fx.acc[j] / q);
 }
 
 void cuda_fx_finish(const cu_fx *fx, cu_proj_grad *g, cudaStream_t s) {

@@ -253,7 +253,7 @@ static int st_backward_raster(sp_backend *b, const sp_proj *proj, int n, const s
     G.conic = (float *)arena_alloc(&A, N * 3 * 4);
     G.opacity = (float *)arena_alloc(&A, N * 4);
     G.color = (float *)arena_alloc(&A, N * 3 * 4);
-    cu_fx fx = {NULL, NULL, NULL, n};
+    cu_fx fx = {NULL, NULL, NULL, d.conic, n};
     if (deterministic) {
         fx.acc = (unsigned long long *)arena_alloc(&A, (N ? N : 1) * CU_PAIR_GRADS * 8);
         fx.scale = (float *)arena_alloc(&A, 128);
