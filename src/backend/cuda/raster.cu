@@ -121,7 +121,6 @@ const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int til
     return dv.Current();
 }
 
-
 /* ---- rasterize ---- */
 /* Each warp (8x4 pixels, cu_tile_lx/ly) walks its tile's list on its own, 32 positions at a time:
  * a lane whose position's warp mask (cuda_warp_masks) has the warp's bit loads that Gaussian into
@@ -474,8 +473,9 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
                         float4 co = w_conic_op[sl];
                         float f = cu_fx_conic_fac(co.x, co.y, co.z); /* cheap: computed by every lane */
                         atomicAdd(own_fx + w_id[sl], cu_fx_of(own_conic ? tot * f : tot, own_scale));
+                    } else {
+                        atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
                     }
-                    else atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
                 }
             }
         }
@@ -591,5 +591,3 @@ cu_chunk_work cuda_chunk_items(const int32_t *tile_max_nc, int tiles, int64_t nu
     w.max_items = (int)cap;
     return w;
 }
-
-

@@ -2,11 +2,11 @@
  * backward_raster, plus the buffer helpers of stages.h.
  *
  * Determinism. cpu_bin fills each tile's list in Gaussian index order and then sorts it stably by
- * depth key (tile_cull.h), which equals a stable sort of the 64-bit keys. backward_raster never adds one tile's
- * contribution into another's: each tile accumulates its pixels (in row-major order) into one
- * gradient slot per (Gaussian, tile) pair, and a second loop sums every Gaussian's slots in the
- * order of its tiles (row-major over its rect; tiles it does not reach hold zeros). The result is bit-identical for any thread count
- * and any schedule. */
+ * depth key (tile_cull.h), which equals a stable sort of the 64-bit keys. backward_raster never
+ * adds one tile's contribution into another's: each tile accumulates its pixels (in row-major
+ * order) into one gradient slot per (Gaussian, tile) pair, and a second loop sums every Gaussian's
+ * slots in the order of its tiles (row-major over its rect; tiles it does not reach hold zeros).
+ * The result is bit-identical for any thread count and any schedule. */
 #include <stdlib.h>
 #include <string.h>
 

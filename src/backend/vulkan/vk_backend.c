@@ -30,8 +30,7 @@ int vk_usable_degree(int degree, int K) {
 
 vk_layout vk_layout_of(const vk_backend *b) {
     uint32_t c = (uint32_t)b->cap;
-    vk_layout l = {0, 3 * c, 6 * c, 10 * c, 11 * c, 0};
-    l.total = c * (uint32_t)sp_gaussian_floats(b->K);
+    vk_layout l = {0, 3 * c, 6 * c, 10 * c, 11 * c};
     return l;
 }
 

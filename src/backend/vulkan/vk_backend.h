@@ -116,7 +116,7 @@ static inline int64_t vk_chunk_slots(int64_t np, int tiles) { return np / VK_BWD
 
 /* Parameter region offsets (floats) for the current capacity. */
 typedef struct {
-    uint32_t means, ls, quats, op, sh, total;
+    uint32_t means, ls, quats, op, sh;
 } vk_layout;
 vk_layout vk_layout_of(const vk_backend *b);
 
