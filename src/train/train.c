@@ -950,7 +950,14 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         status = SP_TRAIN_OK; /* already complete */
         goto out;
     }
-    if (load_dataset(r) || open_backend(r, cfg) || load_model(r, o, &ck)) goto fail;
+    double t_data = sp_now(), t_backend = 0, t_model = 0;
+    if (load_dataset(r)) goto fail;
+    t_backend = sp_now();
+    if (open_backend(r, cfg)) goto fail;
+    t_model = sp_now();
+    if (load_model(r, o, &ck)) goto fail;
+    SP_INFO("ready to train in %.2f s: dataset %.2f s, backend %.2f s, views and model %.2f s", sp_now() - r->started,
+            t_backend - t_data, t_model - t_backend, sp_now() - t_model);
     sp_checkpoint_free(&ck);
     r->session_step0 = r->step;
     if (cancelled(o)) {

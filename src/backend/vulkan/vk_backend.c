@@ -497,6 +497,11 @@ static void log_accounting(const vk_backend *b) {
             "params_finite, %.3f in refine; %ld of %ld steps run again (their pairs outgrew the buffers)",
             b->step_ms / st, ck->wait_ms / st, ck->query_ms / st, ck->submit_ms / st, ck->waits / st,
             ck->submits / st, b->take_ms / st, b->finite_ms / st, b->ms[SP_STAGE_REFINE] / st, b->replays, b->steps);
+    if (b->mc_calls > 0)
+        SP_INFO("vulkan: mcmc refine on the device: %ld calls, %.2f ms each (%.2f growing the stores and scratch, "
+                "%.2f recording, running and waiting for its command buffer)",
+                b->mc_calls, (b->mc_grow_ms + b->mc_cmd_ms) / (double)b->mc_calls, b->mc_grow_ms / (double)b->mc_calls,
+                b->mc_cmd_ms / (double)b->mc_calls);
     if (ck->dev_last > ck->dev_first) {
         double span = (double)(ck->dev_last - ck->dev_first) * b->c.ts_period * 1e-6;
         SP_INFO("vulkan: device per step: %.3f ms from the first to the last timestamp, %.3f inside timestamped "

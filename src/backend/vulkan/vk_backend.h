@@ -85,6 +85,10 @@ typedef struct {
     long steps;
     /* where the wall time goes (profile): host time inside train_step, take_loss, params_finite */
     double step_ms, take_ms, finite_ms;
+    /* MCMC refines on the device: calls, host time growing the stores and scratch, and in the
+     * command buffer (submission to the end of its wait) */
+    long mc_calls;
+    double mc_grow_ms, mc_cmd_ms;
 } vk_backend;
 
 /* Words of rb (host-visible): 0 the pair count, 1 params_finite's flag, from VK_RB_MCMC the eight

@@ -132,9 +132,11 @@ int vk_mcmc_refine_run(vk_backend *b, float dead_opacity, int add, uint64_t seed
     *relocated = *added = 0;
     if (n <= 0) return 0;
     if (add < 0) add = 0;
+    double t0 = sp_now();
     if (vk_wait_all(b) || (!b->mc_tab_ready && upload_table(b)) || grow_keep(b, n + add) ||
         ensure_scratch(b, n, add) || vk_cmd_begin(c, &b->ka, NULL, 0))
         return -1;
+    double t1 = sp_now();
     /* the seeds of train/mcmc.c's two phases */
     if (rec_phase(b, &b->ka, 0, n, 0, sp_hash64(seed, 1), dead_opacity) ||
         (add > 0 && rec_phase(b, &b->ka, 1, n, add, sp_hash64(seed, 2), dead_opacity)))
@@ -146,6 +148,9 @@ int vk_mcmc_refine_run(vk_backend *b, float dead_opacity, int add, uint64_t seed
     vk_fill(&b->ka, &b->st_maxr, 0, b->st_maxr.size, 0);
     vk_copy(&b->ka, &b->mc_scal, 0, &b->rb, VK_RB_MCMC * 4, 32);
     if (vk_cmd_submit(c, &b->ka) || vk_cmd_wait(c, &b->ka, NULL)) return -1;
+    b->mc_calls++;
+    b->mc_grow_ms += 1e3 * (t1 - t0);
+    b->mc_cmd_ms += 1e3 * (sp_now() - t1);
     const uint32_t *r = (const uint32_t *)b->rb.map + VK_RB_MCMC;
     *relocated = (int)r[3];
     *added = add > 0 ? (int)r[7] : 0;
