@@ -218,18 +218,22 @@ static int stage_commit(stage_set *st) {
 static int write_result_to(run *r, const char *status, const char *path);
 
 /* Saves point_cloud.ply, checkpoint.bin and result.toml (status: "running" for a save during
- * training), all of one step, or none of them (the previous save stays; the error says so). */
-static int save_state(run *r, const char *status, int announce) {
+ * training), all of one step, or none of them (the previous save stays; the error says so).
+ * model_saved: the save just before wrote this very model (same step, nothing trained since), so
+ * its point_cloud.ply and snapshot stay as they are and only the checkpoint (its curves and clocks)
+ * and result.toml are written again. */
+static int save_state(run *r, const char *status, int announce, int model_saved) {
     if (!r->writer) return 0;
     double t0 = sp_now();
     sp_gaussians g = {0}, m = {0}, v = {0};
     if (r->b->ops->get_gaussians(r->b, &g, &m, &v)) return -1;
     stage_set st = {0};
     int rc = 0;
-    if (r->cfg->output.save_ply) rc = sp_ply_write(stage_add(&st, run_path(r, "point_cloud.ply")), &g);
+    if (r->cfg->output.save_ply && !model_saved)
+        rc = sp_ply_write(stage_add(&st, run_path(r, "point_cloud.ply")), &g);
     /* snapshots in the original 3DGS layout, every save_every steps and at the end (new files) */
     int every = r->cfg->trainer.save_every;
-    if (rc == 0 && every > 0 && (r->step % every == 0 || r->step == r->cfg->trainer.max_steps))
+    if (rc == 0 && !model_saved && every > 0 && (r->step % every == 0 || r->step == r->cfg->trainer.max_steps))
         rc = sp_snapshot_write(r->dir, r->step, &g);
     if (rc == 0) {
         sp_checkpoint ck = {.step = r->step, .train_seconds = train_seconds_now(r), .g = g, .m = m, .v = v,
@@ -835,7 +839,7 @@ static int periodic_eval(run *r, int step) {
 /* trainer.save_every, trainer.checkpoint_every (saving time is not training time). */
 static int periodic_save(run *r) {
     double t0 = sp_now();
-    if (save_state(r, "running", 1)) return -1;
+    if (save_state(r, "running", 1, 0)) return -1;
     r->paused_s += sp_now() - t0;
     r->prog_skip = 1;
     return 0;
@@ -872,7 +876,7 @@ static int train_loop(run *r, const sp_train_opts *o, int *stopped) {
 static int finish_run(run *r, int interrupted) {
     if (interrupted) SP_WARN("interrupted at step %d: saving the model and a checkpoint to %s", r->step, r->dir);
     /* the trained model is saved before the final evaluation (which can take a while) */
-    if (save_state(r, interrupted ? "interrupted" : "running", interrupted)) return -1;
+    if (save_state(r, interrupted ? "interrupted" : "running", interrupted, 0)) return -1;
     if (!interrupted) {
         if (final_eval(r)) return -1;
         if (r->have_test || r->have_val) {
@@ -881,8 +885,8 @@ static int finish_run(run *r, int interrupted) {
         }
     }
     if (write_curves_png(r)) SP_WARN("%s", sp_last_error());
-    /* the final curves and scores, with the model they belong to */
-    if (!interrupted && save_state(r, "complete", 1)) return -1;
+    /* the final curves and scores, with the model they belong to (its .ply is the save's above) */
+    if (!interrupted && save_state(r, "complete", 1, 1)) return -1;
     if (r->cfg->backend.profile) {
         sp_profile prof;
         r->b->ops->get_profile(r->b, &prof);
@@ -905,7 +909,7 @@ static void fail_after_commit(run *r) {
             r->train_seconds = train_seconds_now(r);
             r->in_loop = 0;
         }
-        if (save_state(r, "failed", 0) == 0)
+        if (save_state(r, "failed", 0, 0) == 0)
             kept = sp_strfmt("the model and a checkpoint of step %d are saved in %s (resuming continues it: train "
                              "options: resume_dir = %s)", r->step, r->dir, r->dir);
         else
