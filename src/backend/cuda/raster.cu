@@ -395,6 +395,7 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
     __shared__ float2 s_mean[NT];
     __shared__ float4 s_conic_op[NT];
     __shared__ float3 s_color[NT];
+    __shared__ float s_fac[DET ? NT : 1]; /* DET: each slot's cu_fx_conic_fac, made once per load */
     int it = (int)(blockIdx.x / PARTS);
     if (it >= *work.num_items) return; /* the grid is an upper bound */
     uint2 item = work.items[it];
@@ -439,6 +440,7 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
     float2 *w_mean = s_mean + wl * 32;
     float4 *w_conic_op = s_conic_op + wl * 32;
     float3 *w_color = s_color + wl * 32;
+    float *w_fac = DET ? s_fac + wl * 32 : s_fac;
     int top = min(c_hi, warp_nc);
     /* this lane's Gaussian of the next batch, loaded ahead; with warp masks only when it reaches
      * this warp (mcur: its bit for the batch in hand, mnext: for the one below) */
@@ -453,6 +455,7 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
         int lo = top - 32; /* slot s holds position lo + s; positions below c_lo are not loaded */
         int hit = mcur;
         if (hit) w_id[lane] = g, w_mean[lane] = sp.m, w_conic_op[lane] = sp.co, w_color[lane] = sp.col;
+        if (DET && hit) w_fac[lane] = cu_fx_conic_fac(sp.co.x, sp.co.y, sp.co.z);
         uint32_t bits = __ballot_sync(0xffffffffu, hit);
         __syncwarp();
         k = lo - 32 + lane;
@@ -470,9 +473,7 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
                 float tot = warp_reduce9(v, lane);
                 if (own >= 0) {
                     if (DET) {
-                        float4 co = w_conic_op[sl];
-                        float f = cu_fx_conic_fac(co.x, co.y, co.z); /* cheap: computed by every lane */
-                        atomicAdd(own_fx + w_id[sl], cu_fx_of(own_conic ? tot * f : tot, own_scale));
+                        atomicAdd(own_fx + w_id[sl], cu_fx_of(own_conic ? tot * w_fac[sl] : tot, own_scale));
                     } else {
                         atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
                     }
