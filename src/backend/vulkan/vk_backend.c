@@ -501,6 +501,13 @@ static void log_accounting(const vk_backend *b) {
                 "%.2f recording, running and waiting for its command buffer)",
                 b->mc_calls, (b->mc_grow_ms + b->mc_cmd_ms) / (double)b->mc_calls, b->mc_grow_ms / (double)b->mc_calls,
                 b->mc_cmd_ms / (double)b->mc_calls);
+    if (b->mc_calls > 0) {
+        const double *m = b->mc_pass_ms, nc = (double)b->mc_calls;
+        SP_INFO("vulkan: mcmc refine passes on the device, ms per call: relocate %.3f %.3f %.3f %.3f %.3f %.3f, "
+                "add %.3f %.3f %.3f %.3f %.3f %.3f (weights, blocks, finish, draw, spread, apply), clears %.3f",
+                m[0] / nc, m[1] / nc, m[2] / nc, m[3] / nc, m[4] / nc, m[5] / nc, m[6] / nc, m[7] / nc, m[8] / nc,
+                m[9] / nc, m[10] / nc, m[11] / nc, m[12] / nc);
+    }
     if (ck->dev_last > ck->dev_first) {
         double span = (double)(ck->dev_last - ck->dev_first) * b->c.ts_period * 1e-6;
         SP_INFO("vulkan: device per step: %.3f ms from the first to the last timestamp, %.3f inside timestamped "

@@ -8,6 +8,8 @@
 #include "backend/vulkan/shaders/sort_const.glsl"
 
 #define VK_LOSS_RING 1024 /* steps whose loss sums wait on the device for take_loss */
+/* MCMC refine passes timed with backend.profile: 6 per phase (relocate, add), then the clears */
+#define VK_MC_PASSES 13
 
 typedef struct {
     sp_backend base;
@@ -89,6 +91,7 @@ typedef struct {
      * command buffer (submission to the end of its wait) */
     long mc_calls;
     double mc_grow_ms, mc_cmd_ms;
+    double mc_pass_ms[VK_MC_PASSES]; /* device time of each pass (profile): per phase six, then the clears */
 } vk_backend;
 
 /* Words of rb (host-visible): 0 the pair count, 1 params_finite's flag, from VK_RB_MCMC the eight

@@ -121,8 +121,10 @@ static int rec_phase(vk_backend *b, vk_cmd *k, int phase, int n, int add, uint64
     const int pipe[6] = {VP_MCMC_WEIGHTS, VP_MCMC_BLOCKS, VP_MCMC_FINISH, VP_MCMC_DRAW, VP_MCMC_SPREAD, VP_MCMC_APPLY};
     uint32_t groups[6] = {w[29], 1, vk_groups(n, VK_WG), vk_groups(draws, VK_WG), vk_groups(n, VK_WG),
                           vk_groups(most, VK_WG)};
-    for (int p = 0; p < 6; p++)
+    for (int p = 0; p < 6; p++) {
         if (vk_dispatch(&b->c, k, pipe[p], bufs, 12, w, groups[p])) return -1;
+        vk_stamp(&b->c, k, 6 * phase + p); /* with backend.profile: mc_pass_ms */
+    }
     return 0;
 }
 
@@ -134,7 +136,7 @@ int vk_mcmc_refine_run(vk_backend *b, float dead_opacity, int add, uint64_t seed
     if (add < 0) add = 0;
     double t0 = sp_now();
     if (vk_wait_all(b) || (!b->mc_tab_ready && upload_table(b)) || grow_keep(b, n + add) ||
-        ensure_scratch(b, n, add) || vk_cmd_begin(c, &b->ka, NULL, 0))
+        ensure_scratch(b, n, add) || vk_cmd_begin(c, &b->ka, NULL, b->base.cfg.profile))
         return -1;
     double t1 = sp_now();
     /* the seeds of train/mcmc.c's two phases */
@@ -147,7 +149,8 @@ int vk_mcmc_refine_run(vk_backend *b, float dead_opacity, int add, uint64_t seed
     vk_fill(&b->ka, &b->st_count, 0, b->st_count.size, 0);
     vk_fill(&b->ka, &b->st_maxr, 0, b->st_maxr.size, 0);
     vk_copy(&b->ka, &b->mc_scal, 0, &b->rb, VK_RB_MCMC * 4, 32);
-    if (vk_cmd_submit(c, &b->ka) || vk_cmd_wait(c, &b->ka, NULL)) return -1;
+    vk_stamp(c, &b->ka, 12);
+    if (vk_cmd_submit(c, &b->ka) || vk_cmd_wait(c, &b->ka, b->mc_pass_ms)) return -1;
     b->mc_calls++;
     b->mc_grow_ms += 1e3 * (t1 - t0);
     b->mc_cmd_ms += 1e3 * (sp_now() - t1);
