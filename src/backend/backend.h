@@ -212,6 +212,10 @@ typedef struct sp_backend_ops {
     int (*mcmc_refine)(sp_backend *b, float dead_opacity, int add, uint64_t seed, int *relocated, int *added);
     /* The device's free and total memory in bytes; NULL for a backend whose buffers are host memory. */
     int (*device_memory)(sp_backend *b, size_t *free_bytes, size_t *total_bytes);
+    /* The training will call mcmc_refine: a backend that makes what it needs for it at the first
+     * call may start making it now, beside the views' and the model's upload and the first steps.
+     * NULL: nothing to start. */
+    void (*mcmc_prepare)(sp_backend *b);
 } sp_backend_ops;
 
 struct sp_backend {

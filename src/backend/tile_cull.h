@@ -90,11 +90,13 @@ SP_TC_FN int sp_tile_hit(const sp_tile_ellipse_t *e, int tx, int ty) {
 }
 
 /* A pair's sort key is (tile, depth key): the depth key is the depth's float bits (positive floats
- * order as their bits) without the low SP_DEPTH_KEY_DROP, so depths within 2^-11 of each other
- * (relative) tie and keep the Gaussians' index order (the sort is stable). The dropped bits are
- * zero for every key, so a radix sort need not look at them (CUDA's starts at that bit; Vulkan's
- * skips its digit of constant value: shaders/sort_const.glsl, VK_DEPTH_KEY_DROP). */
-#define SP_DEPTH_KEY_DROP 12
+ * order as their bits) without the low SP_DEPTH_KEY_DROP; depths that then tie keep the Gaussians'
+ * index order (the sort is stable), and a radix sort need not look at the dropped bits (CUDA's starts
+ * at that bit; Vulkan's skips a digit of constant value: shaders/sort_const.glsl, VK_DEPTH_KEY_DROP).
+ * 0: every bit counts. Dropping 12 (ties within 2^-11, relative) saved two of CUDA's six sort passes
+ * on lego (0.104 -> 0.076 ms/step) at equal PSNR but cost mic 0.05 dB (37.22 -> 37.16 test PSNR on
+ * the H200: bench/RESULTS.md, session 20). */
+#define SP_DEPTH_KEY_DROP 0
 SP_TC_FN unsigned sp_depth_key(float d) {
     union { float f; unsigned u; } v;
     v.f = d;

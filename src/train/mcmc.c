@@ -174,6 +174,10 @@ void sp_mcmc_buf_free(sp_mcmc_buf *buf) {
     memset(buf, 0, sizeof *buf);
 }
 
+void sp_mcmc_prepare(sp_backend *b) {
+    if (b->ops->mcmc_refine && b->ops->mcmc_prepare) b->ops->mcmc_prepare(b);
+}
+
 int sp_mcmc_refine(sp_backend *b, float dead_opacity, double grow, int max_gaussians, uint64_t seed,
                    sp_mcmc_result *res) {
     memset(res, 0, sizeof *res);

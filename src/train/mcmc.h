@@ -58,6 +58,9 @@ typedef struct {
 } sp_mcmc_result;
 int sp_mcmc_refine(sp_backend *b, float dead_opacity, double grow, int max_gaussians, uint64_t seed,
                    sp_mcmc_result *res);
+/* A run that will refine with sp_mcmc_refine says so before its first step: a backend that
+ * decides on its device may start making what that needs (ops->mcmc_prepare). */
+void sp_mcmc_prepare(sp_backend *b);
 
 sp_mcmc_plan sp_mcmc_plan_of(const sp_mcmc_buf *buf);
 void sp_mcmc_buf_clear(sp_mcmc_buf *buf);

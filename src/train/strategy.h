@@ -50,6 +50,10 @@ typedef struct sp_strategy {
     /* After the Adam step of views prev+1 .. step: the refines due in it (at most one of each
      * kind, at the last index due). Logs what it did into the run's log. */
     int (*refine)(const sp_strategy_env *e, int prev, int step);
+    /* Once the backend and the schedules are known, before the views and the model go to the
+     * device (e->train and e->extent set, nothing on the device yet): what the strategy's refines
+     * will need, started early. NULL: nothing. */
+    void (*prepare)(const sp_strategy_env *e);
 } sp_strategy;
 
 extern const sp_strategy sp_strategy_adc, sp_strategy_mcmc;

@@ -36,6 +36,12 @@ static int mcmc_refine(const sp_strategy_env *e, int prev, int step) {
     return 0;
 }
 
+/* A run with refines ahead lets a backend that decides on its device start making what that needs. */
+static void mcmc_prepare(const sp_strategy_env *e) {
+    if (e->sched->refine_start < e->sched->refine_stop && e->sched->refine_start < e->cfg->trainer.max_steps)
+        sp_mcmc_prepare(e->b);
+}
+
 const sp_strategy sp_strategy_mcmc = {
     .name = "mcmc",
     .stop_key = "mcmc_stop",
@@ -44,4 +50,5 @@ const sp_strategy sp_strategy_mcmc = {
     .step_args = mcmc_step_args,
     .collects_stats = mcmc_collects_stats,
     .refine = mcmc_refine,
+    .prepare = mcmc_prepare,
 };

@@ -647,6 +647,9 @@ static int open_backend(run *r, sp_config *cfg) {
 
     sp_schedule *sched = &r->sched;
     sp_schedule_make(cfg, sched);
+    if (r->strat->prepare)
+        r->strat->prepare(&(sp_strategy_env){.cfg = cfg, .sched = sched, .b = r->b, .train = &r->data.train,
+                                             .extent = r->data.extent});
     if (cfg->trainer.schedule_steps)
         SP_INFO("schedules scaled to %d steps: densify %d-%d, SH degree +1 every %d, opacity reset every %d",
                 cfg->trainer.max_steps, sched->refine_start, sched->refine_stop, sched->sh_interval,

@@ -868,6 +868,8 @@ static int vk_mcmc_apply(sp_backend *base, const sp_mcmc_plan *p) {
 
 /* Decided on the device (vk_mcmc.c); its host time, the device's work included, is the `refine`
  * row, as refine's. */
+static void vk_mcmc_prepare(sp_backend *base) { vk_lazy_start(&((vk_backend *)base)->c); }
+
 static int vk_mcmc_refine(sp_backend *base, float dead_opacity, int add, uint64_t seed, int *relocated, int *added) {
     vk_backend *b = (vk_backend *)base;
     if (vk_wait_all(b)) return -1; /* the steps in flight are their own rows */
@@ -969,6 +971,7 @@ static const sp_backend_ops vk_ops = {
     .mcmc_read = vk_mcmc_read,
     .mcmc_apply = vk_mcmc_apply,
     .mcmc_refine = vk_mcmc_refine,
+    .mcmc_prepare = vk_mcmc_prepare,
     .stages = &vk_stage_ops,
 };
 

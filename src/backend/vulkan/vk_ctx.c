@@ -197,6 +197,36 @@ static VkResult build_pipeline(vk_ctx *c, int i, const char **what) {
     return r;
 }
 
+/* The lazy pipelines' thread: makes each one not made yet (build_pipeline is safe beside the
+ * other threads: they dispatch no lazy pipeline until lazy_join). */
+static void *lazy_main(void *arg) {
+    vk_ctx *c = arg;
+    int threads = sp_omp_threads() < VK_LAZY_COUNT ? sp_omp_threads() : VK_LAZY_COUNT;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (int k = 0; k < VK_LAZY_COUNT; k++)
+        c->lazy_res[k] = c->pipe[VP_MCMC_WEIGHTS + k] ? VK_SUCCESS : build_pipeline(c, VP_MCMC_WEIGHTS + k, &c->lazy_what[k]);
+    return NULL;
+}
+
+void vk_lazy_start(vk_ctx *c) {
+    if (c->lazy_running) return;
+    int todo = 0;
+    for (int k = 0; k < VK_LAZY_COUNT; k++) todo += !c->pipe[VP_MCMC_WEIGHTS + k];
+    if (todo) c->lazy_running = pthread_create(&c->lazy_thread, NULL, lazy_main, c) == 0;
+}
+
+/* Waits for the lazy pipelines' thread; a pipeline it could not make is an error here. */
+static int lazy_join(vk_ctx *c) {
+    if (!c->lazy_running) return 0;
+    pthread_join(c->lazy_thread, NULL);
+    c->lazy_running = 0;
+    for (int k = 0; k < VK_LAZY_COUNT; k++)
+        if (c->lazy_res[k] != VK_SUCCESS)
+            return sp_error("vulkan: shader %s: %s (%d)", vk_shaders[VP_MCMC_WEIGHTS + k].name, c->lazy_what[k],
+                            (int)c->lazy_res[k]);
+    return 0;
+}
+
 /* The pipeline of embedded shader i. */
 static int create_pipeline(vk_ctx *c, int i) {
     const char *what;
@@ -310,6 +340,7 @@ int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics) {
 }
 
 void vk_ctx_free(vk_ctx *c) {
+    lazy_join(c);
     if (c->dev) {
         vkDeviceWaitIdle(c->dev);
         vk_buf_free(c, &c->staging);
@@ -605,7 +636,7 @@ static int descriptor_set(vk_ctx *c, vk_cmd *k, vk_buf *const *bufs, int nbufs, 
 
 /* Pipeline, descriptor set and push constants of a dispatch. */
 static int bind(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words) {
-    if (!c->pipe[pipe] && vk_pipe_lazy(pipe) && create_pipeline(c, pipe)) return -1;
+    if (vk_pipe_lazy(pipe) && (lazy_join(c) || (!c->pipe[pipe] && create_pipeline(c, pipe)))) return -1;
     if (!c->pipe[pipe]) return sp_error("vulkan: shader %s is not available on this device", vk_shaders[pipe].name);
     VkDescriptorSet set;
     if (descriptor_set(c, k, bufs, nbufs, &set)) return -1;

@@ -5,6 +5,7 @@
 #ifndef SPLAT_VK_INTERNAL_H
 #define SPLAT_VK_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <vulkan/vulkan.h>
 
@@ -24,8 +25,12 @@ enum {
 
 /* Pipelines made at their first dispatch rather than with the device: MCMC's decisions
  * (mcmc_refine.glsl), whose weights and spread passes are large (xfloat.glsl's arithmetic inlined)
- * and which only a training with refine.strategy = "mcmc" runs. */
+ * and which only a training with refine.strategy = "mcmc" runs. Such a training asks for them in
+ * advance (vk_lazy_start): a thread makes them while the first steps run, and the first dispatch
+ * of one waits for that thread. Made at the first dispatch instead, they stalled the first MCMC
+ * refine for about 1.2 s on an H200. */
 static inline int vk_pipe_lazy(int pipe) { return pipe >= VP_MCMC_WEIGHTS && pipe <= VP_MCMC_APPLY; }
+#define VK_LAZY_COUNT (VP_MCMC_APPLY - VP_MCMC_WEIGHTS + 1)
 
 /* Embedded SPIR-V (shaders.c, generated at build time). */
 typedef struct {
@@ -112,12 +117,20 @@ typedef struct {
     vk_set_entry *sets; /* VK_SET_SLOTS */
     int nsets;
     vk_clock clk;
+    /* the lazy pipelines' thread (vk_lazy_start): running until joined; each one's result */
+    pthread_t lazy_thread;
+    int lazy_running;
+    VkResult lazy_res[VK_LAZY_COUNT];
+    const char *lazy_what[VK_LAZY_COUNT];
 } vk_ctx;
 
 /* Context: creates instance and device (cfg->device picks among suitable devices, best first).
  * Returns -1 with sp_error set when there is no usable Vulkan device. */
 int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics);
 void vk_ctx_free(vk_ctx *c);
+/* Starts making the lazy pipelines not made yet on a thread of their own (nothing when one is
+ * running or none is left; where no thread starts they are made at their first dispatch). */
+void vk_lazy_start(vk_ctx *c);
 
 /* Buffers. vk_buf_ensure grows a device buffer to at least `bytes` (contents are lost when it
  * grows; waits for the device first). host: host-visible, mapped. */
