@@ -19,6 +19,7 @@
 #include "backend/vulkan/vk_backend.h"
 #include "backend/vulkan/vulkan_backend.h"
 #include "core/core.h"
+#include "core/threads.h"
 
 _Static_assert(VK_DEPTH_KEY_DROP == SP_DEPTH_KEY_DROP, "emit_pairs.comp drops the depth key bits tile_cull.h does");
 
@@ -543,6 +544,37 @@ static void vk_destroy(sp_backend *base) {
     free(b);
 }
 
+/* Views [first, last) packed as pix holds them (RGBA words) into the staging memory `to`. */
+typedef struct {
+    const sp_view *views;
+    const int64_t *off;
+    int first, last;
+} pack_job;
+
+static void pack_views(void *to, const void *user) {
+    const pack_job *j = user;
+    uint32_t *w = to;
+    const int64_t chunk = 1 << 16, base = j->off[j->first], end = j->off[j->last];
+    const int64_t chunks = (end - base + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
+    for (int64_t c = 0; c < chunks; c++) { /* pixels [q, q_end) of the batch, across views */
+        int64_t q = base + c * chunk, q_end = q + chunk < end ? q + chunk : end;
+        int i = j->first;
+        while (j->off[i + 1] <= q) i++;
+        for (; q < q_end; i++) {
+            const sp_view *v = &j->views[i];
+            int64_t stop = j->off[i + 1] < q_end ? j->off[i + 1] : q_end;
+            for (; q < stop; q++) {
+                const uint8_t *s = v->pixels + (size_t)(q - j->off[i]) * v->channels;
+                uint32_t a = v->channels == 4 ? s[3] : 255;
+                w[q - base] = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | a << 24;
+            }
+        }
+    }
+}
+
+#define VK_UPLOAD_BATCH ((int64_t)64 << 20) /* bytes of views per staging copy (a larger view goes alone) */
+
 static int vk_upload_views(sp_backend *base, const sp_view *views, int n, sp_alpha_mode alpha) {
     vk_backend *b = (vk_backend *)base;
     if (vk_wait_all(b)) return -1;
@@ -552,18 +584,14 @@ static int vk_upload_views(sp_backend *base, const sp_view *views, int n, sp_alp
     for (int i = 0; i < n; i++) b->view_off[i + 1] = b->view_off[i] + (int64_t)views[i].cam.width * views[i].cam.height;
     int64_t total = b->view_off[n];
     if (vk_buf_ensure(&b->c, &b->pix, (VkDeviceSize)(total > 0 ? total : 1) * 4, 0)) return -1;
-    for (int i = 0; i < n; i++) { /* one view at a time through the staging buffer */
-        const sp_view *v = &views[i];
-        int64_t px = b->view_off[i + 1] - b->view_off[i];
-        uint32_t *w = sp_malloc((size_t)(px > 0 ? px : 1) * 4);
-        for (int64_t p = 0; p < px; p++) {
-            const uint8_t *s = v->pixels + (size_t)p * v->channels;
-            uint32_t a = v->channels == 4 ? s[3] : 255;
-            w[p] = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | a << 24;
-        }
-        int rc = vk_upload(&b->c, &b->pix, (VkDeviceSize)b->view_off[i] * 4, w, (VkDeviceSize)px * 4);
-        free(w);
-        if (rc) return -1;
+    for (int i = 0; i < n;) { /* as many views at a time as fit in a batch, packed in the staging buffer */
+        int j = i + 1;
+        while (j < n && (b->view_off[j + 1] - b->view_off[i]) * 4 <= VK_UPLOAD_BATCH) j++;
+        pack_job job = {views, b->view_off, i, j};
+        if (vk_upload_fill(&b->c, &b->pix, (VkDeviceSize)b->view_off[i] * 4,
+                           (VkDeviceSize)(b->view_off[j] - b->view_off[i]) * 4, pack_views, &job))
+            return -1;
+        i = j;
     }
     b->views = views;
     b->num_views = n;

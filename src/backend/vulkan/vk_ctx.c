@@ -453,12 +453,28 @@ static int copy_sync(vk_ctx *c, vk_buf *src, VkDeviceSize soff, vk_buf *dst, VkD
     return 0;
 }
 
-int vk_upload(vk_ctx *c, vk_buf *dst, VkDeviceSize off, const void *src, VkDeviceSize bytes) {
+int vk_upload_fill(vk_ctx *c, vk_buf *dst, VkDeviceSize off, VkDeviceSize bytes,
+                   void (*fill)(void *to, const void *user), const void *user) {
     if (bytes == 0) return 0;
     VK_TRY(vkQueueWaitIdle(c->queue), "vkQueueWaitIdle");
     if (vk_buf_ensure(c, &c->staging, bytes, 1)) return -1;
-    memcpy(c->staging.map, src, bytes);
+    fill(c->staging.map, user);
     return copy_sync(c, &c->staging, 0, dst, off, bytes);
+}
+
+typedef struct {
+    const void *src;
+    size_t bytes;
+} copy_job;
+
+static void fill_copy(void *to, const void *user) {
+    const copy_job *j = user;
+    memcpy(to, j->src, j->bytes);
+}
+
+int vk_upload(vk_ctx *c, vk_buf *dst, VkDeviceSize off, const void *src, VkDeviceSize bytes) {
+    copy_job j = {src, (size_t)bytes};
+    return vk_upload_fill(c, dst, off, bytes, fill_copy, &j);
 }
 
 int vk_download(vk_ctx *c, vk_buf *src, VkDeviceSize off, void *dst, VkDeviceSize bytes) {

@@ -138,6 +138,9 @@ int vk_buf_ensure(vk_ctx *c, vk_buf *b, VkDeviceSize bytes, int host);
 void vk_buf_free(vk_ctx *c, vk_buf *b);
 /* Synchronous copies between host memory and a device buffer (through the staging buffer). */
 int vk_upload(vk_ctx *c, vk_buf *dst, VkDeviceSize off, const void *src, VkDeviceSize bytes);
+/* The same, the staging buffer written by fill(staging memory, user) instead of a copy. */
+int vk_upload_fill(vk_ctx *c, vk_buf *dst, VkDeviceSize off, VkDeviceSize bytes,
+                   void (*fill)(void *to, const void *user), const void *user);
 int vk_download(vk_ctx *c, vk_buf *src, VkDeviceSize off, void *dst, VkDeviceSize bytes);
 
 /* Command recording. */
