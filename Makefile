@@ -100,8 +100,11 @@ VK_SPV  := $(patsubst $(VK_DIR)/%.comp,$(BUILD)/shaders/%.spv.h,$(wildcard $(VK_
 GLSLFLAGS ?= --target-env=vulkan1.1
 # spirv-opt (-O) for every shader but rasterize's and backward_raster's: NVIDIA's driver (580)
 # crashes building a pipeline from spirv-opt's output of their per-subgroup walk (bench/RESULTS.md,
-# 2026-12-03), and takes the unoptimised SPIR-V; its own compiler optimises either way.
-GLSL_OPT = $(if $(filter rasterize% backward_raster%,$(notdir $@)),,-O)
+# 2026-12-03), and takes the unoptimised SPIR-V; its own compiler optimises either way. Nor for
+# score's: spirv-opt (SPIRV-Tools 2022.4) unrolls an [[unroll]] loop into copies without their
+# NoContraction (`precise`) and then folds the copies' multiplies and adds into Fma, where score
+# must round each operation as the host does.
+GLSL_OPT = $(if $(filter rasterize% backward_raster% score%,$(notdir $@)),,-O)
 # Every variant is also written as plain SPIR-V, NAME.spv beside NAME.spv.h (the same glslc command,
 # only the output format differs: -mfmt=c for the header): tests/e2e_msl.sh translates each one
 # to Metal's shading language, the path MoltenVK takes. The list follows VK_SPV, so a new variant

@@ -3,8 +3,9 @@
  * in parallel. On a GPU backend the two overlap: the calling thread renders batch k+1 while the
  * other threads score batch k. The cpu backend renders a batch, then scores it (its render is a
  * parallel loop of its own, which must not run inside the scoring's). A backend that scores on
- * its device (ops->score: cuda) keeps the render there and gets only the 8-bit ground truth.
- * Every way, every score and picture is the same (the device's SSIM to rounding). */
+ * its device (ops->score: cuda, and vulkan where the device has 64-bit floats) keeps the render
+ * there and gets only the 8-bit ground truth. Every way, every score and picture is the same
+ * (the device's SSIM to rounding). */
 #include "core/threads.h"
 #include "eval/eval.h"
 

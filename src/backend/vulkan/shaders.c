@@ -99,6 +99,9 @@ static const uint32_t spv_mcmc_spread[] =
 static const uint32_t spv_mcmc_apply[] =
 #include "mcmc_apply.spv.h"
     ;
+static const uint32_t spv_score[] =
+#include "score.spv.h"
+    ;
 
 #define S(name) {#name, spv_##name, sizeof spv_##name}
 const vk_spirv vk_shaders[VP_COUNT] = {
@@ -107,5 +110,5 @@ const vk_spirv vk_shaders[VP_COUNT] = {
     S(backward_raster_cas), S(backward_raster_det), S(grad_gather), S(project_back), S(adam),
     S(loss_ssim),    S(loss_grad),
     S(refine_gather), S(finite), S(pair_args), S(chunk_items), S(rasterize_w), S(mcmc),
-    S(mcmc_weights), S(mcmc_blocks), S(mcmc_finish), S(mcmc_draw), S(mcmc_spread), S(mcmc_apply),
+    S(mcmc_weights), S(mcmc_blocks), S(mcmc_finish), S(mcmc_draw), S(mcmc_spread), S(mcmc_apply), S(score),
 };

@@ -531,7 +531,7 @@ static void vk_destroy(sp_backend *base) {
                          &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->range, &b->chunk_st, &b->chunk_work, &b->pix,
                          &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs, &b->wsum, &b->mc_prefix, &b->mc_rank,
                          &b->mc_list, &b->mc_blocks, &b->mc_drawn, &b->mc_times, &b->mc_sp, &b->mc_scal,
-                         &b->mc_tab};
+                         &b->mc_tab, &b->score_u8, &b->score_f64};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
         vk_cmd_free(c, &b->ka);
         vk_cmd_free(c, &b->kb);
@@ -979,6 +979,53 @@ static int vk_get_profile(sp_backend *base, sp_profile *p) {
     return 0;
 }
 
+/* backend.h's score: the render stays on the device, where score.comp quantizes and scores it (see
+ * there); one command buffer with the render, the ground truth and the table going up through the
+ * staging buffer, and the partial sums (and p8, when asked for) coming down through it. The sums
+ * are added here in workgroup order, as CUDA's cu_score adds its blocks'. */
+static int vk_score(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], const uint8_t *g8,
+                    uint8_t *p8, uint64_t *sse, double *ssim) {
+    vk_backend *b = (vk_backend *)base;
+    vk_ctx *c = &b->c;
+    int w = cam->width, h = cam->height;
+    if (w <= 0 || h <= 0) return sp_error("vulkan: score: empty camera %dx%d", w, h);
+    size_t bytes = (size_t)w * h * 3;
+    uint32_t tx = (uint32_t)((w + VK_SCORE_TILE - 1) / VK_SCORE_TILE);
+    uint32_t groups = tx * (uint32_t)((h + VK_SCORE_TILE - 1) / VK_SCORE_TILE) * 3;
+    /* staging: [0, gb) the ground truth (then p8), [gb, gb + tb) the table, then the partial sums */
+    VkDeviceSize gb = (bytes + 15) & ~(size_t)15, tb = VK_SCORE_TAB * sizeof(double), pb = (VkDeviceSize)groups * 16;
+    if (vk_wait_all(b) || vk_buf_ensure(c, &b->score_u8, 2 * gb, 0) || vk_buf_ensure(c, &b->score_f64, tb + pb, 0) ||
+        vk_buf_ensure(c, &c->staging, gb + tb + pb, 1) || forward(b, cam, sh_degree, bg, 0, 0))
+        return -1;
+    char *st = c->staging.map;
+    memcpy(st, g8, bytes);
+    double *tab = (double *)(st + gb);
+    for (int v = 0; v < VK_SCORE_WIN; v++) tab[v] = (double)((float)v / 255.0f); /* as sp_ssim_u8 */
+    sp_ssim_window(tab + VK_SCORE_WIN);
+    tab[VK_SCORE_C1] = SP_SSIM_C1, tab[VK_SCORE_C2] = SP_SSIM_C2;
+    vk_cmd *k = &b->kb; /* forward left it open after rasterize */
+    vk_copy(k, &c->staging, 0, &b->score_u8, 0, gb);
+    vk_copy(k, &c->staging, gb, &b->score_f64, 0, tb);
+    if (p8) vk_fill(k, &b->score_u8, gb, gb, 0);
+    uint32_t words[32] = {(uint32_t)w, (uint32_t)h, tx, groups, p8 != NULL, (uint32_t)(gb / 4)};
+    vk_buf *bufs[] = {&b->rgb, &b->score_u8, &b->score_f64};
+    if (vk_dispatch(c, k, VP_SCORE, bufs, 3, words, groups)) return -1;
+    vk_copy(k, &b->score_f64, tb, &c->staging, gb + tb, pb);
+    if (p8) vk_copy(k, &b->score_u8, gb, &c->staging, 0, gb);
+    if (vk_cmd_submit(c, k) || vk_wait_all(b)) return -1;
+    const double *part = (const double *)(st + gb + tb);
+    double sum = 0.0;
+    uint64_t s = 0;
+    for (uint32_t g = 0; g < groups; g++) {
+        sum += part[2 * g];
+        s += (uint64_t)part[2 * g + 1];
+    }
+    *sse = s;
+    *ssim = sum / (3.0 * (double)w * (double)h);
+    if (p8) memcpy(p8, st, bytes);
+    return 0;
+}
+
 static const sp_backend_ops vk_ops = {
     .name = "vulkan",
     .destroy = vk_destroy,
@@ -1000,17 +1047,22 @@ static const sp_backend_ops vk_ops = {
     .mcmc_apply = vk_mcmc_apply,
     .mcmc_refine = vk_mcmc_refine,
     .mcmc_prepare = vk_mcmc_prepare,
+    .score = vk_score,
     .stages = &vk_stage_ops,
 };
 
 static sp_backend *vk_create(const sp_backend_config *cfg) {
     vk_backend *b = SP_NEW(vk_backend, 1);
-    b->base.ops = &vk_ops;
+    b->ops = vk_ops;
+    b->base.ops = &b->ops;
     b->base.cfg = *cfg;
     if (vk_ctx_init(&b->c, cfg->device, !cfg->cas_atomics)) {
         free(b);
         return NULL;
     }
+    /* Without 64-bit floats (Metal has none: MoltenVK; some Intel GPUs) the evaluation downloads
+     * each render and scores it on the host, as for any backend without the op: the same scores. */
+    if (!b->c.float64) b->ops.score = NULL;
     if (!b->c.ts_period && cfg->profile) SP_WARN("vulkan: the device has no timestamps; profile rows stay 0");
     if (vk_cmd_init(&b->c, &b->ka) || vk_cmd_init(&b->c, &b->kb) || vk_cmd_init(&b->c, &b->kc[0]) ||
         vk_cmd_init(&b->c, &b->kc[1]) || vk_buf_ensure(&b->c, &b->rb, VK_RB_WORDS * 4, 1) ||

@@ -5,6 +5,7 @@
 #define SPLAT_VK_BACKEND_H
 
 #include "backend/vulkan/vk_internal.h"
+#include "backend/vulkan/shaders/score_const.glsl"
 #include "backend/vulkan/shaders/sort_const.glsl"
 
 #define VK_LOSS_RING 1024 /* steps whose loss sums wait on the device for take_loss */
@@ -13,6 +14,7 @@
 
 typedef struct {
     sp_backend base;
+    sp_backend_ops ops; /* base.ops: the backend's table, without score where the device has no doubles */
     vk_ctx c;
     /* kc: a whole training step each (two, so that the host records one while the device runs the
      * other); ka: project .. pair count of a render, and one-off work (refine, MCMC, transfers);
@@ -63,6 +65,9 @@ typedef struct {
      * draw counts, spread values, the phases' scalars, the table of sqrt(j) and 1 / c */
     vk_buf mc_prefix, mc_rank, mc_list, mc_blocks, mc_drawn, mc_times, mc_sp, mc_scal, mc_tab;
     int mc_tab_ready;
+    /* the evaluation's score (score.comp): the ground truth's bytes then p8's, four a word; the
+     * table (score_const.glsl) then the partial sums */
+    vk_buf score_u8, score_f64;
     /* training views: RGBA8 words, all views back to back */
     const sp_view *views;
     int num_views;

@@ -56,7 +56,7 @@ typedef struct {
     VkPhysicalDevice pd;
     int rank; /* lower is preferred */
     uint32_t qfam, subgroup, shared, api;
-    int atomics, portability, software;
+    int atomics, float64, portability, software;
     char name[256];
     const char *why_not; /* NULL: usable */
 } dev_info;
@@ -73,6 +73,9 @@ static void probe(VkPhysicalDevice pd, dev_info *d) {
     d->subgroup = sg.subgroupSize;
     d->shared = p->limits.maxComputeSharedMemorySize;
     d->software = p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    VkPhysicalDeviceFeatures f;
+    vkGetPhysicalDeviceFeatures(pd, &f);
+    d->float64 = f.shaderFloat64 != 0;
     switch (p->deviceType) {
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: d->rank = 0; break;
     case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: d->rank = 1; break;
@@ -170,9 +173,11 @@ int vk_describe(int device, int cas_atomics, char *out, size_t size) {
     if (vk_ctx_init(&c, device, !cas_atomics)) return -1;
     uint32_t v = c.api_version;
     snprintf(out, size,
-             "vulkan: %s (Vulkan %u.%u%s), subgroup size %u, float atomic add %s, %u KiB shared memory, timestamps %s",
+             "vulkan: %s (Vulkan %u.%u%s), subgroup size %u, float atomic add %s, %u KiB shared memory, timestamps %s, "
+             "evaluation scored on the %s",
              c.name, VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), c.software ? ", software" : "", c.subgroup_size,
-             c.float_atomics ? "native" : "compare-and-swap", c.shared_bytes / 1024, c.ts_period > 0 ? "yes" : "no");
+             c.float_atomics ? "native" : "compare-and-swap", c.shared_bytes / 1024, c.ts_period > 0 ? "yes" : "no",
+             c.float64 ? "device" : "host (no 64-bit floats)");
     vk_ctx_free(&c);
     return 0;
 }
@@ -197,21 +202,28 @@ static VkResult build_pipeline(vk_ctx *c, int i, const char **what) {
     return r;
 }
 
-/* The lazy pipelines' thread: makes each one not made yet (build_pipeline is safe beside the
- * other threads: they dispatch no lazy pipeline until lazy_join). */
+/* 1 when shader i needs a feature the device lacks (its pipeline is never made). */
+static int unsupported(const vk_ctx *c, int i) {
+    return (i == VP_BACKWARD_NATIVE && !c->float_atomics) || (i == VP_SCORE && !c->float64);
+}
+
+/* The lazy pipelines' thread: makes each one not made yet that the device supports (build_pipeline
+ * is safe beside the other threads: they dispatch no lazy pipeline until lazy_join). */
 static void *lazy_main(void *arg) {
     vk_ctx *c = arg;
-    int threads = sp_omp_threads() < VK_LAZY_COUNT ? sp_omp_threads() : VK_LAZY_COUNT;
+    int todo[VP_COUNT], nt = 0;
+    for (int i = 0; i < VP_COUNT; i++)
+        if (vk_pipe_lazy(i) && !unsupported(c, i) && !c->pipe[i]) todo[nt++] = i;
+    int threads = sp_omp_threads() < nt ? sp_omp_threads() : nt;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (int k = 0; k < VK_LAZY_COUNT; k++)
-        c->lazy_res[k] = c->pipe[VP_MCMC_WEIGHTS + k] ? VK_SUCCESS : build_pipeline(c, VP_MCMC_WEIGHTS + k, &c->lazy_what[k]);
+    for (int k = 0; k < nt; k++) c->lazy_res[todo[k]] = build_pipeline(c, todo[k], &c->lazy_what[todo[k]]);
     return NULL;
 }
 
 void vk_lazy_start(vk_ctx *c) {
     if (c->lazy_running) return;
     int todo = 0;
-    for (int k = 0; k < VK_LAZY_COUNT; k++) todo += !c->pipe[VP_MCMC_WEIGHTS + k];
+    for (int i = 0; i < VP_COUNT; i++) todo += vk_pipe_lazy(i) && !unsupported(c, i) && !c->pipe[i];
     if (todo) c->lazy_running = pthread_create(&c->lazy_thread, NULL, lazy_main, c) == 0;
 }
 
@@ -220,10 +232,9 @@ static int lazy_join(vk_ctx *c) {
     if (!c->lazy_running) return 0;
     pthread_join(c->lazy_thread, NULL);
     c->lazy_running = 0;
-    for (int k = 0; k < VK_LAZY_COUNT; k++)
-        if (c->lazy_res[k] != VK_SUCCESS)
-            return sp_error("vulkan: shader %s: %s (%d)", vk_shaders[VP_MCMC_WEIGHTS + k].name, c->lazy_what[k],
-                            (int)c->lazy_res[k]);
+    for (int i = 0; i < VP_COUNT; i++)
+        if (c->lazy_res[i] != VK_SUCCESS)
+            return sp_error("vulkan: shader %s: %s (%d)", vk_shaders[i].name, c->lazy_what[i], (int)c->lazy_res[i]);
     return 0;
 }
 
@@ -251,7 +262,7 @@ static int create_pipelines(vk_ctx *c) {
      * the pipelines are made on several threads at once. */
     int todo[VP_COUNT], nt = 0;
     for (int i = 0; i < VP_COUNT; i++)
-        if (!((i == VP_BACKWARD_NATIVE && !c->float_atomics) || vk_pipe_lazy(i))) todo[nt++] = i;
+        if (!(unsupported(c, i) || vk_pipe_lazy(i))) todo[nt++] = i;
     VkResult res[VP_COUNT];
     const char *what[VP_COUNT];
     int threads = sp_omp_threads();
@@ -291,6 +302,7 @@ int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics) {
     c->shared_bytes = d.shared;
     c->software = d.software;
     c->float_atomics = d.atomics && want_float_atomics;
+    c->float64 = d.float64;
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(c->phys, &props);
     c->max_wg_count = props.limits.maxComputeWorkGroupCount[0];
@@ -312,9 +324,10 @@ int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics) {
                                                        .shaderBufferFloat32AtomicAdd = VK_TRUE};
     if (c->float_atomics) exts[ne++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
     if (d.portability) exts[ne++] = "VK_KHR_portability_subset";
+    VkPhysicalDeviceFeatures feats = {.shaderFloat64 = c->float64 ? VK_TRUE : VK_FALSE};
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = c->float_atomics ? &af : NULL,
                               .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci, .enabledExtensionCount = ne,
-                              .ppEnabledExtensionNames = exts};
+                              .ppEnabledExtensionNames = exts, .pEnabledFeatures = &feats};
     VkResult r = vkCreateDevice(c->phys, &dci, NULL, &c->dev);
     if (r != VK_SUCCESS) {
         vk_ctx_free(c);

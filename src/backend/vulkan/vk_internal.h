@@ -20,17 +20,17 @@ enum {
     VP_TILE_RANGES, VP_WARP_MASKS, VP_RASTERIZE, VP_BACKWARD_NATIVE, VP_BACKWARD_CAS, VP_BACKWARD_DET, VP_GRAD_GATHER, VP_PROJECT_BACK,
     VP_ADAM, VP_LOSS_SSIM, VP_LOSS_GRAD,
     VP_REFINE_GATHER, VP_FINITE, VP_PAIR_ARGS, VP_CHUNK_ITEMS, VP_RASTERIZE_W, VP_MCMC,
-    VP_MCMC_WEIGHTS, VP_MCMC_BLOCKS, VP_MCMC_FINISH, VP_MCMC_DRAW, VP_MCMC_SPREAD, VP_MCMC_APPLY, VP_COUNT
+    VP_MCMC_WEIGHTS, VP_MCMC_BLOCKS, VP_MCMC_FINISH, VP_MCMC_DRAW, VP_MCMC_SPREAD, VP_MCMC_APPLY, VP_SCORE, VP_COUNT
 };
 
 /* Pipelines made at their first dispatch rather than with the device: MCMC's decisions
  * (mcmc_refine.glsl), whose weights and spread passes are large (xfloat.glsl's arithmetic inlined)
- * and which only a training with refine.strategy = "mcmc" runs. Such a training asks for them in
- * advance (vk_lazy_start): a thread makes them while the first steps run, and the first dispatch
- * of one waits for that thread. Made at the first dispatch instead, they stalled the first MCMC
- * refine for about 1.2 s on an H200. */
-static inline int vk_pipe_lazy(int pipe) { return pipe >= VP_MCMC_WEIGHTS && pipe <= VP_MCMC_APPLY; }
-#define VK_LAZY_COUNT (VP_MCMC_APPLY - VP_MCMC_WEIGHTS + 1)
+ * and which only a training with refine.strategy = "mcmc" runs; the evaluation's score, which
+ * only an evaluation runs. A training with MCMC refines asks for them in advance (vk_lazy_start):
+ * a thread makes them while the first steps run, and the first dispatch of one waits for that
+ * thread. Made at the first dispatch instead, the MCMC ones stalled the first refine for about
+ * 1.2 s on an H200. */
+static inline int vk_pipe_lazy(int pipe) { return (pipe >= VP_MCMC_WEIGHTS && pipe <= VP_MCMC_APPLY) || pipe == VP_SCORE; }
 
 /* Embedded SPIR-V (shaders.c, generated at build time). */
 typedef struct {
@@ -109,6 +109,7 @@ typedef struct {
     uint32_t api_version, subgroup_size, shared_bytes, max_wg_count;
     uint64_t max_storage; /* maxStorageBufferRange: the largest buffer a shader can see */
     int float_atomics; /* shaderBufferFloat32AtomicAdd */
+    int float64;       /* shaderFloat64: the score shader (elsewhere the evaluation scores on the host) */
     int software;      /* a CPU implementation (lavapipe) */
     double ts_period;  /* ns per timestamp tick; 0: no timestamps */
     int64_t bytes, peak_bytes;
@@ -120,8 +121,8 @@ typedef struct {
     /* the lazy pipelines' thread (vk_lazy_start): running until joined; each one's result */
     pthread_t lazy_thread;
     int lazy_running;
-    VkResult lazy_res[VK_LAZY_COUNT];
-    const char *lazy_what[VK_LAZY_COUNT];
+    VkResult lazy_res[VP_COUNT];
+    const char *lazy_what[VP_COUNT];
 } vk_ctx;
 
 /* Context: creates instance and device (cfg->device picks among suitable devices, best first).
