@@ -180,10 +180,10 @@ const sp_config_field sp_config_schema[] = {
     FLT(adam, beta1, IN_CO(0, 1), 0.9, "Adam first-moment decay."),
     FLT(adam, beta2, IN_CO(0, 1), 0.999, "Adam second-moment decay."),
     FLT(adam, eps, GT(0), 1e-15, "Adam epsilon."),
-    BOOL(adam, sparse, 1,
+    BOOL(adam, sparse, 0,
          "Sparse Adam: a parameter whose gradient is exactly zero this step (its Gaussian reached no pixel) keeps "
          "its value and moments instead of taking a momentum step; the update skips its memory traffic. false = "
-         "every parameter takes the dense update every step."),
+         "every parameter takes the dense update every step (the default: sparse cost the beer capture 0.6 dB)."),
 
     BOOL(render, antialias, 0,
          "Opacity-compensated screen-space filter: the 0.3 px^2 low-pass keeps each Gaussian's integral, not its "
