@@ -26,10 +26,10 @@ enum {
 /* Pipelines made at their first dispatch rather than with the device: MCMC's decisions
  * (mcmc_refine.glsl), whose weights and spread passes are large (xfloat.glsl's arithmetic inlined)
  * and which only a training with refine.strategy = "mcmc" runs; the evaluation's score, which
- * only an evaluation runs. A training with MCMC refines asks for them in advance (vk_lazy_start):
- * a thread makes them while the first steps run, and the first dispatch of one waits for that
- * thread. Made at the first dispatch instead, the MCMC ones stalled the first refine for about
- * 1.2 s on an H200. */
+ * only an evaluation runs. A training with MCMC refines asks for all of them in advance
+ * (vk_lazy_start; its final evaluation uses the score): a thread makes them while the first steps
+ * run, and the first dispatch of one waits for that thread. Made at the first dispatch instead,
+ * the MCMC ones stalled the first refine for about 1.2 s on an H200. */
 static inline int vk_pipe_lazy(int pipe) { return (pipe >= VP_MCMC_WEIGHTS && pipe <= VP_MCMC_APPLY) || pipe == VP_SCORE; }
 
 /* Embedded SPIR-V (shaders.c, generated at build time). */
