@@ -497,13 +497,11 @@ static void log_accounting(const vk_backend *b) {
             "params_finite, %.3f in refine; %ld of %ld steps run again (their pairs outgrew the buffers)",
             b->step_ms / st, ck->wait_ms / st, ck->query_ms / st, ck->submit_ms / st, ck->waits / st,
             ck->submits / st, b->take_ms / st, b->finite_ms / st, b->ms[SP_STAGE_REFINE] / st, b->replays, b->steps);
-    if (b->mc_calls > 0)
-        SP_INFO("vulkan: mcmc refine on the device: %ld calls, %.2f ms each (%.2f growing the stores and scratch, "
-                "%.2f recording, running and waiting for its command buffer)",
-                b->mc_calls, (b->mc_grow_ms + b->mc_cmd_ms) / (double)b->mc_calls, b->mc_grow_ms / (double)b->mc_calls,
-                b->mc_cmd_ms / (double)b->mc_calls);
     if (b->mc_calls > 0) {
         const double *m = b->mc_pass_ms, nc = (double)b->mc_calls;
+        SP_INFO("vulkan: mcmc refine on the device: %ld calls, %.2f ms each (%.2f growing the stores and scratch, "
+                "%.2f recording, running and waiting for its command buffer)",
+                b->mc_calls, (b->mc_grow_ms + b->mc_cmd_ms) / nc, b->mc_grow_ms / nc, b->mc_cmd_ms / nc);
         SP_INFO("vulkan: mcmc refine passes on the device, ms per call: relocate %.3f %.3f %.3f %.3f %.3f %.3f, "
                 "add %.3f %.3f %.3f %.3f %.3f %.3f (weights, blocks, finish, draw, spread, apply), clears %.3f",
                 m[0] / nc, m[1] / nc, m[2] / nc, m[3] / nc, m[4] / nc, m[5] / nc, m[6] / nc, m[7] / nc, m[8] / nc,
