@@ -109,18 +109,21 @@ splat_status splat_train(splat_context *ctx, const splat_train_opts *opts) {
     sp_train_opts o = {.resume_dir = tc.opts.resume_dir, .force = tc.opts.force, .progress = train_progress,
                        .cancel = train_cancel, .user = &tc, .want_model = train_want_model,
                        .take_model = train_take_model};
+    sp_gaussians g;
+    o.model = &g;
     int rc = sp_train(&cfg, &o);
     atomic_store(&ctx->cancel, 0);
     if (rc == SP_TRAIN_FAILED) {
         st = api_status_for_error(SPLAT_ERROR);
         /* the trainer's own line says what is kept of the run as well */
         if (ctx->last_logged_error) sp_error("%s", ctx->last_logged_error);
+        sp_gaussians_free(&g);
         return api_leave(ctx, st);
     }
-    sp_gaussians g;
-    memset(&g, 0, sizeof g);
     sp_clear_error();
-    int have = read_run_model(ctx->run_dir, &g) == 0;
+    /* the model the run saved last (what point_cloud.ply holds), else the run folder's (a run
+     * already complete, or stopped before this call saved one) */
+    int have = g.n > 0 || read_run_model(ctx->run_dir, &g) == 0;
     if (have) api_set_model(ctx, &g);
     if (rc == SP_TRAIN_INTERRUPTED) {
         if (have)

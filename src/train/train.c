@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -164,6 +165,7 @@ typedef struct {
     /* loss read-backs: the latest finite mean, and the sum since the last curve point */
     double last_loss, loss_sum;
     int loss_n;
+    sp_gaussians *saved_model; /* sp_train_opts.model: the last save's model goes there */
 } run;
 
 /* Steps between loss read-backs: often enough for a live progress line, rarely enough that a GPU
@@ -249,6 +251,11 @@ static int save_state(run *r, const char *status, int announce, int model_saved)
     if (rc == 0) {
         r->saved_step = r->step;
         r->config_pending = 0;
+        if (r->saved_model && !model_saved) {
+            sp_gaussians_free(r->saved_model);
+            *r->saved_model = g;
+            memset(&g, 0, sizeof g);
+        }
         if (announce)
             SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
         else
@@ -631,16 +638,69 @@ static int load_dataset(run *r) {
     return 0;
 }
 
-/* The backend, then what follows it: the refine strategy (and the automatic budget) and the step
- * schedules. cfg: the run's own copy. */
+/* The backend is made while the dataset loads (a GPU's context and buffers take about as long as
+ * reading the images): on a thread of its own, which logs into the run's log as the caller does
+ * and hands back its error. Only a single device in a single process: replicas set up NCCL with
+ * other processes and devices, and a device other than the first (the device a thread selects is
+ * its own): those stay on the run's thread. */
+typedef struct {
+    const char *kind;
+    sp_backend_config bc;
+    sp_log_sink *sink;
+    pthread_t thread;
+    int started;
+    sp_backend *b;
+    char err[2048];
+} backend_maker;
+
+static void *make_backend(void *arg) {
+    backend_maker *m = arg;
+    sp_log_use(m->sink);
+    m->b = sp_backend_create(m->kind, &m->bc);
+    if (!m->b) snprintf(m->err, sizeof m->err, "%s", sp_last_error());
+    sp_log_use(NULL);
+    return NULL;
+}
+
+static void backend_config_of(const sp_config *cfg, sp_backend_config *bc) {
+    *bc = (sp_backend_config){.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
+                              .profile = cfg->backend.profile, .device = 0,
+                              .cas_atomics = cfg->backend.cas_atomics, .reduce_chunks = cfg->backend.reduce_chunks,
+                              .antialias = cfg->render.antialias};
+}
+
+/* Starts making the backend when it can be made beside the dataset's loading; m->started says. */
+static int start_backend(run *r, backend_maker *m) {
+    memset(m, 0, sizeof *m);
+    backend_config_of(r->cfg, &m->bc);
+    if (sp_dist_backend_config(&m->bc, r->cfg->backend.devices, r->cfg->backend.check_replicas, &r->dist)) return -1;
+    if (m->bc.num_devices > 1 || r->dist.world > 1 || m->bc.device != 0) return 0;
+    m->kind = r->cfg->backend.kind;
+    m->sink = sp_log_use(NULL);
+    sp_log_use(m->sink);
+    m->started = pthread_create(&m->thread, NULL, make_backend, m) == 0;
+    return 0;
+}
+
+/* The started backend (NULL and its error when it failed); nothing when none was started. */
+static int join_backend(run *r, backend_maker *m) {
+    if (!m->started) return 0;
+    pthread_join(m->thread, NULL);
+    m->started = 0;
+    r->b = m->b;
+    return r->b ? 0 : sp_error("%s", m->err);
+}
+
+/* The backend (made already when start_backend could), then what follows it: the refine strategy
+ * (and the automatic budget) and the step schedules. cfg: the run's own copy. */
 static int open_backend(run *r, sp_config *cfg) {
-    sp_backend_config bc = {.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
-                            .profile = cfg->backend.profile, .device = 0,
-                            .cas_atomics = cfg->backend.cas_atomics, .reduce_chunks = cfg->backend.reduce_chunks,
-                            .antialias = cfg->render.antialias};
-    if (sp_dist_backend_config(&bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) return -1;
-    r->b = sp_backend_create(cfg->backend.kind, &bc);
-    if (!r->b) return -1;
+    if (!r->b) {
+        sp_backend_config bc;
+        backend_config_of(cfg, &bc);
+        if (sp_dist_backend_config(&bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) return -1;
+        r->b = sp_backend_create(cfg->backend.kind, &bc);
+        if (!r->b) return -1;
+    }
     SP_INFO("backend: %s", r->b->ops->name);
     r->replicated = r->b->cfg.num_devices > 1 || r->dist.world > 1;
     if (!(r->strat = sp_strategy_setup(cfg, r->b, &r->data, r->replicated))) return -1;
@@ -939,6 +999,8 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     r->started = sp_now();
     r->saved_step = -1;
     r->lock_fd = -1;
+    r->saved_model = o->model;
+    if (o->model) memset(o->model, 0, sizeof *o->model);
     r->dir = o->resume_dir ? sp_strdup(o->resume_dir) : sp_train_run_dir(cfg);
     r->alpha = !strcmp(cfg->data.alpha, "premultiplied") ? SP_ALPHA_PREMULTIPLIED : SP_ALPHA_STRAIGHT;
     int status = SP_TRAIN_FAILED, committed = 0, stopped = 0, rc;
@@ -958,13 +1020,24 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
         goto out;
     }
     double t_data = sp_now(), t_backend = 0, t_model = 0;
-    if (load_dataset(r)) goto fail;
+    backend_maker maker;
+    if (start_backend(r, &maker)) goto fail;
+    int beside = maker.started;
+    if (load_dataset(r)) {
+        char why[2048];
+        snprintf(why, sizeof why, "%s", sp_last_error());
+        join_backend(r, &maker);
+        sp_error("%s", why);
+        goto fail;
+    }
     t_backend = sp_now();
+    if (join_backend(r, &maker)) goto fail;
     if (open_backend(r, cfg)) goto fail;
     t_model = sp_now();
     if (load_model(r, o, &ck)) goto fail;
-    SP_INFO("ready to train in %.2f s: dataset %.2f s, backend %.2f s, views and model %.2f s", sp_now() - r->started,
-            t_backend - t_data, t_model - t_backend, sp_now() - t_model);
+    SP_INFO("ready to train in %.2f s: dataset %.2f s, backend %.2f s%s, views and model %.2f s",
+            sp_now() - r->started, t_backend - t_data, t_model - t_backend, beside ? " more (made beside it)" : "",
+            sp_now() - t_model);
     sp_checkpoint_free(&ck);
     r->session_step0 = r->step;
     if (cancelled(o)) {

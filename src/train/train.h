@@ -36,6 +36,10 @@ typedef struct {
      * takes g over and leaves it empty, or leaves it to be freed). NULL: never. */
     int (*want_model)(void *user);
     void (*take_model)(sp_gaussians *g, int step, void *user);
+    /* Not NULL: the model of this call's last save (the end of a complete run, or a stopped or
+     * failed one's) is moved there, the parameters point_cloud.ply holds; left empty when this
+     * call saved none. The caller frees it. */
+    sp_gaussians *model;
 } sp_train_opts;
 
 /* Exit statuses of sp_train. */
