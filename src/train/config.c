@@ -97,7 +97,7 @@ const sp_config_field sp_config_schema[] = {
     BOOL(output, save_renders, 1, "Save the evaluation renders as PNG files."),
     BOOL(output, save_ply, 1, "Save the trained Gaussians as a standard 3DGS .ply."),
 
-    INT(trainer, max_steps, GE(1), 30000, "Training steps (one view per step)."),
+    INT(trainer, max_steps, GE(1), 20000, "Training steps (one view per step)."),
     INT(trainer, batch, IN(1, 64), 1,
         "Views whose gradients are summed before one Adam update, per device (the global batch is batch x devices x "
         "processes). Steps count views seen, in every schedule: the run takes max_steps / global batch Adam "
@@ -108,7 +108,7 @@ const sp_config_field sp_config_schema[] = {
     INT(trainer, save_every, GE(0), 0, "Save the model every N steps, plus point_cloud/iteration_N/point_cloud.ply (also at the end); 0 = only at the end."),
     INT(trainer, log_every, GE(1), 100, "Log loss and speed every N steps."),
     INT(trainer, sh_degree, IN(0, 3), 3, "Final spherical-harmonics degree."),
-    INT(trainer, sh_interval, GE(1), 1000, "Raise the SH degree by one every N steps, up to sh_degree."),
+    INT(trainer, sh_interval, GE(1), 667, "Raise the SH degree by one every N steps, up to sh_degree."),
     INT(trainer, checkpoint_every, GE(0), 0, "Write a resumable checkpoint every N steps; 0 = none."),
     FLT(trainer, target_psnr, GE(0), 0.0,
         "Time to quality: log and record in result.toml the first evaluation at or above this PSNR (dB), drawn as a "
@@ -119,10 +119,10 @@ const sp_config_field sp_config_schema[] = {
         "a run of this many steps and scaled by max_steps / schedule_steps; 0 = used as written. 30000 makes a "
         "shorter run keep the same shape."),
 
-    FLT(loss, ssim_weight, IN(0, 1), 0.2, "Loss = (1 - w) * L1 + w * (1 - SSIM)."),
+    FLT(loss, ssim_weight, IN(0, 1), 0.1, "Loss = (1 - w) * L1 + w * (1 - SSIM)."),
 
-    INT(refine, start, GE(0), 500, "First step of densification."),
-    INT(refine, stop, GE(0), 12500, "adc: no densification after this step. mcmc stops at mcmc_stop."),
+    INT(refine, start, GE(0), 333, "First step of densification."),
+    INT(refine, stop, GE(0), 8333, "adc: no densification after this step. mcmc stops at mcmc_stop."),
     INT(refine, every, GE(1), 100, "Densify every N steps between start and stop."),
     FLT(refine, grad_threshold, GT(0), 0.00012,
         "Densify Gaussians whose mean view-space position gradient exceeds this."),
@@ -137,7 +137,7 @@ const sp_config_field sp_config_schema[] = {
         "How unneeded Gaussians fade: decay = every opacity shrinks a little at each refine step, reset = "
         "opacities are lowered to opacity_reset_value periodically, none = neither."),
     FLT(refine, opacity_decay, IN(0, 1), 0.08, "decay mode: fraction every opacity shrinks at each refine step."),
-    INT(refine, opacity_reset_every, GE(1), 3000,
+    INT(refine, opacity_reset_every, GE(1), 2000,
         "reset mode: reset opacities every N steps, none in the last N steps of a run."),
     FLT(refine, opacity_reset_value, IN_OO(0, 1), 0.01, "reset mode: opacities above this are lowered to it."),
     INT(refine, capacity, GE(1), 3000000,
@@ -155,7 +155,8 @@ const sp_config_field sp_config_schema[] = {
         "it (capacity stays adc's cap). 0 = auto, from the capture: 280k per 128 million training pixels, never "
         "under 280k nor under twice the sparse points, at most 20M and what half of the device's free memory "
         "holds; the run logs the rule and config.toml records the number (docs/config.md, \"Large captures\")."),
-    INT(refine, mcmc_stop, GE(0), 25000, "mcmc: no relocation or growth after this step (the 3DGS-MCMC schedule)."),
+    INT(refine, mcmc_stop, GE(0), 16667,
+        "mcmc: no relocation or growth after this step (the 3DGS-MCMC schedule, 25000 of 30000 steps, scaled to 20000)."),
     FLT(refine, mcmc_grow, IN(0, 10), 0.05, "mcmc: fraction of the count added at each refine step, up to max_gaussians."),
     FLT(refine, mcmc_noise_lr, GE(0), 500000.0,
         "mcmc: position noise of every step, times the means learning rate, shaped by each Gaussian's covariance and "
@@ -165,7 +166,7 @@ const sp_config_field sp_config_schema[] = {
     FLT(refine, prune_weight, IN_CO(0, 1), 0.2,
         "Fraction of the Gaussians removed at each prune by blend weight: those whose blending weights (alpha T) "
         "summed over the pixels of every training view are smallest (docs/math.md). 0 = off."),
-    INT(refine, prune_weight_every, GE(0), 2500,
+    INT(refine, prune_weight_every, GE(0), 1667,
         "Prune by blend weight at refine.stop and every N steps between start and stop (scaled with them by "
         "trainer.schedule_steps); 0 = at stop only."),
 

@@ -39,7 +39,7 @@ int sp_mcmc_add(sp_mcmc_buf *buf, int n, const float *logits, const float *log_s
  * twice the sparse points the model may start from, at most SP_MCMC_BUDGET_MAX, and no more than
  * half of device_free_bytes holds at SP_MCMC_BYTES_PER_GAUSSIAN (device_free_bytes 0: no such
  * bound). Rounded to thousands. *why (may be NULL) receives which bound decided. */
-#define SP_MCMC_BUDGET_BASE 280000
+#define SP_MCMC_BUDGET_BASE 340000
 #define SP_MCMC_BUDGET_PIXELS 128e6
 #define SP_MCMC_BUDGET_MAX 20000000
 #define SP_MCMC_BYTES_PER_GAUSSIAN 1536 /* parameters, gradients and Adam moments at SH degree 3, pairs */

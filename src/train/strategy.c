@@ -47,7 +47,8 @@ const sp_strategy *sp_strategy_setup(sp_config *cfg, sp_backend *b, const sp_dat
     if (!asked)
         SP_INFO("refine.strategy auto: %s%s", s->name, mcmc_runs ? "" : " (this backend has no MCMC densification)");
     if (budget_why && s->uses_budget)
-        SP_INFO("refine.max_gaussians auto: %d (%s decided: 280k per 128M training pixels, here %.0fM in %d views; "
-                "%d sparse points)", cfg->refine.max_gaussians, budget_why, px / 1e6, data->train.n, data->num_points);
+        SP_INFO("refine.max_gaussians auto: %d (%s decided: %.0fk per %.0fM training pixels, here %.0fM in %d views; "
+                "%d sparse points)", cfg->refine.max_gaussians, budget_why, SP_MCMC_BUDGET_BASE / 1e3,
+                SP_MCMC_BUDGET_PIXELS / 1e6, px / 1e6, data->train.n, data->num_points);
     return s;
 }
