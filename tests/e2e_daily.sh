@@ -16,18 +16,18 @@ small=(--set trainer.max_steps=40 --set init.count=500 --set refine.start=10 --s
 out=$("$BIN" check "$TMP/scene" 2>&1); rc=$?
 [ $rc -eq 0 ] && [ "$(head -1 <<<"$out")" = "OK: no problems found" ] && ok "check DIR: verdict first" || { bad "check DIR"; echo "$out"; }
 grep -q "^\[trainer\]" <<<"$out" && bad "check prints the config unasked" || ok "check: config not printed"
-"$BIN" check "$TMP/scene" --print-config | grep -q "^max_steps = 30000" && ok "check --print-config" || bad "--print-config"
+"$BIN" check "$TMP/scene" --print-config | grep -q "^max_steps = 20000" && ok "check --print-config" || bad "--print-config"
 out=$("$BIN" check "$TMP/scene" --set trainer.max_steps=0 --set backend.threads=100000 2>&1); rc=$?
 [ $rc -eq 1 ] && [ "$(head -1 <<<"$out")" = "2 problems:" ] && ok "check: problem count first" || { bad "check count"; echo "$out"; }
 grep -q "backend.threads: must be between 0 and 1024" <<<"$out" && ok "threads capped" || bad "threads cap message"
-# check states how long the run would take; the 30k-step default on the CPU is hours, and a CPU user
+# check states how long the run would take; the 20k-step default on the CPU is hours, and a CPU user
 # is told the shorter recipe (the first progress lines of train state the estimate too)
 out=$("$BIN" check "$TMP/scene" --set backend.kind=cpu 2>&1)
-grep -q "^# estimate" <<<"$out" && grep -qE "^  about ([0-9]+h[0-9]+m|[0-9]+m[0-9]+s) of training: 30000 steps on the cpu" <<<"$out" &&
+grep -q "^# estimate" <<<"$out" && grep -qE "^  about ([0-9]+h[0-9]+m|[0-9]+m[0-9]+s) of training: 20000 steps on the cpu" <<<"$out" &&
   ok "check: an estimate of the run" || { bad "check estimate"; echo "$out" | tail -6; }
-grep -q "trainer.schedule_steps=30000" <<<"$out" && ok "check: the shorter CPU recipe" || bad "check: no CPU recipe"
+grep -q "trainer.schedule_steps=20000" <<<"$out" && ok "check: the shorter CPU recipe" || bad "check: no CPU recipe"
 out=$("$BIN" check "$TMP/scene" --set backend.kind=cpu --set trainer.max_steps=300 2>&1)
-grep -q "trainer.schedule_steps=30000" <<<"$out" && bad "the recipe offered to a short run" || ok "no recipe for a short run"
+grep -q "trainer.schedule_steps=20000" <<<"$out" && bad "the recipe offered to a short run" || ok "no recipe for a short run"
 
 # train DIR with no config: the run is named after the folder.
 (cd "$TMP" && "$BIN" train "$TMP/scene" "${small[@]}" --set trainer.target_psnr=5 >"$TMP/t.log" 2>&1) \

@@ -126,7 +126,7 @@ static void test_config_get_set_save(void **state) {
     assert_int_equal(splat_open(&ctx), SPLAT_OK);
     char buf[256];
     assert_int_equal(splat_config_get(ctx, "trainer.max_steps", buf, sizeof buf), SPLAT_OK);
-    assert_string_equal(buf, "30000");
+    assert_string_equal(buf, "20000");
     assert_int_equal(splat_config_set(ctx, "data.path=/some/where"), SPLAT_OK);
     assert_int_equal(splat_config_get(ctx, "data.path", buf, sizeof buf), SPLAT_OK);
     assert_string_equal(buf, "\"/some/where\"");
@@ -152,7 +152,7 @@ static void test_config_get_set_save(void **state) {
     assert_int_equal(splat_config_save(ctx, path), SPLAT_OK);
     assert_int_equal(splat_config_reset(ctx), SPLAT_OK);
     assert_int_equal(splat_config_get(ctx, "loss.ssim_weight", buf, sizeof buf), SPLAT_OK);
-    assert_float_equal(atof(buf), 0.2, 1e-12);
+    assert_float_equal(atof(buf), 0.1, 1e-12);
     assert_int_equal(splat_config_load_file(ctx, path), SPLAT_OK);
     assert_int_equal(splat_config_get(ctx, "loss.ssim_weight", buf, sizeof buf), SPLAT_OK);
     assert_float_equal(atof(buf), 0.25, 1e-12);
@@ -390,10 +390,10 @@ static void test_train_plan(void **state) {
                      SPLAT_OK);
     assert_int_equal(splat_train_plan(ctx, &p), SPLAT_OK);
     assert_string_equal(p.strategy, "mcmc");
-    assert_int_equal(p.max_gaussians, 280000);
+    assert_int_equal(p.max_gaussians, 340000);
     assert_true(fabs(p.grow - 0.05) < 1e-12);
     assert_int_equal(p.refine_start, 50);
-    assert_int_equal(p.refine_stop, 2500); /* refine.mcmc_stop 25000, scaled */
+    assert_int_equal(p.refine_stop, 1667); /* refine.mcmc_stop 16667, scaled */
     assert_int_equal(splat_config_set(ctx, "refine.max_gaussians=5000"), SPLAT_OK);
     assert_int_equal(splat_train_plan(ctx, &p), SPLAT_OK);
     assert_int_equal(p.max_gaussians, 5000);
@@ -948,11 +948,11 @@ static void test_typed_config(void **state) {
     double d = 0;
     char buf[64];
     assert_int_equal(splat_config_get_int(ctx, "trainer.max_steps", &i), SPLAT_OK);
-    assert_int_equal(i, 30000);
+    assert_int_equal(i, 20000);
     assert_int_equal(splat_config_get_double(ctx, "trainer.max_steps", &d), SPLAT_OK); /* an integer as a double */
-    assert_true(d == 30000.0);
+    assert_true(d == 20000.0);
     assert_int_equal(splat_config_get_double(ctx, "loss.ssim_weight", &d), SPLAT_OK);
-    assert_float_equal(d, 0.2, 1e-12);
+    assert_float_equal(d, 0.1, 1e-12);
     assert_int_equal(splat_config_get_bool(ctx, "output.save_ply", &b), SPLAT_OK);
     assert_int_equal(b, 1);
     assert_int_equal(splat_config_get_string(ctx, "backend.kind", buf, sizeof buf), SPLAT_OK);
@@ -1012,7 +1012,7 @@ static void test_typed_config(void **state) {
     assert_int_equal(splat_config_set(ctx, "trainer.max_steps=60"), SPLAT_OK);
     assert_int_equal(splat_config_set(ctx, "output.run_dir=/elsewhere"), SPLAT_OK); /* not a result */
     assert_int_equal(splat_config_diff(ctx, path, diff, 4096, &need), SPLAT_OK);
-    assert_string_equal(diff, "trainer.max_steps = 60 (the run has 30000)");
+    assert_string_equal(diff, "trainer.max_steps = 60 (the run has 20000)");
     assert_int_equal(need, strlen(diff) + 1);
     assert_int_equal(splat_config_diff(ctx, path, diff, 5, &need), SPLAT_INVALID);
     tu_write_text(path, "[trainer]\nmax_steps = \"many\"\n");

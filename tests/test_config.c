@@ -58,17 +58,17 @@ static void test_defaults(void **state) {
     assert_int_equal(c.init.count, 100000);
     assert_true(c.init.opacity == 0.0); /* by refine.strategy (test_mcmc.c) */
     assert_true(c.output.save_renders && c.output.save_ply);
-    assert_int_equal(c.trainer.max_steps, 30000);
+    assert_int_equal(c.trainer.max_steps, 20000);
     assert_int_equal(c.trainer.log_every, 100);
     assert_int_equal(c.trainer.sh_degree, 3);
-    assert_int_equal(c.trainer.sh_interval, 1000);
-    assert_true(c.loss.ssim_weight == 0.2);
-    assert_int_equal(c.refine.start, 500);
-    assert_int_equal(c.refine.stop, 12500);
+    assert_int_equal(c.trainer.sh_interval, 667);
+    assert_true(c.loss.ssim_weight == 0.1);
+    assert_int_equal(c.refine.start, 333);
+    assert_int_equal(c.refine.stop, 8333);
     assert_int_equal(c.refine.every, 100);
     assert_true(c.refine.grad_threshold == 0.00012);
     assert_true(c.refine.prune_weight == 0.2);
-    assert_int_equal(c.refine.prune_weight_every, 2500);
+    assert_int_equal(c.refine.prune_weight_every, 1667);
     assert_int_equal(c.refine.split_count, 2);
     assert_true(c.refine.split_shrink == 1.6);
     assert_string_equal(c.refine.opacity_mode, "decay");
@@ -270,7 +270,7 @@ static void test_many_problems(void **state) {
     }
     assert_int_equal(c.trainer.log_every, 10);
     assert_int_equal(c.refine.capacity, 1000);
-    assert_int_equal(c.trainer.max_steps, 30000);
+    assert_int_equal(c.trainer.max_steps, 20000);
     assert_string_equal(c.data.format, "auto");
     sp_problems_free(&p);
 
@@ -499,7 +499,7 @@ static void test_round_trip(void **state) {
     }
     tu_assert_contains(text, "# Training steps (one view per step). Allowed: >= 1.\nmax_steps = 2147483647\n");
     tu_assert_contains(text, "means_lr = 0.1\n");
-    tu_assert_contains(text, "ssim_weight = 0.2\n");
+    tu_assert_contains(text, "ssim_weight = 0.1\n");
     tu_assert_contains(text, "eps = 1e-300\n");
     tu_assert_contains(text, "target_psnr = 0.0\n");
     /* print writes the same text. */
@@ -563,7 +563,7 @@ static void test_docs_in_step(void **state) {
         if (!getenv("SPLAT_WRITE_DOCS")) tu_assert_contains(text, name);
         free(name);
     }
-    tu_assert_contains(gen, "| `trainer.max_steps` | integer | `30000` | >= 1 | Training steps (one view per step). |");
+    tu_assert_contains(gen, "| `trainer.max_steps` | integer | `20000` | >= 1 | Training steps (one view per step). |");
     tu_assert_contains(gen, "| `data.format` | string | `\"auto\"` | `auto`, `blender`, `colmap`, `transforms` |");
     tu_assert_contains(gen, "| `adam.eps` | float | `1e-15` | > 0 |");
     free(gen);

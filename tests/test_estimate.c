@@ -10,7 +10,7 @@
 #include "train/mcmc.h"
 #include "train/schedule.h"
 
-/* lego 200x200 at the defaults on the 2-core machine: mcmc from 100k random Gaussians to 280k. */
+/* lego 200x200 with the 30k-step recipe on the 2-core machine: mcmc from 100k random Gaussians to 280k. */
 static splat_plan lego_plan(void) {
     splat_plan p;
     memset(&p, 0, sizeof p);
@@ -111,7 +111,7 @@ static void test_cpu_estimate_and_recipe(void **state) {
     assert_true(s > 3600 && s < 4 * 3600); /* hours, as measured on the 2-core machine */
     const char *r = cli_est_short_recipe(&p);
     assert_non_null(r);
-    tu_assert_contains(r, "trainer.schedule_steps=30000");
+    tu_assert_contains(r, "trainer.schedule_steps=20000");
     tu_assert_contains(r, "trainer.max_steps=");
     p.threads = 1;
     assert_true(cli_est_run_seconds(&p) > s); /* fewer threads, longer */

@@ -284,7 +284,7 @@ static void test_config(void **state) {
     sp_config_defaults(&c);
     assert_string_equal(c.refine.strategy, "auto");
     assert_int_equal(c.refine.max_gaussians, 0); /* auto (test_auto_budget) */
-    assert_int_equal(c.refine.mcmc_stop, 25000);
+    assert_int_equal(c.refine.mcmc_stop, 16667); /* 3DGS-MCMC's 25000 of 30000 steps, scaled to 20000 */
     assert_true(c.refine.mcmc_noise_lr == 5e5 && c.refine.mcmc_opacity_reg == 0.001 && c.refine.mcmc_scale_reg == 0.01);
     assert_true(c.init.opacity == 0.0 && c.adam.opacity_lr == 0.05);
     assert_string_equal(problems_of(NULL, NULL), "");
@@ -311,8 +311,8 @@ static void test_resolve_strategy(void **state) {
     assert_true(c.init.scale_factor == 0.3);
     sp_schedule s;
     sp_schedule_make(&c, &s);
-    assert_int_equal(s.refine_stop, 25000);
-    assert_true(sp_schedule_refine_due(&s, 24900) && !sp_schedule_refine_due(&s, 25000));
+    assert_int_equal(s.refine_stop, 16667);
+    assert_true(sp_schedule_refine_due(&s, 16600) && !sp_schedule_refine_due(&s, 16700));
 
     sp_config_defaults(&c);
     assert_int_equal(sp_config_resolve_strategy(&c, 0), 0); /* vulkan, several devices */
@@ -320,7 +320,7 @@ static void test_resolve_strategy(void **state) {
     assert_true(c.init.opacity == 0.1);
     assert_true(c.init.scale_factor == 1.0);
     sp_schedule_make(&c, &s);
-    assert_int_equal(s.refine_stop, 12500);
+    assert_int_equal(s.refine_stop, 8333);
 
     sp_config_defaults(&c); /* what is written stays */
     snprintf(c.refine.strategy, sizeof c.refine.strategy, "adc");
@@ -348,15 +348,15 @@ static void test_resolve_strategy(void **state) {
 static void test_auto_budget(void **state) {
     (void)state;
     const char *why;
-    assert_int_equal(sp_mcmc_auto_budget(100 * 800.0 * 800.0, 0, 0, &why), 280000); /* lego */
+    assert_int_equal(sp_mcmc_auto_budget(100 * 800.0 * 800.0, 0, 0, &why), 340000); /* lego */
     assert_string_equal(why, "the floor");
-    assert_int_equal(sp_mcmc_auto_budget(100 * 200.0 * 200.0, 0, 0, &why), 280000); /* the small lego */
+    assert_int_equal(sp_mcmc_auto_budget(100 * 200.0 * 200.0, 0, 0, &why), 340000); /* the small lego */
     assert_string_equal(why, "the floor");
-    assert_int_equal(sp_mcmc_auto_budget(58 * 1067.0 * 1902.0, 0, 0, &why), 280000); /* fox: 117.7M pixels */
+    assert_int_equal(sp_mcmc_auto_budget(58 * 1067.0 * 1902.0, 0, 0, &why), 340000); /* fox: 117.7M pixels */
     assert_string_equal(why, "the floor");
-    assert_int_equal(sp_mcmc_auto_budget(200 * 1600.0 * 1200.0, 0, 0, &why), 840000);
+    assert_int_equal(sp_mcmc_auto_budget(200 * 1600.0 * 1200.0, 0, 0, &why), 1020000);
     assert_string_equal(why, "the training pixels");
-    assert_int_equal(sp_mcmc_auto_budget(62 * 670.0 * 1230.0, 4414, 0, &why), 280000); /* beer */
+    assert_int_equal(sp_mcmc_auto_budget(62 * 670.0 * 1230.0, 4414, 0, &why), 340000); /* beer */
     assert_int_equal(sp_mcmc_auto_budget(1e6, 300000, 0, &why), 600000);
     assert_string_equal(why, "twice the sparse points");
     assert_int_equal(sp_mcmc_auto_budget(1e12, 0, 0, &why), SP_MCMC_BUDGET_MAX);
@@ -364,7 +364,7 @@ static void test_auto_budget(void **state) {
     /* 8 GiB free: half of it at 1536 bytes a Gaussian */
     assert_int_equal(sp_mcmc_auto_budget(875 * 1600.0 * 1200.0, 0, 8.0 * 1073741824.0, &why), 2796000);
     assert_string_equal(why, "half of the device's free memory");
-    assert_int_equal(sp_mcmc_auto_budget(875 * 1600.0 * 1200.0, 0, 0, NULL), 3675000);
+    assert_int_equal(sp_mcmc_auto_budget(875 * 1600.0 * 1200.0, 0, 0, NULL), 4462000); /* 4462500, rounded down to thousands */
 }
 
 int main(void) {

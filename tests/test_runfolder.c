@@ -21,6 +21,7 @@ static sp_config reset_config(int max_steps, int stop, int every, const char *ba
     snprintf(c.refine.opacity_mode, sizeof c.refine.opacity_mode, "reset");
     snprintf(c.data.background, sizeof c.data.background, "%s", background);
     c.trainer.max_steps = max_steps;
+    c.refine.start = 500; /* the 30k recipe's (the default is 333, scaled to 20k steps) */
     c.refine.stop = stop;
     c.refine.opacity_reset_every = every;
     return c;

@@ -47,6 +47,9 @@ static void test_scaled_schedules(void **state) {
     sp_config_defaults(&c);
     c.trainer.max_steps = 15000;
     c.refine.stop = 15000;
+    /* the schedules as written for 30k steps (the defaults are the same ones scaled to 20k) */
+    c.refine.start = 500, c.trainer.sh_interval = 1000, c.refine.opacity_reset_every = 3000;
+    c.refine.prune_weight_every = 2500;
     sp_schedule s;
     sp_schedule_make(&c, &s); /* 0: as written */
     assert_int_equal(s.refine_start, 500);

@@ -150,7 +150,8 @@ static void plan_run(splat_context *ctx, const train_args *t, cli_clock *clock) 
     clock->announce = !strcmp(p->backend, "cpu");
     if (!config_int(ctx, "trainer.schedule_steps") && p->refine_stop > p->max_steps && p->refine_start < p->max_steps)
         fprintf(stderr, "note: densification runs to the last step of this %d-step run (refine.%s = %d); "
-                "--set trainer.schedule_steps=30000 scales the 30k-step schedules to it (docs/config.md)\n",
+                "--set trainer.schedule_steps=20000 scales the default schedules (written for 20000 steps) to it "
+                "(docs/config.md)\n",
                 p->max_steps, strcmp(p->strategy, "mcmc") ? "stop" : "mcmc_stop", p->refine_stop);
 }
 

@@ -115,9 +115,10 @@ const sp_config_field sp_config_schema[] = {
         "level line on curves.png; 0 = off. "
         "Set eval_every too, or only the final evaluation counts."),
     INT(trainer, schedule_steps, GE(0), 0,
-        "Step schedules (refine.start, refine.stop, refine.opacity_reset_every, trainer.sh_interval) are written for "
-        "a run of this many steps and scaled by max_steps / schedule_steps; 0 = used as written. 30000 makes a "
-        "shorter run keep the same shape."),
+        "Step schedules (refine.start, refine.stop, refine.mcmc_stop, refine.opacity_reset_every, "
+        "refine.prune_weight_every, trainer.sh_interval) are written for a run of this many steps and scaled by "
+        "max_steps / schedule_steps; 0 = used as written. The defaults are written for 20000 steps: 20000 makes a "
+        "shorter or longer run keep their shape."),
 
     FLT(loss, ssim_weight, IN(0, 1), 0.1, "Loss = (1 - w) * L1 + w * (1 - SSIM)."),
 

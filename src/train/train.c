@@ -716,7 +716,7 @@ static int open_backend(run *r, sp_config *cfg) {
                 sched->opacity_reset_every);
     else if (sched->refine_stop > cfg->trainer.max_steps && sched->refine_start < cfg->trainer.max_steps)
         sp_log_to_file("densification runs to the last step of this %d-step run (refine.%s = %d); "
-                       "trainer.schedule_steps = 30000 would scale the 30k-step schedules to it",
+                       "trainer.schedule_steps = 20000 would scale the default schedules (written for 20000 steps) to it",
                        cfg->trainer.max_steps, r->strat->stop_key, sched->refine_stop);
     return 0;
 }
