@@ -153,8 +153,8 @@ const sp_config_field sp_config_schema[] = {
         "records the choice."),
     INT(refine, max_gaussians, GE(0), 0,
         "mcmc: the Gaussian budget. The count grows by mcmc_grow per refine until it reaches this, and never passes "
-        "it (capacity stays adc's cap). 0 = auto, from the capture: 280k per 128 million training pixels, never "
-        "under 280k nor under twice the sparse points, at most 20M and what half of the device's free memory "
+        "it (capacity stays adc's cap). 0 = auto, from the capture: 340k per 128 million training pixels, never "
+        "under 340k nor under twice the sparse points, at most 20M and what half of the device's free memory "
         "holds; the run logs the rule and config.toml records the number (docs/config.md, \"Large captures\")."),
     INT(refine, mcmc_stop, GE(0), 16667,
         "mcmc: no relocation or growth after this step (the 3DGS-MCMC schedule, 25000 of 30000 steps, scaled to 20000)."),

@@ -34,8 +34,9 @@ int sp_mcmc_relocate(sp_mcmc_buf *buf, int n, const float *logits, const float *
 int sp_mcmc_add(sp_mcmc_buf *buf, int n, const float *logits, const float *log_scales, int add, float min_opacity,
                 uint64_t seed);
 /* refine.max_gaussians = 0 (auto): SP_MCMC_BUDGET_BASE Gaussians per SP_MCMC_BUDGET_PIXELS training
- * pixels (lego's 100 views of 800x800, 64M pixels, need 280k; so does fox's 118M: 514k measured no
- * better, bench/RESULTS.md session 15), never fewer than SP_MCMC_BUDGET_BASE nor than
+ * pixels (lego's 100 views of 800x800, 64M pixels, need 340k with the 20k-step default: 310k gave
+ * 0.03 dB less, bench/RESULTS.md session 21; fox's 118M measured no better with 514k than 280k at 30k
+ * steps, session 15), never fewer than SP_MCMC_BUDGET_BASE nor than
  * twice the sparse points the model may start from, at most SP_MCMC_BUDGET_MAX, and no more than
  * half of device_free_bytes holds at SP_MCMC_BYTES_PER_GAUSSIAN (device_free_bytes 0: no such
  * bound). Rounded to thousands. *why (may be NULL) receives which bound decided. */
