@@ -45,6 +45,25 @@ static void write_sample(const char *path, int n, int deg, int curve_points) {
     sp_checkpoint_free(&c);
 }
 
+/* The CRC-32 of a large store, made in 4 MiB pieces on every core, is zlib's crc32_z: for sizes
+ * around the piece boundaries, a ragged end, a running CRC carried in, and nothing at all. */
+static void test_crc_in_pieces(void **state) {
+    (void)state;
+    size_t big = (size_t)(4 << 20) * 5 + 12345;
+    unsigned char *buf = malloc(big);
+    assert_non_null(buf);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < big; i++) buf[i] = (unsigned char)((x = x * 1103515245u + 12345u) >> 24);
+    size_t sizes[] = {0, 1, 4 << 20, (4 << 20) + 1, 2 * (4 << 20) - 1, 2 * (4 << 20), 3 * (4 << 20) + 7, big};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+        for (uint32_t start = 0; start < 2; start++) {
+            uint32_t c0 = start ? (uint32_t)crc32_z(0, (const Bytef *)"splat", 5) : 0;
+            assert_int_equal(sp_checkpoint_crc32(c0, buf + 3, sizes[k] - (sizes[k] == big ? 3 : 0)),
+                             (uint32_t)crc32_z(c0, buf + 3, sizes[k] - (sizes[k] == big ? 3 : 0)));
+        }
+    free(buf);
+}
+
 static void test_round_trip(void **state) {
     char *path = sp_path_join(g_dir, "ck.bin");
     write_sample(path, 7, 2, 5);
@@ -269,6 +288,7 @@ static void test_clocks_and_version2(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crc_in_pieces),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_hostile_files),
         cmocka_unit_test(test_dataset_and_version1),

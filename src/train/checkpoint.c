@@ -33,6 +33,26 @@ void sp_series_free(sp_series *s) {
     memset(s, 0, sizeof *s);
 }
 
+uint32_t sp_checkpoint_crc32(uint32_t crc, const void *data, size_t n) {
+    enum { CHUNK = 4 << 20 };
+    const Bytef *p = data;
+    size_t chunks = n / CHUNK + (n % CHUNK != 0);
+    uLong *part = chunks > 1 ? malloc(chunks * sizeof *part) : NULL;
+    if (!part) return (uint32_t)crc32_z(crc, p, n);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < chunks; i++) {
+        size_t off = i * CHUNK, len = n - off < CHUNK ? n - off : CHUNK;
+        part[i] = crc32_z(0, p + off, len);
+    }
+    uLong c = crc;
+    for (size_t i = 0; i < chunks; i++) {
+        size_t off = i * CHUNK, len = n - off < CHUNK ? n - off : CHUNK;
+        c = crc32_combine(c, part[i], (z_off_t)len);
+    }
+    free(part);
+    return (uint32_t)c;
+}
+
 /* The bytes written so far and their CRC-32 (version 2 ends with it). */
 typedef struct {
     FILE *f;
@@ -44,7 +64,7 @@ typedef struct {
 static void put(writer *w, const void *p, size_t n) {
     if (!n) return;
     fwrite(p, 1, n, w->f);
-    w->crc = crc32_z(w->crc, p, n);
+    w->crc = sp_checkpoint_crc32((uint32_t)w->crc, p, n);
 }
 
 static void put_store(writer *w, const sp_gaussians *g) {
@@ -167,7 +187,7 @@ int sp_checkpoint_read(const char *path, sp_checkpoint *c) {
             goto done;
         }
         memcpy(&want, data + size - 4, 4);
-        if ((uint32_t)crc32_z(0, (const Bytef *)data, size - 4) != want) {
+        if (sp_checkpoint_crc32(0, data, size - 4) != want) {
             rc = sp_error("%s: the checkpoint is damaged (its checksum does not match its contents: a truncated or "
                           "altered file); it cannot be resumed", path);
             goto done;

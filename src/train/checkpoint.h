@@ -3,6 +3,9 @@
 #ifndef SPLAT_CHECKPOINT_H
 #define SPLAT_CHECKPOINT_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "scene/gaussians.h"
 
 /* Growable series of (step, value) pairs. */
@@ -35,6 +38,9 @@ typedef struct {
 #define SP_CHECKPOINT_MAX_DATASET 65536
 
 int sp_checkpoint_write(const char *path, const sp_checkpoint *c);
+/* zlib's CRC-32 of n bytes continuing crc (crc32_z's value), a large buffer's 4 MiB pieces on every
+ * core and joined with crc32_combine: a checkpoint's stores are hundreds of MB. */
+uint32_t sp_checkpoint_crc32(uint32_t crc, const void *data, size_t n);
 /* Reads and checks a checkpoint: every header field (version, step in 0..SP_CHECKPOINT_MAX_STEP,
  * SH degree, curve count) and every count against the bytes the file holds, before anything is
  * allocated, so no allocation exceeds what the file can hold; the checksum (version 2 on); and that
