@@ -111,7 +111,8 @@ double cli_est_run_seconds(const splat_plan *p) {
 const char *cli_est_short_recipe(const splat_plan *p) {
     if (!plan_cpu(p) || p->max_steps < 20000) return NULL; /* the default's length or longer */
     return "a shorter CPU run with the same schedules in proportion: --set trainer.max_steps=7000 "
-           "--set trainer.schedule_steps=20000 --set refine.max_gaussians=100000 (docs/cpu.md)";
+           "--set trainer.schedule_steps=20000 --set refine.max_gaussians=100000 --set loss.ssim_weight=0.2 "
+           "(docs/cpu.md)";
 }
 
 void cli_fmt_duration(double s, char *buf, size_t n) {
