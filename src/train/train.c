@@ -662,45 +662,36 @@ static void *make_backend(void *arg) {
     return NULL;
 }
 
-static void backend_config_of(const sp_config *cfg, sp_backend_config *bc) {
-    *bc = (sp_backend_config){.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
-                              .profile = cfg->backend.profile, .device = 0,
-                              .cas_atomics = cfg->backend.cas_atomics, .reduce_chunks = cfg->backend.reduce_chunks,
-                              .antialias = cfg->render.antialias};
-}
-
-/* Starts making the backend when it can be made beside the dataset's loading; m->started says. */
+/* The backend's configuration; starts making it when it can be made beside the dataset's loading
+ * (m->started says). */
 static int start_backend(run *r, backend_maker *m) {
+    const sp_config *cfg = r->cfg;
     memset(m, 0, sizeof *m);
-    backend_config_of(r->cfg, &m->bc);
-    if (sp_dist_backend_config(&m->bc, r->cfg->backend.devices, r->cfg->backend.check_replicas, &r->dist)) return -1;
+    m->bc = (sp_backend_config){.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
+                                .profile = cfg->backend.profile, .device = 0,
+                                .cas_atomics = cfg->backend.cas_atomics, .reduce_chunks = cfg->backend.reduce_chunks,
+                                .antialias = cfg->render.antialias};
+    if (sp_dist_backend_config(&m->bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) return -1;
+    m->kind = cfg->backend.kind;
     if (m->bc.num_devices > 1 || r->dist.world > 1 || m->bc.device != 0) return 0;
-    m->kind = r->cfg->backend.kind;
     m->sink = sp_log_use(NULL);
     sp_log_use(m->sink);
     m->started = pthread_create(&m->thread, NULL, make_backend, m) == 0;
     return 0;
 }
 
-/* The started backend (NULL and its error when it failed); nothing when none was started. */
+/* The backend into r->b: the started one (its error when it failed), else made now on this thread. */
 static int join_backend(run *r, backend_maker *m) {
-    if (!m->started) return 0;
+    if (!m->started) return (r->b = sp_backend_create(m->kind, &m->bc)) ? 0 : -1;
     pthread_join(m->thread, NULL);
     m->started = 0;
     r->b = m->b;
     return r->b ? 0 : sp_error("%s", m->err);
 }
 
-/* The backend (made already when start_backend could), then what follows it: the refine strategy
- * (and the automatic budget) and the step schedules. cfg: the run's own copy. */
+/* After the backend (join_backend): the refine strategy (and the automatic budget) and the step
+ * schedules. cfg: the run's own copy. */
 static int open_backend(run *r, sp_config *cfg) {
-    if (!r->b) {
-        sp_backend_config bc;
-        backend_config_of(cfg, &bc);
-        if (sp_dist_backend_config(&bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) return -1;
-        r->b = sp_backend_create(cfg->backend.kind, &bc);
-        if (!r->b) return -1;
-    }
     SP_INFO("backend: %s", r->b->ops->name);
     r->replicated = r->b->cfg.num_devices > 1 || r->dist.world > 1;
     if (!(r->strat = sp_strategy_setup(cfg, r->b, &r->data, r->replicated))) return -1;
@@ -1026,7 +1017,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     if (load_dataset(r)) {
         char why[2048];
         snprintf(why, sizeof why, "%s", sp_last_error());
-        join_backend(r, &maker);
+        if (maker.started) join_backend(r, &maker); /* a started one is freed with the run */
         sp_error("%s", why);
         goto fail;
     }
