@@ -91,6 +91,14 @@ printf 'half' >"$TMP/fs/checkpoint.bin.tmp.99999"; printf 'half' >"$TMP/fs/point
 "$BIN" train --resume "$TMP/fs" --set trainer.max_steps=120 >"$TMP/fs3.log" 2>&1 && grep -q "^steps = 120$" "$TMP/fs/result.toml" &&
   [ -z "$(find "$TMP/fs" -name '*.tmp.*')" ] && ok "the next start removes temporaries of an interrupted save, and resumes" ||
   { bad "temporaries on the next start"; ls "$TMP/fs"; tail -3 "$TMP/fs3.log"; }
+# the end-of-run save, whose files are written while the final evaluation runs, fails alike
+sum=$(run_sum "$TMP/fs")
+(ulimit -f 64; exec "$BIN" train --resume "$TMP/fs" --set trainer.max_steps=140) >"$TMP/fs4.log" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "point_cloud.ply.*write failed.*nothing of this save was kept: the model, checkpoint and result.toml of step 120 are as they were" "$TMP/fs4.log" &&
+  ok "the final save over the file-size limit fails with a message, exit 1, and says what was kept" ||
+  { bad "failed final save rc=$rc"; tail -3 "$TMP/fs4.log"; }
+[ "$sum" = "$(run_sum "$TMP/fs")" ] && [ -z "$(find "$TMP/fs" -name '*.tmp.*')" ] &&
+  ok "the failed final save changed nothing and left no temporary" || bad "the failed final save changed the run"
 
 # 4. A streamed image that goes bad once training ran: the model and a checkpoint are saved first.
 cp -r "$TMP/scene" "$TMP/bad"
