@@ -219,47 +219,97 @@ static int stage_commit(stage_set *st) {
 
 static int write_result_to(run *r, const char *status, const char *path);
 
-/* Saves point_cloud.ply, checkpoint.bin and result.toml (status: "running" for a save during
- * training), all of one step, or none of them (the previous save stays; the error says so).
- * model_saved: the save just before wrote this very model (same step, nothing trained since), so
- * its point_cloud.ply and snapshot stay as they are and only the checkpoint (its curves and clocks)
- * and result.toml are written again. */
-static int save_state(run *r, const char *status, int announce, int model_saved) {
-    if (!r->writer) return 0;
-    double t0 = sp_now();
-    sp_gaussians g = {0}, m = {0}, v = {0};
-    if (r->b->ops->get_gaussians(r->b, &g, &m, &v)) return -1;
-    stage_set st = {0};
+/* A save of point_cloud.ply, checkpoint.bin and result.toml in flight: the model read back from
+ * the backend, result.toml and config.toml already written (under their staged names), and the
+ * large files written on a thread of their own (save_begin), which save_end waits for. The
+ * thread touches neither the run nor the backend: the device may go on (the final evaluation)
+ * while the model is written. */
+typedef struct {
+    run *r;
+    stage_set st;
+    sp_gaussians g, m, v;
+    sp_checkpoint ck;
+    const char *ply, *ckpt; /* staged paths (NULL: not written) */
+    int snapshot, model_saved, announce;
+    pthread_t thread;
+    int started, threaded, rc;
+    double t0, begin_s, write_s; /* the save's start, save_begin's time, the thread's writing time */
+    char err[1024];
+} save_job;
+
+static void *save_files(void *arg) {
+    save_job *j = arg;
+    double t = sp_now();
     int rc = 0;
-    if (r->cfg->output.save_ply && !model_saved)
-        rc = sp_ply_write(stage_add(&st, run_path(r, "point_cloud.ply")), &g);
+    if (j->ply) rc = sp_ply_write(j->ply, &j->g);
     /* snapshots in the original 3DGS layout, every save_every steps and at the end (new files) */
+    if (rc == 0 && j->snapshot) rc = sp_snapshot_write(j->r->dir, j->ck.step, &j->g);
+    if (rc == 0) rc = sp_checkpoint_write(j->ckpt, &j->ck);
+    if (rc) snprintf(j->err, sizeof j->err, "%s", sp_last_error());
+    j->rc = rc;
+    j->write_s = sp_now() - t;
+    return NULL;
+}
+
+/* Starts a save (status: "running" for a save during training), all of one step, or none of its
+ * files (the previous save stays; save_end's error says so). model_saved: the save just before
+ * wrote this very model (same step, nothing trained since), so its point_cloud.ply and snapshot
+ * stay as they are and only the checkpoint (its curves and clocks) and result.toml are written
+ * again. background: the large files are written on a thread (save_end waits for it); the run's
+ * curves must not change until save_end. Returns -1 when nothing was started (the error says
+ * why; save_end is then not called). */
+static int save_begin(run *r, const char *status, int announce, int model_saved, int background, save_job *j) {
+    memset(j, 0, sizeof *j);
+    j->r = r, j->model_saved = model_saved, j->announce = announce, j->t0 = sp_now();
+    if (r->b->ops->get_gaussians(r->b, &j->g, &j->m, &j->v)) return -1;
+    if (r->cfg->output.save_ply && !model_saved) j->ply = stage_add(&j->st, run_path(r, "point_cloud.ply"));
     int every = r->cfg->trainer.save_every;
-    if (rc == 0 && !model_saved && every > 0 && (r->step % every == 0 || r->step == r->cfg->trainer.max_steps))
-        rc = sp_snapshot_write(r->dir, r->step, &g);
-    if (rc == 0) {
-        sp_checkpoint ck = {.step = r->step, .train_seconds = train_seconds_now(r), .g = g, .m = m, .v = v,
+    j->snapshot = !model_saved && every > 0 && (r->step % every == 0 || r->step == r->cfg->trainer.max_steps);
+    j->ck = (sp_checkpoint){.step = r->step, .train_seconds = train_seconds_now(r), .g = j->g, .m = j->m, .v = j->v,
                             .dataset = (char *)r->cfg->data.path, .total_seconds = total_seconds_now(r),
                             .eval_seconds = r->eval_seconds};
-        memcpy(ck.curves, r->curves, sizeof ck.curves);
-        rc = sp_checkpoint_write(stage_add(&st, run_path(r, "checkpoint.bin")), &ck);
+    memcpy(j->ck.curves, r->curves, sizeof j->ck.curves);
+    j->ckpt = stage_add(&j->st, run_path(r, "checkpoint.bin"));
+    int rc = write_result_to(r, status, stage_add(&j->st, run_path(r, "result.toml")));
+    if (rc == 0 && r->config_pending) rc = sp_config_write(r->cfg, stage_add(&j->st, run_path(r, "config.toml")));
+    if (rc) {
+        j->rc = rc;
+        snprintf(j->err, sizeof j->err, "%s", sp_last_error());
+    } else if (background && pthread_create(&j->thread, NULL, save_files, j) == 0) {
+        j->started = j->threaded = 1;
+    } else {
+        save_files(j);
     }
-    if (rc == 0) rc = write_result_to(r, status, stage_add(&st, run_path(r, "result.toml")));
-    if (rc == 0 && r->config_pending) rc = sp_config_write(r->cfg, stage_add(&st, run_path(r, "config.toml")));
-    if (rc == 0) rc = stage_commit(&st);
-    else stage_free(&st, 1);
+    j->begin_s = sp_now() - j->t0;
+    return 0;
+}
+
+/* Finishes a save: waits for its files, renames them all into place (or drops them all), and
+ * says so; -1 with the error when this save kept nothing. */
+static int save_end(run *r, save_job *j) {
+    if (j->started) pthread_join(j->thread, NULL);
+    j->started = 0;
+    double t_end = sp_now();
+    int rc = j->rc;
+    if (rc == 0) rc = stage_commit(&j->st);
+    else {
+        stage_free(&j->st, 1);
+        sp_error("%s", j->err);
+    }
     if (rc == 0) {
-        r->saved_step = r->step;
+        r->saved_step = j->ck.step;
         r->config_pending = 0;
-        if (r->saved_model && !model_saved) {
+        if (r->saved_model && !j->model_saved) {
             sp_gaussians_free(r->saved_model);
-            *r->saved_model = g;
-            memset(&g, 0, sizeof g);
+            *r->saved_model = j->g;
+            memset(&j->g, 0, sizeof j->g);
         }
-        if (announce)
-            SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
+        /* the time of this save's own work (a save written beside the evaluation: not the wait) */
+        double secs = j->threaded ? j->begin_s + j->write_s + (sp_now() - t_end) : sp_now() - j->t0;
+        if (j->announce)
+            SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", j->ck.step, secs);
         else
-            sp_log_to_file("saved the model and a checkpoint at step %d (%.1f s)", r->step, sp_now() - t0);
+            sp_log_to_file("saved the model and a checkpoint at step %d (%.1f s)", j->ck.step, secs);
     } else {
         char why[1024];
         snprintf(why, sizeof why, "%s", sp_last_error());
@@ -270,10 +320,18 @@ static int save_state(run *r, const char *status, int announce, int model_saved)
         else
             sp_error("%s; nothing of this save was kept", why);
     }
-    sp_gaussians_free(&g);
-    sp_gaussians_free(&m);
-    sp_gaussians_free(&v);
+    sp_gaussians_free(&j->g);
+    sp_gaussians_free(&j->m);
+    sp_gaussians_free(&j->v);
     return rc;
+}
+
+/* A save, all of it before returning (save_begin and save_end). */
+static int save_state(run *r, const char *status, int announce, int model_saved) {
+    if (!r->writer) return 0;
+    save_job j;
+    if (save_begin(r, status, announce, model_saved, 0, &j)) return -1;
+    return save_end(r, &j);
 }
 
 static int write_curves_png(run *r) {
@@ -929,10 +987,22 @@ static int train_loop(run *r, const sp_train_opts *o, int *stopped) {
  * interrupted), curves.png, the final save. Returns the status, or -1 on error. */
 static int finish_run(run *r, int interrupted) {
     if (interrupted) SP_WARN("interrupted at step %d: saving the model and a checkpoint to %s", r->step, r->dir);
-    /* the trained model is saved before the final evaluation (which can take a while) */
-    if (save_state(r, interrupted ? "interrupted" : "running", interrupted, 0)) return -1;
+    if (interrupted && save_state(r, "interrupted", 1, 0)) return -1;
     if (!interrupted) {
-        if (final_eval(r)) return -1;
+        /* The trained model is saved before the final evaluation (which can take a while, or find
+         * the device failing): read back first, then written on a thread while the evaluation runs
+         * (it changes neither the curves nor the files the save writes). */
+        save_job j;
+        int saving = r->writer;
+        if (saving && save_begin(r, "running", 0, 0, 1, &j)) return -1;
+        int erc = final_eval(r);
+        char why[2048];
+        snprintf(why, sizeof why, "%s", erc ? sp_last_error() : "");
+        if (saving && save_end(r, &j)) return -1; /* the save's error first, as when it ran alone */
+        if (erc) {
+            sp_error("%s", why);
+            return -1;
+        }
         if (r->have_test || r->have_val) {
             sp_eval_result *e = r->have_test ? &r->test : &r->val;
             push_eval(r, e->mean_psnr, e->mean_ssim);
