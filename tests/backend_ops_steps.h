@@ -18,7 +18,9 @@ static sp_backend *make_backend(const tcase *c, int profile) {
 /* One train_step of scene s on view v (uploaded with alpha) against the CPU stages: the loss of the
  * CPU render against the view composited on bg (sp_view_composite) with ssim_weight lambda, 1e-5
  * relative, and the gradients read back through Adam's first moment (m = (1 - beta1) g after step
- * 1), relative L2 < 1e-3 per group. proj, bins and fwd are the CPU's project, bin and rasterize of
+ * 1), relative L2 < 1e-3 per group. The update agrees with the moments read back: v = (1 - beta2) g^2
+ * and p_before - p_after = lr m^ / (sqrt(v^) + eps), each to 1e-5 relative plus a float's rounding of
+ * p (the backend's Adam, fused with its backward pass or not). proj, bins and fwd are the CPU's project, bin and rasterize of
  * s. The backend's parameters after the step go to gp (when not NULL) and the CPU's gradients, as a
  * store, to cg (when not NULL); the caller frees them. */
 static int train_step_vs_cpu(const tcase *c, sp_backend *b, const pt_scene *s, const sp_proj *proj,
@@ -61,10 +63,31 @@ static int train_step_vs_cpu(const tcase *c, sp_backend *b, const pt_scene *s, c
     char line[160];
     snprintf(line, sizeof line, "train_step loss%s", what);
     int ok = pt_report(ev <= 1e-5, c->label, stage, line, "rel err", ev, 1e-5);
-    sp_gaussians gp, gm;
-    memset(&gp, 0, sizeof gp), memset(&gm, 0, sizeof gm);
-    assert_int_equal(b->ops->get_gaussians(b, &gp, &gm, NULL), 0);
+    sp_gaussians gp, gm, gv;
+    memset(&gp, 0, sizeof gp), memset(&gm, 0, sizeof gm), memset(&gv, 0, sizeof gv);
+    assert_int_equal(b->ops->get_gaussians(b, &gp, &gm, &gv), 0);
     assert_int_equal(gm.n, n);
+    {
+        /* step 1: m^ = m / (1 - beta1) = g, v^ = v / (1 - beta2) = g^2 */
+        const float *pb[5] = {g.means, g.log_scales, g.quats, g.opacity_logits, g.sh},
+                    *pa[5] = {gp.means, gp.log_scales, gp.quats, gp.opacity_logits, gp.sh},
+                    *mm[5] = {gm.means, gm.log_scales, gm.quats, gm.opacity_logits, gm.sh},
+                    *vv[5] = {gv.means, gv.log_scales, gv.quats, gv.opacity_logits, gv.sh};
+        size_t cnt[5] = {3 * (size_t)n, 3 * (size_t)n, 4 * (size_t)n, (size_t)n, 3 * (size_t)s->K * n};
+        double emv = 0.0, eu = 0.0;
+        for (int k = 0; k < 5; k++)
+            for (size_t i = 0; i < cnt[k]; i++) {
+                double mh = mm[k][i] / (1.0 - a.beta1), vh = vv[k][i] / (1.0 - a.beta2);
+                emv = fmax(emv, fabs(vh - mh * mh) / fmax(mh * mh, 1e-30));
+                double u = 1e-4 * mh / (sqrt(vh) + a.eps), d = (double)pb[k][i] - pa[k][i];
+                double tol = 1e-5 * fabs(u) + fabs((double)pb[k][i]) * FLT_EPSILON;
+                if (!(fabs(d - u) <= tol)) eu = fmax(eu, isnan(d - u) ? INFINITY : fabs(d - u) / fmax(tol, 1e-30));
+            }
+        snprintf(line, sizeof line, "train_step second moment%s", what);
+        ok &= pt_report(emv <= 1e-5, c->label, stage, line, "rel err of v against m^2", emv, 1e-5);
+        snprintf(line, sizeof line, "train_step update%s", what);
+        ok &= pt_report(eu == 0.0, c->label, stage, line, "worst error over its tolerance", eu, 0);
+    }
     struct {
         const char *name;
         float *m, *c;
@@ -84,7 +107,7 @@ static int train_step_vs_cpu(const tcase *c, sp_backend *b, const pt_scene *s, c
     else sp_gaussians_free(&gp);
     if (cg_out) *cg_out = cg;
     else sp_gaussians_free(&cg);
-    sp_gaussians_free(&g), sp_gaussians_free(&gm);
+    sp_gaussians_free(&g), sp_gaussians_free(&gm), sp_gaussians_free(&gv);
     sp_proj_grad_free(&pg);
     free(target), free(dl);
     return ok;

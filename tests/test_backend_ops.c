@@ -51,6 +51,7 @@
  * SPLAT_TEST_SEED=<n> repeats a run's random inputs. */
 #include "testutil.h"
 
+#include <float.h>
 #include <math.h>
 #include <time.h>
 
