@@ -38,7 +38,8 @@
  *   sort           (a backend's pair sort on its own, where its stage table has one) the order of a
  *                  stable sort, exactly, on keys made to reach every path of a radix sort
  *   whole step     render max abs 1e-4 (threshold flips 0.1 %); train_step loss 1e-5 relative and
- *                  gradients (read back through Adam's first moment) relative L2 < 1e-3
+ *                  gradients (read back through Adam's first moment) relative L2 < 1e-3; the second
+ *                  moment and the update agree with the first (1e-5 relative, plus p's rounding)
  *   score          (the evaluation on the device) 8-bit render identical, squared-difference sum
  *                  exact, SSIM within 1e-12 of the host's sp_ssim_u8, repeats bit for bit
  *
