@@ -93,10 +93,11 @@ SP_TC_FN int sp_tile_hit(const sp_tile_ellipse_t *e, int tx, int ty) {
  * order as their bits) without the low SP_DEPTH_KEY_DROP; depths that then tie keep the Gaussians'
  * index order (the sort is stable), and a radix sort need not look at the dropped bits (CUDA's starts
  * at that bit; Vulkan's skips a digit of constant value: shaders/sort_const.glsl, VK_DEPTH_KEY_DROP).
- * 0: every bit counts. Dropping 12 (ties within 2^-11, relative) saved two of CUDA's six sort passes
- * on lego (0.104 -> 0.076 ms/step) at equal PSNR but cost mic 0.05 dB (37.22 -> 37.16 test PSNR on
- * the H200: bench/RESULTS.md, session 20). */
-#define SP_DEPTH_KEY_DROP 0
+ * Dropping 4 (ties within 2^-19, relative: about 10 um at a depth of 4) brings the key of up to 4096
+ * tiles from 44 to 40 bits, one of CUDA's 8-bit sort passes fewer. Dropping 12 (ties within 2^-11)
+ * saved two passes on lego (0.104 -> 0.076 ms/step) at equal PSNR but cost mic 0.05 dB (37.22 ->
+ * 37.16 test PSNR on the H200: bench/RESULTS.md, session 20). */
+#define SP_DEPTH_KEY_DROP 4
 SP_TC_FN unsigned sp_depth_key(float d) {
     union { float f; unsigned u; } v;
     v.f = d;
