@@ -158,7 +158,6 @@ static int ensure_pixels(cu_backend *b, int w, int h) {
 static int ensure_loss_buffers(cu_backend *b, int w, int h) {
     size_t np = (size_t)w * h;
     if (cu_reserve(&b->mem, &b->dl_drgb, np * 3 * sizeof(float), "image gradient") ||
-        cu_reserve(&b->mem, &b->target, np * 3 * sizeof(float), "target image") ||
         cu_reserve(&b->mem, &b->loss_work, np * 9 * sizeof(float), "SSIM maps") ||
         cu_reserve(&b->mem, &b->partials, (size_t)cuda_loss_partials(w, h) * 2 * sizeof(double), "loss partials"))
         return -1;
@@ -197,6 +196,9 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     cuda_project(&P, n, b->K, cam, sh_degree, b->base.cfg.antialias, &b->proj, b->st);
     cu_prof_end(b);
 
+    /* The pair count comes back to the host for the sort; meanwhile the pairs are emitted into the
+     * buffers as they are (they are emitted again below if the count outgrows them), so the device
+     * does not wait for the host between the scan and the sort. */
     cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
     size_t tb = 0;
     cub::DeviceScan::InclusiveSum(NULL, tb, b->proj.touched, b->proj.offsets, n, b->st);
@@ -206,8 +208,11 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
         cub::DeviceScan::InclusiveSum(b->scan_temp.p, tb, b->proj.touched, b->proj.offsets, n, b->st);
         cudaMemcpyAsync(b->h_u32, b->proj.offsets + (n - 1), sizeof(uint32_t), cudaMemcpyDeviceToHost, b->st);
     }
+    if (cu_check(cudaEventRecord(b->count_ready, b->st), "project")) return -1;
+    int64_t emitted = b->pair_cap;
+    cuda_emit_pairs(&b->proj, n, b->tiles_x, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p, emitted, b->st);
     cu_prof_end(b);
-    if (cu_check(cudaStreamSynchronize(b->st), "project")) return -1;
+    if (cu_check(cudaEventSynchronize(b->count_ready), "project")) return -1;
     uint32_t np = b->h_u32[0];
     /* The sort takes an int count. (Per-Gaussian offsets are 32-bit: a wrap past 2^32 pairs would
      * need every one of a million Gaussians to cover over 4000 tiles.) */
@@ -216,6 +221,7 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     if ((int64_t)np > b->pair_cap) {
         int64_t cap = (int64_t)np + (int64_t)np / 2 + 4096;
         if (cap > 0x7fffffff) cap = np;
+        if (cu_check(cudaStreamSynchronize(b->st), "project")) return -1; /* the emit above is done with them */
         cu_free(&b->mem, &b->keys);
         cu_free(&b->mem, &b->keys_sorted);
         cu_free(&b->mem, &b->vals);
@@ -230,9 +236,11 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
             return -1;
         b->pair_cap = cap;
     }
-    cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
-    cuda_emit_pairs(&b->proj, n, b->tiles_x, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p, b->st);
-    cu_prof_end(b);
+    if ((int64_t)np > emitted) {
+        cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
+        cuda_emit_pairs(&b->proj, n, b->tiles_x, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p, b->pair_cap, b->st);
+        cu_prof_end(b);
+    }
 
     cu_prof_begin(b, SP_STAGE_SORT);
     int end_bit = 32 + cuda_tile_bits(tiles);
@@ -252,9 +260,8 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_TILE_RANGES);
-    cuda_tile_ranges(b->sorted_keys, (int)np, tiles, (uint2 *)b->ranges.p, b->st);
     if (cu_reserve(&b->mem, &b->tile_order, cuda_tile_order_bytes(tiles), "tile order")) return -1;
-    b->order = cuda_tile_order((const uint2 *)b->ranges.p, NULL, tiles, b->tile_order.p, b->st);
+    b->order = cuda_tile_ranges(b->sorted_keys, (int)np, tiles, (uint2 *)b->ranges.p, b->tile_order.p, b->st);
 
     cu_bins bins = current_bins(b);
     bins.wmask = NULL;
@@ -300,7 +307,7 @@ static void cu_destroy(sp_backend *base) {
                       &b->grads_view,
                       &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted,
                       &b->fx_acc,   &b->fx_aux,      &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
-                      &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->target,    &b->loss_work,
+                      &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->loss_work,
                       &b->partials, &b->acc,         &b->view_pix,   &b->tile_max_nc,
                       &b->chunk_state, &b->chunk_work, &b->weights, &b->score_u8, &b->score_part};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) cu_free(&b->mem, bufs[i]);
@@ -311,6 +318,7 @@ static void cu_destroy(sp_backend *base) {
         }
     if (b->h_acc) cudaFreeHost(b->h_acc);
     if (b->h_u32) cudaFreeHost(b->h_u32);
+    if (b->count_ready) cudaEventDestroy(b->count_ready);
     if (b->st) cudaStreamDestroy(b->st);
     cu_free(&b->mem, &b->slot_pool);
     free(b->slot_view);
@@ -567,10 +575,9 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     cu_raster fwd = {(float *)b->rgb.p, (float *)b->final_T.p, (int32_t *)b->n_contrib.p};
 
     cu_prof_begin(b, SP_STAGE_LOSS);
-    cuda_composite_target(view_pix, view->channels,
-                          b->alpha == SP_ALPHA_PREMULTIPLIED, w, h, bg, (float *)b->target.p, b->st);
+    cu_target target = {NULL, view_pix, view->channels, b->alpha == SP_ALPHA_PREMULTIPLIED, bg};
     double *acc = (double *)b->acc.p;
-    cuda_loss((const float *)b->rgb.p, (const float *)b->target.p, w, h, a->ssim_weight, (float *)b->dl_drgb.p,
+    cuda_loss((const float *)b->rgb.p, target, w, h, a->ssim_weight, (float *)b->dl_drgb.p,
               (float *)b->loss_work.p, (double *)b->partials.p, acc, acc + 3, b->st);
     cu_prof_end(b);
 
@@ -841,6 +848,7 @@ extern "C" sp_backend *sp_cuda_backend_create(const sp_backend_config *cfg) {
     b->base.ops = &k_cuda_ops;
     b->base.cfg = *cfg;
     if (cu_check(cudaStreamCreateWithFlags(&b->st, cudaStreamNonBlocking), "create stream") ||
+        cu_check(cudaEventCreateWithFlags(&b->count_ready, cudaEventDisableTiming), "create event") ||
         cu_check(cudaMallocHost((void **)&b->h_acc, 4 * sizeof(double)), "pinned memory") ||
         cu_check(cudaMallocHost((void **)&b->h_u32, 4 * sizeof(uint32_t)), "pinned memory") ||
         cu_alloc(&b->mem, &b->acc, 4 * sizeof(double) + 16, "loss accumulator"))

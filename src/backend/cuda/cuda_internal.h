@@ -83,7 +83,7 @@ typedef struct {
     int num_pairs;
     const uint32_t *ids;   /* [num_pairs] Gaussian per sorted position */
     const uint2 *range;    /* [tiles] start, end */
-    const uint32_t *order; /* [tiles] the tile each block takes, most pairs first (cuda_tile_order); NULL = in order */
+    const uint32_t *order; /* [tiles] the tile each block takes, most pairs first (cuda_tile_ranges); NULL = in order */
     /* [num_pairs] bit k: the pair's Gaussian reaches warp k's 8x4 pixels of the tile (cuda_warp_masks);
      * rasterize and the fast per-pixel backward read it */
     const uint8_t *wmask;
@@ -144,15 +144,19 @@ void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, i
 void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                             const cu_proj *proj, const cu_proj_grad *g, cu_params *out);
 /* raster.cu */
-void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, cudaStream_t s);
+/* keys and vals hold cap pairs: the pairs at places past it are not written. */
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, int64_t cap,
+                     cudaStream_t s);
 int cuda_tile_bits(int tiles);
-void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, cudaStream_t s);
-/* The tiles in decreasing work (ties in tile order): the raster kernels take tiles in this order so
- * the heaviest start first and the light ones fill the tail. Work = work[t] when given (the largest
- * contributor count, for the backward pass), else the tile's pair count. scratch holds
- * cuda_tile_order_bytes(tiles) bytes; returns the order (inside scratch). */
+/* Each tile's [start, end) in the sorted pairs. With order_scratch (cuda_tile_order_bytes(tiles)
+ * bytes) also the tile order, returned (inside the scratch; else NULL): the tiles in decreasing
+ * pair count (ties in tile order), the order in which the raster kernels take them, so the
+ * heaviest start first and the light ones fill the tail. */
 size_t cuda_tile_order_bytes(int tiles);
-const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int tiles, void *scratch, cudaStream_t s);
+const uint32_t *cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, void *order_scratch,
+                                 cudaStream_t s);
+/* The tile order of given ranges (as cuda_tile_ranges makes it). */
+const uint32_t *cuda_tile_order(const uint2 *range, int tiles, void *scratch, cudaStream_t s);
 /* mask[j] for every sorted position j of bins (bins->wmask's layout; keys: the sorted keys, tile in
  * the high word): the rectangle test each warp of rasterize and backward_raster would make, made
  * once per pair. */
@@ -209,15 +213,20 @@ void cuda_fx_finish(const cu_fx *fx, cu_proj_grad *g, cudaStream_t s);
 void cuda_backward_raster_pixel(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg,
                                 const cu_raster *fwd, const float *dl_drgb, const cu_buckets *bk,
                                 const cu_chunk_work *work, const cu_fx *fx, cu_proj_grad *g, cudaStream_t s);
-/* loss.cu: target = composite of an 8-bit view on bg. */
-void cuda_composite_target(const uint8_t *pix, int channels, int premultiplied, int w, int h, float3 bg,
-                           float *target, cudaStream_t s);
+/* loss.cu: the target image, read by the loss kernels: a float RGB image (f), or else an 8-bit view
+ * of 3 or 4 channels composited on bg as it is read (premul: its colours are premultiplied). */
+typedef struct {
+    const float *f;
+    const uint8_t *pix;
+    int channels, premul;
+    float3 bg;
+} cu_target;
 /* Number of per-block partial sums loss needs for a w x h image. */
 int cuda_loss_partials(int w, int h);
 /* Writes dl_drgb; work: 9 w h floats scratch; partials: cuda_loss_partials doubles x2. The loss
  * value is added to acc[0] (sum), acc[1] += 1 (count), acc[2] += 1 if not finite. *value (device)
  * receives this step's loss when not NULL. */
-void cuda_loss(const float *rgb, const float *target, int w, int h, float ssim_weight, float *dl_drgb, float *work,
+void cuda_loss(const float *rgb, cu_target target, int w, int h, float ssim_weight, float *dl_drgb, float *work,
                double *partials, double *acc, double *value, cudaStream_t s);
 /* score.cu: evaluation scores of a rendered image against the 8-bit ground truth g8 (device,
  * [h][w][3]): p8 = the render quantized as sp_image_quantize, *sse = Σ (p8 − g8)² (device), and
@@ -260,6 +269,7 @@ typedef struct {
 typedef struct {
     sp_backend base;
     cudaStream_t st;
+    cudaEvent_t count_ready; /* forward: the pair count is on the host */
     cu_mem mem;
     int n, K, sh_degree;
     cu_buf params, grads, m1, m2; /* n * sp_gaussian_floats(K) floats each, regions at offsets of n */
@@ -288,7 +298,7 @@ typedef struct {
     cu_buf score_u8, score_part;      /* evaluation scores (cu_score): 8-bit images, partial sums */
     int tiles_x, tiles_y;
     /* images */
-    cu_buf rgb, final_T, n_contrib, dl_drgb, target, loss_work, partials;
+    cu_buf rgb, final_T, n_contrib, dl_drgb, loss_work, partials;
     cu_buf acc; /* double sum, count, non-finite count, last value */
     double *h_acc;   /* pinned */
     uint32_t *h_u32; /* pinned scalars read back */

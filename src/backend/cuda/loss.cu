@@ -1,9 +1,9 @@
-/* loss.cu — the `loss` stage on the GPU: the training target composited on the step's background
- * from the 8-bit view, then fused L1 + D-SSIM (docs/math.md): value and gradient w.r.t. the
- * rendered image. SSIM moments use separable 11x11 Gaussian windows over 32x32 tiles with a 5-pixel
- * halo in shared memory (zero padding). The gradient of mean SSIM goes through three per-pixel maps
- * (dS/dmu_x, dS/dE[x^2], dS/dE[xy]) convolved back with the same window. Sums are per-block
- * partials reduced in a fixed order, so the loss is deterministic. */
+/* loss.cu — the `loss` stage on the GPU: fused L1 + D-SSIM (docs/math.md) of the rendered image
+ * against the training target (the 8-bit view composited on the step's background as the kernels
+ * read it): value and gradient w.r.t. the rendered image. SSIM moments use separable 11x11 Gaussian
+ * windows over 32x32 tiles with a 5-pixel halo in shared memory (zero padding). The gradient of mean
+ * SSIM goes through three per-pixel maps (dS/dmu_x, dS/dE[x^2], dS/dE[xy]) convolved back with the
+ * same window. Sums are per-block partials reduced in a fixed order, so the loss is deterministic. */
 #include <math.h>
 
 #include "backend/cuda/cuda_internal.h"
@@ -33,24 +33,15 @@ static cu_window ssim_window(void) {
     return win;
 }
 
-__global__ void k_composite(const uint8_t *pix, int channels, int premul, int n, float3 bg, float *target) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const uint8_t *p = pix + (size_t)i * channels;
-    float r = p[0] * (1.0f / 255.0f), g = p[1] * (1.0f / 255.0f), b = p[2] * (1.0f / 255.0f);
-    if (channels == 4) {
-        float a = p[3] * (1.0f / 255.0f);
-        if (premul) r = r + bg.x * (1.0f - a), g = g + bg.y * (1.0f - a), b = b + bg.z * (1.0f - a);
-        else r = r * a + bg.x * (1.0f - a), g = g * a + bg.y * (1.0f - a), b = b * a + bg.z * (1.0f - a);
-    }
-    target[3 * (size_t)i] = r, target[3 * (size_t)i + 1] = g, target[3 * (size_t)i + 2] = b;
-}
-
-void cuda_composite_target(const uint8_t *pix, int channels, int premultiplied, int w, int h, float3 bg,
-                           float *target, cudaStream_t s) {
-    int n = w * h;
-    if (n <= 0) return;
-    k_composite<<<CU_GRID(n, 256), 256, 0, s>>>(pix, channels, premultiplied, n, bg, target);
+/* Channel ch of target pixel p: a float image, or the 8-bit view composited on the step's background
+ * as sp_view_composite does it (premultiplied or straight alpha). */
+__device__ __forceinline__ float target_at(const cu_target &t, long long p, int ch) {
+    if (t.f) return t.f[3 * p + ch];
+    const uint8_t *px = t.pix + p * t.channels;
+    float col = px[ch] * (1.0f / 255.0f), bg = ch == 0 ? t.bg.x : (ch == 1 ? t.bg.y : t.bg.z);
+    if (t.channels != 4) return col;
+    float a = px[3] * (1.0f / 255.0f);
+    return (t.premul ? col : col * a) + bg * (1.0f - a);
 }
 
 int cuda_loss_partials(int w, int h) {
@@ -89,16 +80,16 @@ __device__ static long long region_index(int i, int w, int h, int ox, int oy) {
     return gx >= 0 && gx < w && gy >= 0 && gy < h ? (long long)gy * w + gx : -1;
 }
 
-/* Channel ch of the region at (ox, oy) of two interleaved RGB images into sa and sb. Every load is
+/* Channel ch of the region at (ox, oy) of an interleaved RGB image and the target into sa and sb. Every load is
  * issued before the first store, so their latencies overlap. */
-__device__ static void load_regions(const float *a, const float *b, int w, int h, int ch, int ox, int oy,
+__device__ static void load_regions(const float *a, const cu_target &b, int w, int h, int ch, int ox, int oy,
                                     float (*sa)[LIN + 1], float (*sb)[LIN + 1]) {
     float va[LLOADS], vb[LLOADS];
 #pragma unroll
     for (int i = 0; i < LLOADS; i++) {
         long long p = region_index(i, w, h, ox, oy);
         va[i] = p >= 0 ? a[3 * p + ch] : 0.0f;
-        vb[i] = p >= 0 ? b[3 * p + ch] : 0.0f;
+        vb[i] = p >= 0 ? target_at(b, p, ch) : 0.0f;
     }
 #pragma unroll
     for (int i = 0; i < LLOADS; i++) {
@@ -132,7 +123,7 @@ __device__ static void vertical_sums(const float (*hs)[LIN][LT + 1], int lx, int
 }
 
 /* Forward: SSIM map, partial sums, and the three gradient maps (work[3][3][h][w]). */
-__global__ void __launch_bounds__(CU_BLOCK) k_ssim_fwd(const float *x, const float *y, int w, int h, cu_window win,
+__global__ void __launch_bounds__(CU_BLOCK, 5) k_ssim_fwd(const float *x, cu_target y, int w, int h, cu_window win,
                                                         float *work, double *partials) {
     __shared__ float sx[LIN][LIN + 1], sy[LIN][LIN + 1];
     __shared__ float hs[5][LIN][LT + 1];
@@ -198,12 +189,44 @@ __global__ void __launch_bounds__(CU_BLOCK) k_ssim_fwd(const float *x, const flo
     }
 }
 
-/* Backward: convolve the maps back and add the L1 term. */
-__global__ void __launch_bounds__(CU_BLOCK) k_ssim_bwd(const float *x, const float *y, int w, int h, cu_window win,
+/* Sums the partials in a fixed order and accumulates the loss (one block of CU_BLOCK threads). */
+__device__ static void loss_finalize(const double *partials, int nb, double inv_count, double lambda, double *acc,
+                                     double *value) {
+    double a = 0.0, b = 0.0;
+    for (int i = threadIdx.x; i < nb; i += CU_BLOCK) a += partials[2 * i], b += partials[2 * i + 1];
+    double sa, sb;
+    block_sum2(a, b, &sa, &sb);
+    if (threadIdx.x == 0) {
+        double loss = (1.0 - lambda) * sa * inv_count + lambda * (1.0 - sb * inv_count);
+        if (value) *value = loss;
+        acc[0] += loss;
+        acc[1] += 1.0;
+        if (!isfinite(loss)) acc[2] += 1.0;
+    }
+}
+
+typedef struct {
+    const double *partials;
+    int nb;
+    double inv_count, lambda;
+    double *acc, *value;
+} cu_loss_sum;
+
+__global__ void k_loss_finalize(cu_loss_sum L) {
+    loss_finalize(L.partials, L.nb, L.inv_count, L.lambda, L.acc, L.value);
+}
+
+/* Backward: convolve the maps back and add the L1 term. The first block also sums the forward
+ * pass's partials (all written: the kernels run in stream order). */
+__global__ void __launch_bounds__(CU_BLOCK) k_ssim_bwd(const float *x, cu_target y, int w, int h, cu_window win,
                                                         const float *work, float l1_scale, float ssim_scale,
-                                                        float *dl_dx) {
+                                                        float *dl_dx, cu_loss_sum L) {
     __shared__ float sm[3][LIN][LIN + 1];
     __shared__ float hs[3][LIN][LT + 1];
+    if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) {
+        loss_finalize(L.partials, L.nb, L.inv_count, L.lambda, L.acc, L.value);
+        __syncthreads(); /* block_sum2's shared words are free again */
+    }
     int ch = blockIdx.z;
     int ox = blockIdx.x * LT - LR, oy = blockIdx.y * LT - LR;
     size_t plane = (size_t)w * h;
@@ -232,7 +255,7 @@ __global__ void __launch_bounds__(CU_BLOCK) k_ssim_bwd(const float *x, const flo
         int py = blockIdx.y * LT + ly0 + o;
         size_t idx = 3 * ((size_t)py * w + px) + ch;
         int in = px < w && py < h;
-        xs[o] = in ? x[idx] : 0.0f, ys[o] = in ? y[idx] : 0.0f;
+        xs[o] = in ? x[idx] : 0.0f, ys[o] = in ? target_at(y, (long long)py * w + px, ch) : 0.0f;
     }
     __syncthreads();
     for (int t = threadIdx.x; t < LIN * (LT / LSEG); t += CU_BLOCK) {
@@ -267,32 +290,17 @@ __global__ void __launch_bounds__(CU_BLOCK) k_ssim_bwd(const float *x, const flo
     }
 }
 
-/* Sums the partials in a fixed order and accumulates the loss. */
-__global__ void k_loss_finalize(const double *partials, int nb, double inv_count, double lambda, double *acc,
-                                double *value) {
-    double a = 0.0, b = 0.0;
-    for (int i = threadIdx.x; i < nb; i += CU_BLOCK) a += partials[2 * i], b += partials[2 * i + 1];
-    double sa, sb;
-    block_sum2(a, b, &sa, &sb);
-    if (threadIdx.x == 0) {
-        double loss = (1.0 - lambda) * sa * inv_count + lambda * (1.0 - sb * inv_count);
-        if (value) *value = loss;
-        acc[0] += loss;
-        acc[1] += 1.0;
-        if (!isfinite(loss)) acc[2] += 1.0;
-    }
-}
-
-void cuda_loss(const float *rgb, const float *target, int w, int h, float ssim_weight, float *dl_drgb, float *work,
+void cuda_loss(const float *rgb, cu_target target, int w, int h, float ssim_weight, float *dl_drgb, float *work,
                double *partials, double *acc, double *value, cudaStream_t s) {
     if (w <= 0 || h <= 0) return;
     cu_window win = ssim_window();
     dim3 grid((w + LT - 1) / LT, (h + LT - 1) / LT, 3);
     k_ssim_fwd<<<grid, CU_BLOCK, 0, s>>>(rgb, target, w, h, win, work, partials);
     double count = 3.0 * (double)w * (double)h;
+    cu_loss_sum L = {partials, cuda_loss_partials(w, h), 1.0 / count, (double)ssim_weight, acc, value};
     if (dl_drgb)
         k_ssim_bwd<<<grid, CU_BLOCK, 0, s>>>(rgb, target, w, h, win, work, (float)((1.0 - ssim_weight) / count),
-                                              (float)(ssim_weight / count), dl_drgb);
-    k_loss_finalize<<<1, CU_BLOCK, 0, s>>>(partials, cuda_loss_partials(w, h), 1.0 / count, (double)ssim_weight,
-                                           acc, value);
+                                              (float)(ssim_weight / count), dl_drgb, L);
+    else
+        k_loss_finalize<<<1, CU_BLOCK, 0, s>>>(L);
 }

@@ -432,26 +432,48 @@ CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_came
     }
 }
 
+/* Copies the 3K SH coefficients of each of the block's B Gaussians to s_sh (stride 3K + 1):
+ * coalesced loads, CU_SH_UNROLL of them issued before their stores so that their latencies
+ * overlap. */
+#define CU_SH_UNROLL 8
+template <int B>
+__device__ static void cu_sh_span(const float *P_sh, int n, int K, float *s_sh) {
+    int i0 = blockIdx.x * B, per = 3 * K, stride = per + 1;
+    int count = min(B, n - i0) * per;
+    const float *src = P_sh + (size_t)per * i0;
+    for (int e0 = threadIdx.x; e0 < count; e0 += B * CU_SH_UNROLL) {
+        float v[CU_SH_UNROLL];
+#pragma unroll
+        for (int u = 0; u < CU_SH_UNROLL; u++) v[u] = e0 + u * B < count ? src[e0 + u * B] : 0.0f;
+#pragma unroll
+        for (int u = 0; u < CU_SH_UNROLL; u++) {
+            int e = e0 + u * B, g = e / per;
+            if (e < count) s_sh[g * stride + (e - g * per)] = v[u];
+        }
+    }
+}
+
 /* One thread per Gaussian. The SH coefficients (3K floats per Gaussian, contiguous per Gaussian)
  * are read and their gradients written through shared memory, a block's span at a time, so that
- * global accesses are coalesced; each thread's slice has stride 3K + 1 to spread the banks. */
+ * global accesses are coalesced; each thread's slice has stride 3K + 1 to spread the banks. At
+ * least 8 blocks per multiprocessor (64 registers, a few spilled): more warps hide the latency of
+ * the loads (0.103 -> 0.088 ms/step with the unrolled span on lego at 340k, H200). */
 #define CU_PB_BLOCK 128
-__global__ void __launch_bounds__(CU_PB_BLOCK) k_project_back(cu_params P, int n, int K, sp_camera cam, float3 C,
-                                                              int sh_degree, int antialias, cu_proj proj,
-                                                              cu_proj_grad G, cu_params out, float *grad_accum,
-                                                              float *grad_count, float *max_radius) {
+__global__ void __launch_bounds__(CU_PB_BLOCK, 8)
+    k_project_back(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, int antialias, cu_proj proj,
+                   cu_proj_grad G, cu_params out, float *grad_accum, float *grad_count, float *max_radius) {
     extern __shared__ float s_sh[];
     int i0 = blockIdx.x * CU_PB_BLOCK, i = i0 + (int)threadIdx.x;
     int per = 3 * K, stride = per + 1;
     int count = min(CU_PB_BLOCK, n - i0) * per;
-    const float *src = P.sh + (size_t)per * i0;
-    for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) s_sh[(e / per) * stride + e % per] = src[e];
+    cu_sh_span<CU_PB_BLOCK>(P.sh, n, K, s_sh);
     __syncthreads();
     float *mine = s_sh + threadIdx.x * stride;
     if (i < n) cuda_project_back_one(P, i, K, cam, C, sh_degree, antialias, proj, G, out, mine, mine, grad_accum,
                                      grad_count, max_radius);
     __syncthreads();
     float *dst = out.sh + (size_t)per * i0;
+#pragma unroll 4
     for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) dst[e] = s_sh[(e / per) * stride + e % per];
 }
 

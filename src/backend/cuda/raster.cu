@@ -15,13 +15,16 @@
 
 /* ---- emit_pairs ---- */
 /* The rect's tiles in row-major order, those the ellipse reaches (tile_cull.h): project counted
- * them into touched with the same test. */
-__global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals) {
+ * them into touched with the same test. Places at or past cap are not written (the buffers' size:
+ * the forward pass emits before it knows the count, and again into larger buffers when the count
+ * exceeds them). */
+__global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, uint32_t cap) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t cnt = proj.touched[i];
     if (!cnt) return;
-    uint32_t off = proj.offsets[i] - cnt;
+    uint32_t off = proj.offsets[i] - cnt, end = min(proj.offsets[i], cap);
+    if (off >= end) return;
     const int32_t *r = proj.rect + 4 * (size_t)i;
     uint64_t dbits = (uint64_t)sp_depth_key(proj.depth[i]);
     sp_tile_ellipse_t te = sp_tile_ellipse(proj.mean2d[2 * i], proj.mean2d[2 * i + 1], proj.conic[3 * i],
@@ -32,13 +35,15 @@ __global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, uint64_t *keys, u
             uint64_t tile = (uint64_t)(ty * tiles_x + tx);
             keys[off] = (tile << 32) | dbits;
             vals[off] = (uint32_t)i;
-            off++;
+            if (++off == end) return;
         }
 }
 
-void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, cudaStream_t s) {
-    if (n <= 0) return;
-    k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, keys, vals);
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, int64_t cap,
+                     cudaStream_t s) {
+    if (n <= 0 || cap <= 0) return;
+    k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, keys, vals,
+                                                 (uint32_t)(cap < 0xffffffffLL ? cap : 0xffffffffLL));
 }
 
 /* Bits needed for tile ids 0..tiles (one spare value above the last tile). */
@@ -49,45 +54,53 @@ int cuda_tile_bits(int tiles) {
 }
 
 /* ---- tile_ranges ---- */
-/* First sorted position whose tile id is >= t (keys are sorted, tile id in the high word). */
-__device__ static uint32_t lower_bound_tile(const uint64_t *keys, int num_pairs, uint32_t t) {
-    uint32_t lo = 0, hi = (uint32_t)num_pairs;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if ((uint32_t)(keys[mid] >> 32) < t) lo = mid + 1;
-        else hi = mid;
+/* First sorted position in [lo, hi] whose tile id is >= t (keys are sorted, tile id in the high
+ * word; every position below lo is below t), found by a whole warp: each round the 32 lanes probe
+ * 32 evenly spaced positions of [lo, hi) and the range shrinks to the gap between the last probe
+ * below t and the first one not, so about five rounds of one load each cover millions of pairs. */
+__device__ static uint32_t warp_lower_bound_tile(const uint64_t *keys, uint32_t lo, uint32_t hi, uint32_t t,
+                                                 int lane) {
+    while (hi - lo > 32) {
+        uint64_t span = hi - lo;
+        uint32_t pos = lo + (uint32_t)(span * (uint64_t)(lane + 1) / 33);
+        int c = __popc(__ballot_sync(0xffffffffu, (uint32_t)(keys[pos] >> 32) < t));
+        uint32_t nlo = c ? lo + (uint32_t)(span * (uint64_t)c / 33) + 1 : lo;
+        uint32_t nhi = c < 32 ? lo + (uint32_t)(span * (uint64_t)(c + 1) / 33) : hi;
+        lo = nlo, hi = nhi;
     }
-    return lo;
-}
-
-/* One thread per tile, binary search: empty tiles get start = end = the position where their
- * pairs would be, as the CPU reference writes them. */
-__global__ void k_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range) {
-    int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= tiles) return;
-    uint32_t s = lower_bound_tile(keys, num_pairs, (uint32_t)t);
-    uint32_t e = lower_bound_tile(keys, num_pairs, (uint32_t)t + 1);
-    range[t] = make_uint2(s, e);
-}
-
-void cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, cudaStream_t s) {
-    if (tiles <= 0) return;
-    k_tile_ranges<<<CU_GRID(tiles, 128), 128, 0, s>>>(keys, num_pairs, tiles, range);
+    uint32_t pos = lo + (uint32_t)lane;
+    return lo + __popc(__ballot_sync(0xffffffffu, pos < hi && (uint32_t)(keys[pos] >> 32) < t));
 }
 
 /* ---- tile order ---- */
-/* A tile's pair count (or, for the backward pass, its largest contributor count, which the forward
- * pass records) is a good proxy for its rasterize and backward_raster time, which varies by
+/* A tile's pair count is a good proxy for its rasterize and backward_raster time, which varies by
  * orders of magnitude across an image (empty background against the densest tiles). Blocks start
  * roughly in index order, so taking tiles heaviest first keeps the SMs busy to the end instead of
- * leaving a few heavy tiles running alone. Keys: 16 bits of (count / 4), inverted. */
-#define CU_ORDER_SHIFT 2
-__global__ void k_tile_order_keys(const uint2 *range, const int32_t *work, int tiles, uint16_t *keys,
-                                  uint32_t *vals) {
+ * leaving a few heavy tiles running alone. Keys: 8 bits of 16 log2(count + 1), inverted (steps of
+ * about 4 %, up to 65535 pairs; one radix pass); the sort is stable, so ties stay in tile order. */
+__device__ __forceinline__ uint8_t tile_order_key(uint32_t pairs) {
+    int c = (int)(16.0f * __log2f((float)pairs + 1.0f));
+    return (uint8_t)(255 - min(max(c, 0), 255));
+}
+
+/* One warp per tile: empty tiles get start = end = the position where their pairs would be, as the
+ * CPU reference writes them. okeys / ovals (or NULL): the tile order's sort input. */
+__global__ void k_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, uint8_t *okeys,
+                              uint32_t *ovals) {
+    int t = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+    if (t >= tiles) return; /* the whole warp */
+    uint32_t s = warp_lower_bound_tile(keys, 0, (uint32_t)num_pairs, (uint32_t)t, lane);
+    uint32_t e = warp_lower_bound_tile(keys, s, (uint32_t)num_pairs, (uint32_t)t + 1, lane);
+    if (lane == 0) {
+        range[t] = make_uint2(s, e);
+        if (okeys) okeys[t] = tile_order_key(e - s), ovals[t] = (uint32_t)t;
+    }
+}
+
+__global__ void k_tile_order_keys(const uint2 *range, int tiles, uint8_t *keys, uint32_t *vals) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= tiles) return;
-    uint32_t c = (work ? (uint32_t)max(work[t], 0) : range[t].y - range[t].x) >> CU_ORDER_SHIFT;
-    keys[t] = (uint16_t)(0xffffu - (c < 0xffffu ? c : 0xffffu));
+    keys[t] = tile_order_key(range[t].y - range[t].x);
     vals[t] = (uint32_t)t;
 }
 
@@ -95,30 +108,56 @@ static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
 static size_t tile_order_sort_bytes(int tiles) {
     size_t tb = 0;
-    cub::DoubleBuffer<uint16_t> k(NULL, NULL);
+    cub::DoubleBuffer<uint8_t> k(NULL, NULL);
     cub::DoubleBuffer<uint32_t> v(NULL, NULL);
-    cub::DeviceRadixSort::SortPairs(NULL, tb, k, v, tiles, 0, 16);
+    cub::DeviceRadixSort::SortPairs(NULL, tb, k, v, tiles, 0, 8);
     return tb;
 }
 
 size_t cuda_tile_order_bytes(int tiles) {
     if (tiles <= 0) return 0;
-    return 2 * align256((size_t)tiles * 2) + 2 * align256((size_t)tiles * 4) + align256(tile_order_sort_bytes(tiles));
+    return 2 * align256((size_t)tiles) + 2 * align256((size_t)tiles * 4) + align256(tile_order_sort_bytes(tiles));
 }
 
-const uint32_t *cuda_tile_order(const uint2 *range, const int32_t *work, int tiles, void *scratch, cudaStream_t s) {
-    if (tiles <= 0) return NULL;
+/* The places of the sort's keys and values in a tile order scratch. */
+typedef struct {
+    uint8_t *k0, *k1;
+    uint32_t *v0, *v1;
+    void *temp;
+} tile_order_bufs;
+
+static tile_order_bufs tile_order_split(int tiles, void *scratch) {
+    tile_order_bufs o;
     char *p = (char *)scratch;
-    uint16_t *k0 = (uint16_t *)p, *k1 = (uint16_t *)(p + align256((size_t)tiles * 2));
-    p += 2 * align256((size_t)tiles * 2);
-    uint32_t *v0 = (uint32_t *)p, *v1 = (uint32_t *)(p + align256((size_t)tiles * 4));
-    p += 2 * align256((size_t)tiles * 4);
+    o.k0 = (uint8_t *)p, o.k1 = (uint8_t *)(p + align256((size_t)tiles));
+    p += 2 * align256((size_t)tiles);
+    o.v0 = (uint32_t *)p, o.v1 = (uint32_t *)(p + align256((size_t)tiles * 4));
+    o.temp = p + 2 * align256((size_t)tiles * 4);
+    return o;
+}
+
+static const uint32_t *tile_order_sort(const tile_order_bufs *o, int tiles, cudaStream_t s) {
     size_t tb = tile_order_sort_bytes(tiles);
-    k_tile_order_keys<<<CU_GRID(tiles, 128), 128, 0, s>>>(range, work, tiles, k0, v0);
-    cub::DoubleBuffer<uint16_t> dk(k0, k1);
-    cub::DoubleBuffer<uint32_t> dv(v0, v1);
-    cub::DeviceRadixSort::SortPairs(p, tb, dk, dv, tiles, 0, 16, s); /* stable: ties stay in tile order */
+    cub::DoubleBuffer<uint8_t> dk(o->k0, o->k1);
+    cub::DoubleBuffer<uint32_t> dv(o->v0, o->v1);
+    cub::DeviceRadixSort::SortPairs(o->temp, tb, dk, dv, tiles, 0, 8, s);
     return dv.Current();
+}
+
+const uint32_t *cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, void *order_scratch,
+                                 cudaStream_t s) {
+    if (tiles <= 0) return NULL;
+    tile_order_bufs o = {};
+    if (order_scratch) o = tile_order_split(tiles, order_scratch);
+    k_tile_ranges<<<CU_GRID((int64_t)tiles * 32, 128), 128, 0, s>>>(keys, num_pairs, tiles, range, o.k0, o.v0);
+    return order_scratch ? tile_order_sort(&o, tiles, s) : NULL;
+}
+
+const uint32_t *cuda_tile_order(const uint2 *range, int tiles, void *scratch, cudaStream_t s) {
+    if (tiles <= 0) return NULL;
+    tile_order_bufs o = tile_order_split(tiles, scratch);
+    k_tile_order_keys<<<CU_GRID(tiles, 128), 128, 0, s>>>(range, tiles, o.k0, o.v0);
+    return tile_order_sort(&o, tiles, s);
 }
 
 /* ---- rasterize ---- */

@@ -113,7 +113,7 @@ static cu_bins upload_bins(arena *A, const sp_bins *b) {
     d.range = (const uint2 *)arena_up(A, b->range, (size_t)tiles * 8);
     /* the kernels take the tiles heaviest first, as in training: the results must not depend on it */
     void *scratch = arena_alloc(A, cuda_tile_order_bytes(tiles));
-    d.order = scratch ? cuda_tile_order(d.range, NULL, tiles, scratch, 0) : NULL;
+    d.order = scratch ? cuda_tile_order(d.range, tiles, scratch, 0) : NULL;
     d.wmask = NULL; /* with_masks adds them once proj is on the device */
     return d;
 }
@@ -193,9 +193,9 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     bins->ids = (uint32_t *)realloc(bins->ids, P * 4); /* bins start zeroed, as for cpu_bin */
     bins->range = (uint32_t *)realloc(bins->range, (size_t)(tiles ? tiles : 1) * 8);
     if (!A.failed) {
-        cuda_emit_pairs(&d, n, tiles_x, keys, vals, 0);
+        cuda_emit_pairs(&d, n, tiles_x, keys, vals, (int64_t)np, 0);
         if (np) cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, SP_DEPTH_KEY_DROP, end_bit);
-        cuda_tile_ranges(keys_s, (int)np, tiles, range, 0);
+        cuda_tile_ranges(keys_s, (int)np, tiles, range, NULL, 0);
         down(bins->ids, vals_s, (size_t)np * 4);
         down(bins->range, range, (size_t)tiles * 8);
     }
@@ -323,7 +323,8 @@ static int st_loss(sp_backend *b, const float *rgb, const float *target, int w, 
     double *partials = (double *)arena_alloc(&A, (size_t)cuda_loss_partials(w, h) * 2 * 8);
     double *acc = (double *)arena_alloc(&A, 4 * 8);
     if (!A.failed) {
-        cuda_loss(dr, dt, w, h, ssim_weight, dl_drgb ? dl : NULL, work, partials, acc, acc + 3, 0);
+        cu_target t = {dt, NULL, 3, 0, make_float3(0.0f, 0.0f, 0.0f)};
+        cuda_loss(dr, t, w, h, ssim_weight, dl_drgb ? dl : NULL, work, partials, acc, acc + 3, 0);
         down(loss, acc + 3, 8);
         if (dl_drgb) down(dl_drgb, dl, np * 3 * 4);
     }
