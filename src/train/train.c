@@ -220,23 +220,25 @@ static int stage_commit(stage_set *st) {
 static int write_result_to(run *r, const char *status, const char *path);
 
 /* A save of point_cloud.ply, checkpoint.bin and result.toml in flight: the model read back from
- * the backend, result.toml and config.toml already written (under their staged names), and the
- * large files written on a thread of their own (save_begin), which save_end waits for. The
- * thread touches neither the run nor the backend: the device may go on (the final evaluation)
- * while the model is written. */
+ * the backend and its files written under staged names, which save_end renames into place. A
+ * save begun with `later` writes the model's .ply and snapshot on a thread of its own, which
+ * touches neither the run nor the backend (the device may go on: the final evaluation), and
+ * leaves result.toml and the checkpoint to save_rest, which writes them with the curves and
+ * scores as they are then. */
 typedef struct {
     run *r;
     stage_set st;
     sp_gaussians g, m, v;
     sp_checkpoint ck;
-    const char *ply, *ckpt; /* staged paths (NULL: not written) */
-    int snapshot, model_saved, announce;
+    const char *ply, *ckpt, *result; /* staged paths (NULL: not written) */
+    int snapshot, announce, later;
     pthread_t thread;
-    int started, threaded, rc;
-    double t0, begin_s, write_s; /* the save's start, save_begin's time, the thread's writing time */
-    char err[1024];
+    int started, threaded, rc, rest_rc;
+    double t0, begin_s, write_s, rest_s; /* the save's start, save_begin's time, the files' writing times */
+    char err[1024], rest_err[1024];
 } save_job;
 
+/* The model's files, and the checkpoint unless save_rest writes it. */
 static void *save_files(void *arg) {
     save_job *j = arg;
     double t = sp_now();
@@ -244,38 +246,43 @@ static void *save_files(void *arg) {
     if (j->ply) rc = sp_ply_write(j->ply, &j->g);
     /* snapshots in the original 3DGS layout, every save_every steps and at the end (new files) */
     if (rc == 0 && j->snapshot) rc = sp_snapshot_write(j->r->dir, j->ck.step, &j->g);
-    if (rc == 0) rc = sp_checkpoint_write(j->ckpt, &j->ck);
+    if (rc == 0 && !j->later) rc = sp_checkpoint_write(j->ckpt, &j->ck);
     if (rc) snprintf(j->err, sizeof j->err, "%s", sp_last_error());
     j->rc = rc;
     j->write_s = sp_now() - t;
     return NULL;
 }
 
-/* Starts a save (status: "running" for a save during training), all of one step, or none of its
- * files (the previous save stays; save_end's error says so). model_saved: the save just before
- * wrote this very model (same step, nothing trained since), so its point_cloud.ply and snapshot
- * stay as they are and only the checkpoint (its curves and clocks) and result.toml are written
- * again. background: the large files are written on a thread (save_end waits for it); the run's
- * curves must not change until save_end. Returns -1 when nothing was started (the error says
- * why; save_end is then not called). */
-static int save_begin(run *r, const char *status, int announce, int model_saved, int background, save_job *j) {
-    memset(j, 0, sizeof *j);
-    j->r = r, j->model_saved = model_saved, j->announce = announce, j->t0 = sp_now();
-    if (r->b->ops->get_gaussians(r->b, &j->g, &j->m, &j->v)) return -1;
-    if (r->cfg->output.save_ply && !model_saved) j->ply = stage_add(&j->st, run_path(r, "point_cloud.ply"));
-    int every = r->cfg->trainer.save_every;
-    j->snapshot = !model_saved && every > 0 && (r->step % every == 0 || r->step == r->cfg->trainer.max_steps);
-    j->ck = (sp_checkpoint){.step = r->step, .train_seconds = train_seconds_now(r), .g = j->g, .m = j->m, .v = j->v,
-                            .dataset = (char *)r->cfg->data.path, .total_seconds = total_seconds_now(r),
-                            .eval_seconds = r->eval_seconds};
+/* The checkpoint's curves and clocks as the run has them now. */
+static void save_take_curves(run *r, save_job *j) {
+    j->ck.total_seconds = total_seconds_now(r);
+    j->ck.eval_seconds = r->eval_seconds;
     memcpy(j->ck.curves, r->curves, sizeof j->ck.curves);
+}
+
+/* Starts a save (status: "running" for a save during training), all of one step, or none of its
+ * files (the previous save stays; save_end's error says so). later: the .ply and snapshot are
+ * written on a thread, and save_rest (called before save_end) writes result.toml and the
+ * checkpoint. Returns -1 when nothing was started (the error says why; save_end is then not
+ * called). */
+static int save_begin(run *r, const char *status, int announce, int later, save_job *j) {
+    memset(j, 0, sizeof *j);
+    j->r = r, j->announce = announce, j->later = later, j->t0 = sp_now();
+    if (r->b->ops->get_gaussians(r->b, &j->g, &j->m, &j->v)) return -1;
+    if (r->cfg->output.save_ply) j->ply = stage_add(&j->st, run_path(r, "point_cloud.ply"));
+    int every = r->cfg->trainer.save_every;
+    j->snapshot = every > 0 && (r->step % every == 0 || r->step == r->cfg->trainer.max_steps);
+    j->ck = (sp_checkpoint){.step = r->step, .train_seconds = train_seconds_now(r), .g = j->g, .m = j->m, .v = j->v,
+                            .dataset = (char *)r->cfg->data.path};
+    save_take_curves(r, j);
     j->ckpt = stage_add(&j->st, run_path(r, "checkpoint.bin"));
-    int rc = write_result_to(r, status, stage_add(&j->st, run_path(r, "result.toml")));
+    j->result = stage_add(&j->st, run_path(r, "result.toml"));
+    int rc = later ? 0 : write_result_to(r, status, j->result);
     if (rc == 0 && r->config_pending) rc = sp_config_write(r->cfg, stage_add(&j->st, run_path(r, "config.toml")));
     if (rc) {
         j->rc = rc;
         snprintf(j->err, sizeof j->err, "%s", sp_last_error());
-    } else if (background && pthread_create(&j->thread, NULL, save_files, j) == 0) {
+    } else if (later && pthread_create(&j->thread, NULL, save_files, j) == 0) {
         j->started = j->threaded = 1;
     } else {
         save_files(j);
@@ -284,12 +291,26 @@ static int save_begin(run *r, const char *status, int announce, int model_saved,
     return 0;
 }
 
+/* A `later` save's result.toml (status) and checkpoint, with the run's curves and clocks as they
+ * are now, written while the thread may still be writing the model. */
+static void save_rest(run *r, const char *status, save_job *j) {
+    if (!j->threaded && j->rc) return; /* nothing more to write (the error is j's) */
+    double t = sp_now();
+    save_take_curves(r, j);
+    int rc = write_result_to(r, status, j->result);
+    if (rc == 0) rc = sp_checkpoint_write(j->ckpt, &j->ck);
+    if (rc) snprintf(j->rest_err, sizeof j->rest_err, "%s", sp_last_error());
+    j->rest_rc = rc;
+    j->rest_s = sp_now() - t;
+}
+
 /* Finishes a save: waits for its files, renames them all into place (or drops them all), and
  * says so; -1 with the error when this save kept nothing. */
 static int save_end(run *r, save_job *j) {
     if (j->started) pthread_join(j->thread, NULL);
     j->started = 0;
     double t_end = sp_now();
+    if (j->rc == 0 && j->rest_rc) j->rc = j->rest_rc, memcpy(j->err, j->rest_err, sizeof j->err);
     int rc = j->rc;
     if (rc == 0) rc = stage_commit(&j->st);
     else {
@@ -299,13 +320,13 @@ static int save_end(run *r, save_job *j) {
     if (rc == 0) {
         r->saved_step = j->ck.step;
         r->config_pending = 0;
-        if (r->saved_model && !j->model_saved) {
+        if (r->saved_model) {
             sp_gaussians_free(r->saved_model);
             *r->saved_model = j->g;
             memset(&j->g, 0, sizeof j->g);
         }
         /* the time of this save's own work (a save written beside the evaluation: not the wait) */
-        double secs = j->threaded ? j->begin_s + j->write_s + (sp_now() - t_end) : sp_now() - j->t0;
+        double secs = j->threaded ? j->begin_s + fmax(j->write_s, j->rest_s) + (sp_now() - t_end) : sp_now() - j->t0;
         if (j->announce)
             SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", j->ck.step, secs);
         else
@@ -327,10 +348,10 @@ static int save_end(run *r, save_job *j) {
 }
 
 /* A save, all of it before returning (save_begin and save_end). */
-static int save_state(run *r, const char *status, int announce, int model_saved) {
+static int save_state(run *r, const char *status, int announce) {
     if (!r->writer) return 0;
     save_job j;
-    if (save_begin(r, status, announce, model_saved, 0, &j)) return -1;
+    if (save_begin(r, status, announce, 0, &j)) return -1;
     return save_end(r, &j);
 }
 
@@ -951,7 +972,7 @@ static int periodic_eval(run *r, int step) {
 /* trainer.save_every, trainer.checkpoint_every (saving time is not training time). */
 static int periodic_save(run *r) {
     double t0 = sp_now();
-    if (save_state(r, "running", 1, 0)) return -1;
+    if (save_state(r, "running", 1)) return -1;
     r->paused_s += sp_now() - t0;
     r->prog_skip = 1;
     return 0;
@@ -987,30 +1008,31 @@ static int train_loop(run *r, const sp_train_opts *o, int *stopped) {
  * interrupted), curves.png, the final save. Returns the status, or -1 on error. */
 static int finish_run(run *r, int interrupted) {
     if (interrupted) SP_WARN("interrupted at step %d: saving the model and a checkpoint to %s", r->step, r->dir);
-    if (interrupted && save_state(r, "interrupted", 1, 0)) return -1;
+    if (interrupted && save_state(r, "interrupted", 1)) return -1;
     if (!interrupted) {
-        /* The trained model is saved before the final evaluation (which can take a while, or find
-         * the device failing): read back first, then written on a thread while the evaluation runs
-         * (it changes neither the curves nor the files the save writes). */
+        /* The trained model is read back before the final evaluation (which can take a while, or
+         * find the device failing) and its .ply written on a thread while the evaluation runs;
+         * then result.toml and the checkpoint, with the final scores and curves. */
         save_job j;
         int saving = r->writer;
-        if (saving && save_begin(r, "running", 0, 0, 1, &j)) return -1;
+        if (saving && save_begin(r, "running", 1, 1, &j)) return -1;
         int erc = final_eval(r);
         char why[2048];
         snprintf(why, sizeof why, "%s", erc ? sp_last_error() : "");
-        if (saving && save_end(r, &j)) return -1; /* the save's error first, as when it ran alone */
+        if (!erc && (r->have_test || r->have_val)) {
+            sp_eval_result *e = r->have_test ? &r->test : &r->val;
+            push_eval(r, e->mean_psnr, e->mean_ssim);
+        }
+        if (saving) {
+            save_rest(r, erc ? "running" : "complete", &j);
+            if (save_end(r, &j)) return -1; /* the save's error first, as when it ran alone */
+        }
         if (erc) {
             sp_error("%s", why);
             return -1;
         }
-        if (r->have_test || r->have_val) {
-            sp_eval_result *e = r->have_test ? &r->test : &r->val;
-            push_eval(r, e->mean_psnr, e->mean_ssim);
-        }
     }
     if (write_curves_png(r)) SP_WARN("%s", sp_last_error());
-    /* the final curves and scores, with the model they belong to (its .ply is the save's above) */
-    if (!interrupted && save_state(r, "complete", 1, 1)) return -1;
     if (r->cfg->backend.profile) {
         sp_profile prof;
         r->b->ops->get_profile(r->b, &prof);
@@ -1033,7 +1055,7 @@ static void fail_after_commit(run *r) {
             r->train_seconds = train_seconds_now(r);
             r->in_loop = 0;
         }
-        if (save_state(r, "failed", 0, 0) == 0)
+        if (save_state(r, "failed", 0) == 0)
             kept = sp_strfmt("the model and a checkpoint of step %d are saved in %s (resuming continues it: train "
                              "options: resume_dir = %s)", r->step, r->dir, r->dir);
         else
