@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "core/core.h"
+#include "core/threads.h"
 #include "io/image.h"
 #include "io/undistort.h"
 
@@ -82,4 +83,21 @@ int sp_view_load_pixels(const sp_view *v, uint8_t **pixels) {
     }
     *pixels = img.pixels;
     return 0;
+}
+
+int sp_split_load_pixels(sp_split *s, int threads) {
+    int first_bad = s->n;
+    char why[2048] = "";
+    threads = sp_omp_threads_for(threads);
+#pragma omp parallel for num_threads(threads) schedule(dynamic)
+    for (int i = 0; i < s->n; i++) {
+        sp_view *v = &s->views[i];
+        if (v->pixels || sp_view_load_pixels(v, &v->pixels) == 0) continue;
+#pragma omp critical(sp_split_load_pixels)
+        if (i < first_bad) {
+            first_bad = i;
+            snprintf(why, sizeof why, "%s", sp_last_error()); /* this thread's error */
+        }
+    }
+    return first_bad == s->n ? 0 : sp_error("%s", why);
 }

@@ -19,5 +19,9 @@ int sp_view_streamable(const sp_view *v);
  * sp_view_bytes(v) malloc'd bytes. Errors name the file, including a file whose size no longer
  * matches the camera (changed since the dataset was loaded). Thread safe. */
 int sp_view_load_pixels(const sp_view *v, uint8_t **pixels);
+/* Decodes the pixels of every view of s that has none (sp_view_load_pixels), on `threads` threads
+ * (<= 0: all of them). On an error the first failing view's (by index) is reported and the
+ * split's other views may hold pixels or not. */
+int sp_split_load_pixels(sp_split *s, int threads);
 
 #endif

@@ -24,6 +24,7 @@
 #include "io/export.h"
 #include "io/loader.h"
 #include "io/ply.h"
+#include "io/viewload.h"
 #include "scene/init.h"
 #include "backend/dist.h"
 #include "train/batch.h"
@@ -152,6 +153,10 @@ typedef struct {
     int writer;
     int lock_fd;        /* the run folder's lock (sp_dir_lock), -1 while not held */
     int config_pending; /* a resumed run writes config.toml with its first save, not before */
+    /* in memory, on a GPU: the held-out views decoded on a thread while the run trains (held_out_wait) */
+    pthread_t held_out;
+    int held_out_started, held_out_rc;
+    char held_out_err[2048];
     int session_step0;  /* the step this session started from */
     int save_failed;    /* a save failed: the error path does not try again */
     /* the loop: schedules, the refine strategy, which view each step trains on, the batch plan */
@@ -218,6 +223,7 @@ static int stage_commit(stage_set *st) {
 }
 
 static int write_result_to(run *r, const char *status, const char *path);
+static int held_out_wait(run *r);
 
 /* A save of point_cloud.ply, checkpoint.bin and result.toml in flight: the model read back from
  * the backend and its files written under staged names, which save_end renames into place. A
@@ -545,6 +551,7 @@ static sp_split *eval_split_for_curve(run *r) {
 /* Scores one split (nothing to do when it is empty), renders under renders/<name>/. */
 static int eval_one(run *r, const sp_split *split, const char *name, int deg, const float bg[3], sp_eval_result *e) {
     if (!split->n) return 0;
+    if (held_out_wait(r)) return -1;
     char *dir = NULL;
     if (r->cfg->output.save_renders) {
         char *sub = sp_strfmt("renders/%s", name);
@@ -639,6 +646,7 @@ static void push_eval(run *r, double psnr, double ssim) {
 }
 
 static void free_run(run *r) {
+    held_out_wait(r); /* before the views it decodes are freed */
     sp_train_stream_free(r->stream); /* before the backend it stages into */
     if (r->b) r->b->ops->destroy(r->b);
     sp_dataset_free(&r->data);
@@ -699,10 +707,13 @@ static int open_run_folder(run *r, const sp_train_opts *o, sp_checkpoint *ck) {
     return 0;
 }
 
+/* In memory (data.cache_mb = 0) the training views are decoded with the dataset, the held-out
+ * views (val, test) later (held_out_start): the images' headers are read first, then the training
+ * views' pixels (sp_split_load_pixels, as the loader decodes them). Streamed, no pixels now. */
 static int load_dataset(run *r) {
     const sp_config *cfg = r->cfg;
     sp_load_opts lo = {.downscale = cfg->data.downscale, .threads = cfg->backend.threads,
-                       .load_pixels = cfg->data.cache_mb == 0, .header_only = 1, /* > 0: decoded when used */
+                       .load_pixels = 0, .header_only = 1, /* pixels below, or decoded when used */
                        .images = cfg->data.images, .holdout_every = cfg->data.holdout_every,
                        .allow_outside_images = cfg->data.allow_outside_images};
     sp_problems probs = {0};
@@ -710,10 +721,47 @@ static int load_dataset(run *r) {
     int rc = sp_dataset_load(cfg->data.path, cfg->data.format, &lo, &r->data, &probs);
     for (int i = 0; i < probs.n; i++) SP_ERROR("%s", probs.items[i]);
     sp_problems_free(&probs);
+    if (rc == 0 && cfg->data.cache_mb == 0 && sp_split_load_pixels(&r->data.train, cfg->backend.threads)) {
+        SP_ERROR("%s", sp_last_error());
+        rc = -1;
+    }
     if (rc) return sp_error("cannot load the dataset %s", cfg->data.path);
-    SP_INFO("loaded %s (%s): %d train, %d val, %d test views of %dx%d in %.1f s; scene extent %.3f", cfg->data.path,
-            r->data.format, r->data.train.n, r->data.val.n, r->data.test.n, r->data.train.views[0].cam.width,
-            r->data.train.views[0].cam.height, sp_now() - t0, r->data.extent);
+    int later = cfg->data.cache_mb == 0 && r->data.val.n + r->data.test.n > 0;
+    SP_INFO("loaded %s (%s): %d train, %d val, %d test views of %dx%d in %.1f s%s; scene extent %.3f",
+            cfg->data.path, r->data.format, r->data.train.n, r->data.val.n, r->data.test.n,
+            r->data.train.views[0].cam.width, r->data.train.views[0].cam.height, sp_now() - t0,
+            later ? " (the held-out views' pixels follow)" : "", r->data.extent);
+    return 0;
+}
+
+static void *decode_held_out(void *arg) {
+    run *r = arg;
+    int rc = sp_split_load_pixels(&r->data.val, r->cfg->backend.threads);
+    if (rc == 0) rc = sp_split_load_pixels(&r->data.test, r->cfg->backend.threads);
+    if (rc) snprintf(r->held_out_err, sizeof r->held_out_err, "%s", sp_last_error());
+    r->held_out_rc = rc;
+    return NULL;
+}
+
+/* In memory, the held-out views' pixels: on a thread while the run trains when a GPU trains it
+ * (the host's cores are free then), else now, before training. */
+static int held_out_start(run *r) {
+    if (r->cfg->data.cache_mb != 0 || r->data.val.n + r->data.test.n == 0) return 0;
+    if (strcmp(r->b->ops->name, "cpu") != 0 && pthread_create(&r->held_out, NULL, decode_held_out, r) == 0) {
+        r->held_out_started = 1;
+        return 0;
+    }
+    decode_held_out(r);
+    return r->held_out_rc ? sp_error("%s", r->held_out_err) : 0;
+}
+
+/* Waits for the held-out views' pixels (an evaluation needs them); their error, naming the file. */
+static int held_out_wait(run *r) {
+    if (r->held_out_started) {
+        pthread_join(r->held_out, NULL);
+        r->held_out_started = 0;
+        if (r->held_out_rc) return sp_error("%s", r->held_out_err);
+    }
     return 0;
 }
 
@@ -1117,6 +1165,10 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     if (join_backend(r, &maker)) goto fail;
     if (open_backend(r, cfg)) goto fail;
     t_model = sp_now();
+    if (held_out_start(r)) {
+        sp_error("%s; cannot load the dataset %s", sp_last_error(), cfg->data.path);
+        goto fail;
+    }
     if (load_model(r, o, &ck)) goto fail;
     SP_INFO("ready to train in %.2f s: dataset %.2f s, backend %.2f s%s, views and model %.2f s",
             sp_now() - r->started, t_backend - t_data, t_model - t_backend, beside ? " more (made beside it)" : "",
