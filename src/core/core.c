@@ -325,6 +325,13 @@ int sp_afile_finish(sp_afile *af) {
     return rc;
 }
 
+int sp_afile_sync(sp_afile *af) {
+    if (!af->f) return sp_error("internal: sync of a file that is not open");
+    if (fflush(af->f) != 0 || ferror(af->f)) return sp_error("%s: write failed: %s", af->path, strerror(errno));
+    if (fsync(fileno(af->f)) != 0) return sp_error("%s: write failed (fsync): %s", af->path, strerror(errno));
+    return 0;
+}
+
 int sp_afile_rename(sp_afile *af) {
     int rc = 0;
     if (!af->tmp || af->f) return sp_error("internal: rename of a file that is not finished");

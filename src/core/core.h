@@ -144,6 +144,9 @@ int sp_afile_commit(sp_afile *af);                 /* finish + rename; -1 on any
  * checkpoint): finish flushes, fsyncs and closes the temporary (on error it is removed); rename
  * moves it over PATH and fsyncs the folder. */
 int sp_afile_finish(sp_afile *af);
+/* Flushes what was written so far and fsyncs it (the file stays open): the finish of a large file
+ * written in parts then syncs only its last part. */
+int sp_afile_sync(sp_afile *af);
 int sp_afile_rename(sp_afile *af);
 void sp_afile_abort(sp_afile *af);                 /* close and remove the temporary */
 int sp_write_file_atomic(const char *path, const void *data, size_t n);

@@ -76,14 +76,14 @@ static void put_store(writer *w, const sp_gaussians *g) {
     put(w, g->sh, n * 3 * (size_t)g->K * sizeof(float));
 }
 
-int sp_checkpoint_write(const char *path, const sp_checkpoint *c) {
+int sp_checkpoint_write_stores(sp_checkpoint_writer *cw, const char *path, const sp_checkpoint *c) {
+    memset(cw, 0, sizeof *cw);
     size_t dlen = c->dataset ? strlen(c->dataset) : 0;
     if (c->step < 0 || c->g.n < 0 || c->g.sh_degree < 0 || c->g.sh_degree > 3 || dlen > SP_CHECKPOINT_MAX_DATASET)
         return sp_error("%s: cannot write a checkpoint of step %d with %d Gaussians of SH degree %d", path, c->step,
                         c->g.n, c->g.sh_degree);
-    sp_afile af;
-    if (sp_afile_open(&af, path)) return -1;
-    writer w = {af.f, crc32_z(0, Z_NULL, 0)};
+    if (sp_afile_open(&cw->af, path)) return -1;
+    writer w = {cw->af.f, crc32_z(0, Z_NULL, 0)};
     uint32_t hdr[5] = {CK_VERSION, (uint32_t)c->step, (uint32_t)c->g.n, (uint32_t)c->g.sh_degree, SP_CURVES};
     uint32_t dl = (uint32_t)dlen;
     put(&w, CK_MAGIC, 8);
@@ -94,6 +94,17 @@ int sp_checkpoint_write(const char *path, const sp_checkpoint *c) {
     put_store(&w, &c->g);
     put_store(&w, &c->m);
     put_store(&w, &c->v);
+    cw->crc = w.crc;
+    if (sp_afile_sync(&cw->af)) {
+        sp_afile_abort(&cw->af);
+        return -1;
+    }
+    return 0;
+}
+
+int sp_checkpoint_write_rest(sp_checkpoint_writer *cw, const sp_checkpoint *c) {
+    if (!cw->af.f) return sp_error("internal: the rest of a checkpoint whose stores were not written");
+    writer w = {cw->af.f, cw->crc};
     const sp_series *series[SP_CURVES + 1];
     for (int k = 0; k < SP_CURVES; k++) series[k] = &c->curves[k];
     series[SP_CURVES] = &c->eval_seconds;
@@ -105,8 +116,18 @@ int sp_checkpoint_write(const char *path, const sp_checkpoint *c) {
         put(&w, series[k]->y, n * sizeof(double));
     }
     uint32_t crc = (uint32_t)w.crc;
-    fwrite(&crc, 1, sizeof crc, af.f);
-    return sp_afile_commit(&af);
+    fwrite(&crc, 1, sizeof crc, cw->af.f);
+    return sp_afile_commit(&cw->af);
+}
+
+void sp_checkpoint_writer_abort(sp_checkpoint_writer *cw) {
+    if (cw->af.f) sp_afile_abort(&cw->af);
+}
+
+int sp_checkpoint_write(const char *path, const sp_checkpoint *c) {
+    sp_checkpoint_writer w;
+    if (sp_checkpoint_write_stores(&w, path, c)) return -1;
+    return sp_checkpoint_write_rest(&w, c);
 }
 
 typedef struct {

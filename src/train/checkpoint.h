@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/core.h"
 #include "scene/gaussians.h"
 
 /* Growable series of (step, value) pairs. */
@@ -38,6 +39,19 @@ typedef struct {
 #define SP_CHECKPOINT_MAX_DATASET 65536
 
 int sp_checkpoint_write(const char *path, const sp_checkpoint *c);
+/* The same file written in two parts: sp_checkpoint_write_stores writes the header and the
+ * model's three stores (what a save has once the model is read back) and syncs them;
+ * sp_checkpoint_write_rest then the curves and clocks and the CRC, and commits the file (the
+ * header's step, count, degree and training time are the first part's; the rest's c gives
+ * the curves, eval_seconds and total_seconds). On an error either drops the file; a writer that
+ * will not be finished is dropped with sp_checkpoint_writer_abort (nothing when not open). */
+typedef struct {
+    sp_afile af;
+    unsigned long crc;
+} sp_checkpoint_writer;
+int sp_checkpoint_write_stores(sp_checkpoint_writer *w, const char *path, const sp_checkpoint *c);
+int sp_checkpoint_write_rest(sp_checkpoint_writer *w, const sp_checkpoint *c);
+void sp_checkpoint_writer_abort(sp_checkpoint_writer *w);
 /* zlib's CRC-32 of n bytes continuing crc (crc32_z's value), a large buffer's 4 MiB pieces on every
  * core and joined with crc32_combine: a checkpoint's stores are hundreds of MB. */
 uint32_t sp_checkpoint_crc32(uint32_t crc, const void *data, size_t n);

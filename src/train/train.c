@@ -227,24 +227,25 @@ static int held_out_wait(run *r);
 
 /* A save of point_cloud.ply, checkpoint.bin and result.toml in flight: the model read back from
  * the backend and its files written under staged names, which save_end renames into place. A
- * save begun with `later` writes the model's .ply and snapshot on a thread of its own, which
- * touches neither the run nor the backend (the device may go on: the final evaluation), and
- * leaves result.toml and the checkpoint to save_rest, which writes them with the curves and
- * scores as they are then. */
+ * save begun with `later` writes the model's .ply, snapshot and the checkpoint's stores on a
+ * thread of its own, which touches neither the run nor the backend (the device may go on: the
+ * final evaluation), and leaves result.toml and the checkpoint's curves and clocks to save_rest,
+ * which writes them as they are then. */
 typedef struct {
     run *r;
     stage_set st;
     sp_gaussians g, m, v;
     sp_checkpoint ck;
+    sp_checkpoint_writer ckw; /* later: the checkpoint, its stores written */
     const char *ply, *ckpt, *result; /* staged paths (NULL: not written) */
     int snapshot, announce, later;
     pthread_t thread;
-    int started, threaded, rc, rest_rc;
+    int started, threaded, rc;
     double t0, begin_s, write_s, rest_s; /* the save's start, save_begin's time, the files' writing times */
-    char err[1024], rest_err[1024];
+    char err[1024];
 } save_job;
 
-/* The model's files, and the checkpoint unless save_rest writes it. */
+/* The model's files and the checkpoint (later: its stores; save_rest writes the rest). */
 static void *save_files(void *arg) {
     save_job *j = arg;
     double t = sp_now();
@@ -252,7 +253,8 @@ static void *save_files(void *arg) {
     if (j->ply) rc = sp_ply_write(j->ply, &j->g);
     /* snapshots in the original 3DGS layout, every save_every steps and at the end (new files) */
     if (rc == 0 && j->snapshot) rc = sp_snapshot_write(j->r->dir, j->ck.step, &j->g);
-    if (rc == 0 && !j->later) rc = sp_checkpoint_write(j->ckpt, &j->ck);
+    if (rc == 0)
+        rc = j->later ? sp_checkpoint_write_stores(&j->ckw, j->ckpt, &j->ck) : sp_checkpoint_write(j->ckpt, &j->ck);
     if (rc) snprintf(j->err, sizeof j->err, "%s", sp_last_error());
     j->rc = rc;
     j->write_s = sp_now() - t;
@@ -267,10 +269,10 @@ static void save_take_curves(run *r, save_job *j) {
 }
 
 /* Starts a save (status: "running" for a save during training), all of one step, or none of its
- * files (the previous save stays; save_end's error says so). later: the .ply and snapshot are
- * written on a thread, and save_rest (called before save_end) writes result.toml and the
- * checkpoint. Returns -1 when nothing was started (the error says why; save_end is then not
- * called). */
+ * files (the previous save stays; save_end's error says so). later: the .ply, snapshot and the
+ * checkpoint's stores are written on a thread, and save_rest (called before save_end) writes
+ * result.toml and the rest of the checkpoint. Returns -1 when nothing was started (the error says
+ * why; save_end is then not called). */
 static int save_begin(run *r, const char *status, int announce, int later, save_job *j) {
     memset(j, 0, sizeof *j);
     j->r = r, j->announce = announce, j->later = later, j->t0 = sp_now();
@@ -297,16 +299,19 @@ static int save_begin(run *r, const char *status, int announce, int later, save_
     return 0;
 }
 
-/* A `later` save's result.toml (status) and checkpoint, with the run's curves and clocks as they
- * are now, written while the thread may still be writing the model. */
+/* A `later` save's result.toml (status) and the rest of its checkpoint, with the run's curves and
+ * clocks as they are now (after the model's files: the thread is waited for). */
 static void save_rest(run *r, const char *status, save_job *j) {
-    if (!j->threaded && j->rc) return; /* nothing more to write (the error is j's) */
+    if (j->started) pthread_join(j->thread, NULL);
+    j->started = 0;
+    if (j->rc) return; /* nothing more to write (the error is j's) */
     double t = sp_now();
     save_take_curves(r, j);
     int rc = write_result_to(r, status, j->result);
-    if (rc == 0) rc = sp_checkpoint_write(j->ckpt, &j->ck);
-    if (rc) snprintf(j->rest_err, sizeof j->rest_err, "%s", sp_last_error());
-    j->rest_rc = rc;
+    if (rc == 0) rc = sp_checkpoint_write_rest(&j->ckw, &j->ck);
+    else sp_checkpoint_writer_abort(&j->ckw);
+    if (rc) snprintf(j->err, sizeof j->err, "%s", sp_last_error());
+    j->rc = rc;
     j->rest_s = sp_now() - t;
 }
 
@@ -316,7 +321,7 @@ static int save_end(run *r, save_job *j) {
     if (j->started) pthread_join(j->thread, NULL);
     j->started = 0;
     double t_end = sp_now();
-    if (j->rc == 0 && j->rest_rc) j->rc = j->rest_rc, memcpy(j->err, j->rest_err, sizeof j->err);
+    sp_checkpoint_writer_abort(&j->ckw); /* a later save ended before its rest */
     int rc = j->rc;
     if (rc == 0) rc = stage_commit(&j->st);
     else {
@@ -332,7 +337,7 @@ static int save_end(run *r, save_job *j) {
             memset(&j->g, 0, sizeof j->g);
         }
         /* the time of this save's own work (a save written beside the evaluation: not the wait) */
-        double secs = j->threaded ? j->begin_s + fmax(j->write_s, j->rest_s) + (sp_now() - t_end) : sp_now() - j->t0;
+        double secs = j->threaded ? j->begin_s + j->write_s + j->rest_s + (sp_now() - t_end) : sp_now() - j->t0;
         if (j->announce)
             SP_INFO("saved the model and a checkpoint at step %d (%.1f s)", j->ck.step, secs);
         else
