@@ -109,8 +109,9 @@ typedef struct {
  * positions, so the densest tiles no longer run alone at the end of the pass. A block starts from
  * the per-pixel state (T, colour in front) that the forward pass stored at its chunk's end. Tile
  * t's chunk states start at cu_chunk_first(start_t, t): start / CU_CHUNK + t leaves room for
- * ceil(count / CU_CHUNK) chunks per tile without a scan. */
-#define CU_CHUNK_LOG 8
+ * ceil(count / CU_CHUNK) chunks per tile without a scan. 128 positions: backward_raster 0.408 ->
+ * 0.388 ms/step on lego at 340k against 256 (512: 0.443; H200, bench/RESULTS.md session 22). */
+#define CU_CHUNK_LOG 7
 #define CU_CHUNK (1 << CU_CHUNK_LOG)
 static inline __host__ __device__ uint32_t cu_chunk_first(uint32_t start, int tile) {
     return (start >> CU_CHUNK_LOG) + (uint32_t)tile;
