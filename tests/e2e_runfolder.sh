@@ -3,7 +3,8 @@
 # data.path, conflicting or corrupt resume, a second run into the same folder, an interrupt
 # before training starts, out of memory) must leave every file byte-identical (checksums of the
 # whole tree before and after). Also: --force replaces a run without leaving stale files, the run
-# folder works from any working directory, failures say whether a checkpoint was kept, and the
+# folder works from any working directory, failures say whether a checkpoint was kept, Ctrl-C
+# during the final evaluation keeps the save (resuming evaluates it), and the
 # clocks of result.toml count every session after a resume (an old checkpoint: said unknown).
 . "$(dirname "$0")/lib_e2e.sh"
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
@@ -98,6 +99,23 @@ if [ -n "$LEGO" ]; then
     ok "interrupt before training: exit 130, run folder unchanged" ||
     { bad "interrupt before training: rc=$rc"; tail -5 "$TMP/int.log"; }
 fi
+
+# Ctrl-C during the final evaluation (400 test views): the evaluation stops, the model and a
+# checkpoint of the last step are kept as "interrupted", exit 130; resuming evaluates it.
+"$BIN" synth --out "$TMP/evs" --size 128 --views 4,0,400 --samples 1 >/dev/null || bad "synth for the evaluation"
+"$BIN" train "$TMP/evs" --set output.run_dir="$TMP/ev" --set trainer.max_steps=20 --set init.count=2000 \
+  --set backend.kind=cpu >"$TMP/ev.log" 2>&1 &
+pid=$!
+for i in $(seq 1 1000); do grep -q "done in" "$TMP/ev.log" 2>/dev/null && break; sleep 0.01; done
+kill -INT $pid
+wait $pid; rc=$?
+[ $rc -eq 130 ] && grep -q 'status = "interrupted"' "$TMP/ev/result.toml" && ! grep -q "test_psnr" "$TMP/ev/result.toml" &&
+  [ -s "$TMP/ev/checkpoint.bin" ] && [ -s "$TMP/ev/point_cloud.ply" ] && grep -q "during the final evaluation" "$TMP/ev.log" &&
+  ok "interrupt during the final evaluation: exit 130, model and checkpoint kept" ||
+  { bad "interrupt during the final evaluation: rc=$rc"; tail -5 "$TMP/ev.log"; }
+"$BIN" train --resume "$TMP/ev" >"$TMP/ev2.log" 2>&1 && grep -q 'status = "complete"' "$TMP/ev/result.toml" &&
+  grep -q "^test_psnr" "$TMP/ev/result.toml" && grep -q "^steps = 20$" "$TMP/ev/result.toml" &&
+  ok "resuming it evaluates it" || { bad "resume after an interrupted evaluation"; tail -5 "$TMP/ev2.log"; }
 
 # The run folder works from any working directory: config.toml stores the dataset absolute.
 grep -q "^path = \"$TMP/scene\"" "$A/config.toml" && ok "config.toml has the absolute data.path" || bad "data.path not absolute"

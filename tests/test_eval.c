@@ -53,7 +53,7 @@ static int eval_sched(sp_backend *b, const sp_split *s, sp_alpha_mode alpha, int
     sp_backend_ops scored = *own;
     scored.score = host_score;
     if (k_sched[c][2]) b->ops = &scored;
-    int rc = sp_eval_views_sched(b, s, alpha, sh_degree, bg, dir, k_sched[c][0], k_sched[c][1], r);
+    int rc = sp_eval_views_sched(b, s, alpha, sh_degree, bg, dir, k_sched[c][0], k_sched[c][1], NULL, r);
     b->ops = own;
     return rc;
 }
@@ -336,6 +336,52 @@ static void test_overlap_keeps_batches(void **state) {
     free(cap);
 }
 
+/* A cancel that fires on its `at`-th check (0: never). */
+typedef struct {
+    int calls, at;
+} stopper;
+static int stop_at(void *user) {
+    stopper *st = user;
+    return st->at > 0 && ++st->calls >= st->at;
+}
+
+/* A cancelled evaluation stops before a batch and returns 1 with nothing kept, under every
+ * schedule; one that is not cancelled before its last batch scores every view. */
+static void test_cancel_stops(void **state) {
+    (void)state;
+    char *cap = make_capture(24, 16, 13);
+    sp_dataset d;
+    load(cap, 1, &d);
+    sp_backend *b = make_backend(400);
+    const float bg[3] = {1.0f, 1.0f, 1.0f};
+    for (int c = 0; c < NSCHED; c++)
+        for (int at = 0; at <= 2; at++) {
+            stopper st = {0, at};
+            sp_eval_cancel cancel = {stop_at, &st};
+            sp_eval_result r;
+            const sp_backend_ops *own = b->ops;
+            sp_backend_ops scored = *own;
+            scored.score = host_score;
+            if (k_sched[c][2]) b->ops = &scored;
+            int rc = sp_eval_views_sched(b, &d.test, SP_ALPHA_STRAIGHT, 0, bg, NULL, k_sched[c][0], k_sched[c][1],
+                                         &cancel, &r);
+            b->ops = own;
+            int batches = (d.test.n + k_sched[c][1] - 1) / k_sched[c][1]; /* one check before each */
+            if (at == 0 || at > batches) {
+                assert_int_equal(rc, 0);
+                assert_int_equal(r.n, d.test.n);
+            } else {
+                if (rc != 1 || r.n != 0) fail_msg("schedule %d, cancelled at check %d: rc %d, %d views", c, at, rc, r.n);
+                assert_int_equal(st.calls, at); /* no check after the stop */
+            }
+            sp_eval_result_free(&r);
+        }
+    b->ops->destroy(b);
+    sp_dataset_free(&d);
+    sp_remove_tree(cap);
+    free(cap);
+}
+
 /* Streamed views whose files vanished, renders that fail: each schedule reports the first failure
  * (a failed score before the failed render of a later batch), naming the file. */
 static void test_errors_first_failure(void **state) {
@@ -391,6 +437,7 @@ int main(void) {
         cmocka_unit_test(test_labelled_pictures_identical),
         cmocka_unit_test(test_overlap_keeps_batches),
         cmocka_unit_test(test_errors_first_failure),
+        cmocka_unit_test(test_cancel_stops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

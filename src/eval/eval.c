@@ -68,7 +68,15 @@ typedef struct {
     sp_eval_result *out;
     int failed_view; /* lowest index of a view whose scoring failed, or -1 */
     char err[2048];  /* its error */
+    const sp_eval_cancel *cancel;
+    int cancelled; /* stopped before a batch: cancel said so */
 } eval_job;
+
+/* 1 (and j->cancelled) when the evaluation is to stop before its next batch. */
+static int stop_now(eval_job *j) {
+    if (j->cancel && j->cancel->fn && j->cancel->fn(j->cancel->user)) j->cancelled = 1;
+    return j->cancelled;
+}
 
 /* "./test/r_12" -> "r_12", "0009.jpg" -> "0009" (malloc'd) */
 static char *base_name(const char *name) {
@@ -166,7 +174,7 @@ static void run_on_device(sp_backend *b, eval_job *j, int batch, int sh_degree, 
                           size_t err_size) {
     int n = j->split->n;
     uint8_t *g8[SP_EVAL_BATCH] = {0}, *p8[SP_EVAL_BATCH] = {0};
-    for (int first = 0; first < n && j->failed_view < 0 && !render_err[0]; first += batch) {
+    for (int first = 0; first < n && j->failed_view < 0 && !render_err[0] && !stop_now(j); first += batch) {
         int count = n - first < batch ? n - first : batch, scored = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(sp_omp_threads())
         for (int k = 0; k < count; k++) {
@@ -221,7 +229,7 @@ static int render_batch(sp_backend *b, const sp_split *split, int first, int cou
 static void run_serial(sp_backend *b, eval_job *j, int batch, int sh_degree, const float bg[3], float **pred,
                        char *render_err, size_t err_size) {
     int n = j->split->n;
-    for (int first = 0; first < n; first += batch) {
+    for (int first = 0; first < n && !stop_now(j); first += batch) {
         int count = n - first < batch ? n - first : batch;
         if (render_batch(b, j->split, first, count, sh_degree, bg, pred)) {
             snprintf(render_err, err_size, "%s", sp_last_error());
@@ -259,7 +267,7 @@ static void run_overlapped(sp_backend *b, eval_job *j, int batch, int sh_degree,
             if (first >= 2 * batch) { /* the set's last batch */
 #pragma omp taskwait depend(inout : buf[0])
             }
-            if (any_failed(j)) break;
+            if (any_failed(j) || stop_now(j)) break;
             if (render_batch(b, j->split, first, count, sh_degree, bg, buf)) {
                 /* kept now: scoring on this thread may set its own error later */
                 snprintf(render_err, err_size, "%s", sp_last_error());
@@ -277,7 +285,8 @@ static void run_overlapped(sp_backend *b, eval_job *j, int batch, int sh_degree,
 }
 
 int sp_eval_views_sched(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
-                        const char *renders_dir, int overlap, int batch, sp_eval_result *out) {
+                        const char *renders_dir, int overlap, int batch, const sp_eval_cancel *cancel,
+                        sp_eval_result *out) {
     memset(out, 0, sizeof *out);
     double t0 = sp_now();
     int n = split->n;
@@ -291,7 +300,7 @@ int sp_eval_views_sched(sp_backend *b, const sp_split *split, sp_alpha_mode alph
         return -1;
     }
     if (batch < 1 || batch > SP_EVAL_BATCH) batch = SP_EVAL_BATCH;
-    eval_job j = {split, gt_table_make(alpha, bg), renders_dir, out, -1, ""};
+    eval_job j = {split, gt_table_make(alpha, bg), renders_dir, out, -1, "", cancel, 0};
     float *pred[2 * SP_EVAL_BATCH] = {0}; /* two sets when overlapping */
     char render_err[2048] = "";
     if (b->ops->score)
@@ -308,6 +317,10 @@ int sp_eval_views_sched(sp_backend *b, const sp_split *split, sp_alpha_mode alph
         sp_error("%s", j.failed_view >= 0 ? j.err : render_err);
         sp_eval_result_free(out);
         return -1;
+    }
+    if (j.cancelled) {
+        sp_eval_result_free(out);
+        return 1;
     }
     for (int i = 0; i < n; i++) {
         out->mean_psnr += out->psnr[i] / n;
@@ -326,11 +339,16 @@ static int renders_on_gpu(const sp_backend *b) {
     return k && k->gpu;
 }
 
-int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
-                  const char *renders_dir, sp_eval_result *out) {
+int sp_eval_views_cancel(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
+                         const char *renders_dir, const sp_eval_cancel *cancel, sp_eval_result *out) {
     int gpu = renders_on_gpu(b);
     return sp_eval_views_sched(b, split, alpha, sh_degree, bg, renders_dir, gpu, gpu ? SP_EVAL_BATCH / 2 : SP_EVAL_BATCH,
-                               out);
+                               cancel, out);
+}
+
+int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
+                  const char *renders_dir, sp_eval_result *out) {
+    return sp_eval_views_cancel(b, split, alpha, sh_degree, bg, renders_dir, NULL, out);
 }
 
 void sp_eval_result_free(sp_eval_result *r) {

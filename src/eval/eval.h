@@ -24,6 +24,14 @@ typedef struct {
  * empty; sp_eval_result_free may still be called on it. */
 int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
                   const char *renders_dir, sp_eval_result *out);
+/* How to stop an evaluation early: fn(user) nonzero stops it before its next batch of views. */
+typedef struct {
+    int (*fn)(void *user);
+    void *user;
+} sp_eval_cancel;
+/* sp_eval_views that stops when cancel says so (NULL: never): returns 1 then, out left empty. */
+int sp_eval_views_cancel(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
+                         const char *renders_dir, const sp_eval_cancel *cancel, sp_eval_result *out);
 
 #define SP_EVAL_BATCH 32
 /* sp_eval_views with its schedule given (tests run both on the cpu backend): overlap 1 renders a
@@ -31,7 +39,8 @@ int sp_eval_views(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int
  * it (the cpu backend, whose render is a parallel loop itself); batch: views per batch, 1 to
  * SP_EVAL_BATCH (other values: SP_EVAL_BATCH). */
 int sp_eval_views_sched(sp_backend *b, const sp_split *split, sp_alpha_mode alpha, int sh_degree, const float bg[3],
-                        const char *renders_dir, int overlap, int batch, sp_eval_result *out);
+                        const char *renders_dir, int overlap, int batch, const sp_eval_cancel *cancel,
+                        sp_eval_result *out);
 void sp_eval_result_free(sp_eval_result *r);
 
 #endif

@@ -153,6 +153,7 @@ typedef struct {
     int writer;
     int lock_fd;        /* the run folder's lock (sp_dir_lock), -1 while not held */
     int config_pending; /* a resumed run writes config.toml with its first save, not before */
+    const sp_train_opts *o; /* the caller's options (its cancel callback) */
     /* in memory, on a GPU: the held-out views decoded on a thread while the run trains (held_out_wait) */
     pthread_t held_out;
     int held_out_started, held_out_rc;
@@ -553,7 +554,11 @@ static sp_split *eval_split_for_curve(run *r) {
     return NULL;
 }
 
-/* Scores one split (nothing to do when it is empty), renders under renders/<name>/. */
+static int cancelled(const sp_train_opts *o);
+static int run_cancelled(void *user) { return cancelled(((run *)user)->o); }
+
+/* Scores one split (nothing to do when it is empty), renders under renders/<name>/. Returns 1 when
+ * a cancel stopped it (Ctrl-C: the run's save is not kept waiting for the rest of the views). */
 static int eval_one(run *r, const sp_split *split, const char *name, int deg, const float bg[3], sp_eval_result *e) {
     if (!split->n) return 0;
     if (held_out_wait(r)) return -1;
@@ -563,7 +568,8 @@ static int eval_one(run *r, const sp_split *split, const char *name, int deg, co
         dir = run_path(r, sub);
         free(sub);
     }
-    int rc = sp_eval_views(r->b, split, r->alpha, deg, bg, dir, e);
+    sp_eval_cancel cancel = {run_cancelled, r};
+    int rc = sp_eval_views_cancel(r->b, split, r->alpha, deg, bg, dir, &cancel, e);
     free(dir);
     if (rc == 0)
         SP_INFO("%s: PSNR %.3f dB, SSIM %.4f over %d views (%.1f s)", name, e->mean_psnr, e->mean_ssim, e->n,
@@ -571,6 +577,7 @@ static int eval_one(run *r, const sp_split *split, const char *name, int deg, co
     return rc;
 }
 
+/* The final evaluation: 0, -1 on error, 1 when cancelled. */
 static int final_eval(run *r) {
     const sp_config *cfg = r->cfg;
     float bg[3];
@@ -581,8 +588,9 @@ static int final_eval(run *r) {
     const char *which = cfg->data.eval_split;
     int want_test = strcmp(which, "val") != 0 || !r->data.val.n;
     int want_val = strcmp(which, "test") != 0 || !r->data.test.n;
-    if (want_test && eval_one(r, &r->data.test, "test", deg, bg, &r->test)) return -1;
-    if (want_val && eval_one(r, &r->data.val, "val", deg, bg, &r->val)) return -1;
+    int rc = want_test ? eval_one(r, &r->data.test, "test", deg, bg, &r->test) : 0;
+    if (rc == 0 && want_val) rc = eval_one(r, &r->data.val, "val", deg, bg, &r->val);
+    if (rc) return rc;
     r->have_test = want_test && r->data.test.n;
     r->have_val = want_val && r->data.val.n;
     return 0;
@@ -1064,25 +1072,32 @@ static int finish_run(run *r, int interrupted) {
     if (interrupted && save_state(r, "interrupted", 1)) return -1;
     if (!interrupted) {
         /* The trained model is read back before the final evaluation (which can take a while, or
-         * find the device failing) and its .ply written on a thread while the evaluation runs;
-         * then result.toml and the checkpoint, with the final scores and curves. */
+         * find the device failing) and its .ply and the checkpoint's stores written on a thread
+         * while the evaluation runs; then result.toml and the rest of the checkpoint, with the
+         * final scores and curves. Ctrl-C stops the evaluation: the save is kept as interrupted
+         * (resuming the run evaluates it). */
         save_job j;
         int saving = r->writer;
         if (saving && save_begin(r, "running", 1, 1, &j)) return -1;
         int erc = final_eval(r);
         char why[2048];
-        snprintf(why, sizeof why, "%s", erc ? sp_last_error() : "");
-        if (!erc && (r->have_test || r->have_val)) {
+        snprintf(why, sizeof why, "%s", erc < 0 ? sp_last_error() : "");
+        if (erc == 0 && (r->have_test || r->have_val)) {
             sp_eval_result *e = r->have_test ? &r->test : &r->val;
             push_eval(r, e->mean_psnr, e->mean_ssim);
         }
         if (saving) {
-            save_rest(r, erc ? "running" : "complete", &j);
+            save_rest(r, erc == 0 ? "complete" : erc > 0 ? "interrupted" : "running", &j);
             if (save_end(r, &j)) return -1; /* the save's error first, as when it ran alone */
         }
-        if (erc) {
+        if (erc < 0) {
             sp_error("%s", why);
             return -1;
+        }
+        if (erc > 0) {
+            SP_WARN("interrupted during the final evaluation at step %d: the model and a checkpoint are saved in %s",
+                    r->step, r->dir);
+            interrupted = 1;
         }
     }
     if (write_curves_png(r)) SP_WARN("%s", sp_last_error());
@@ -1136,6 +1151,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     r->saved_step = -1;
     r->lock_fd = -1;
     r->saved_model = o->model;
+    r->o = o;
     if (o->model) memset(o->model, 0, sizeof *o->model);
     r->dir = o->resume_dir ? sp_strdup(o->resume_dir) : sp_train_run_dir(cfg);
     r->alpha = !strcmp(cfg->data.alpha, "premultiplied") ? SP_ALPHA_PREMULTIPLIED : SP_ALPHA_STRAIGHT;
