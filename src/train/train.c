@@ -1020,6 +1020,7 @@ static int periodic_eval(run *r, int step) {
     eval_background(r->cfg, bg);
     sp_eval_result er;
     double t0 = sp_now();
+    if (held_out_wait(r)) return -1; /* the views' pixels (decoded on a thread while it trains) */
     if (sp_eval_views(r->b, es, r->alpha, sp_schedule_sh_degree(&r->sched, r->cfg, step), bg, NULL, &er)) return -1;
     r->paused_s += sp_now() - t0;
     SP_INFO("step %d: eval PSNR %.3f dB, SSIM %.4f (%d Gaussians)", step, er.mean_psnr, er.mean_ssim,
