@@ -47,15 +47,20 @@ static int host_score(sp_backend *b, const sp_camera *cam, int sh_degree, const 
 }
 
 /* sp_eval_views_sched under schedule c (b scores through host_score when the schedule says so). */
-static int eval_sched(sp_backend *b, const sp_split *s, sp_alpha_mode alpha, int sh_degree, const float bg[3],
-                      const char *dir, int c, sp_eval_result *r) {
+static int eval_sched_cancel(sp_backend *b, const sp_split *s, sp_alpha_mode alpha, int sh_degree, const float bg[3],
+                             const char *dir, int c, const sp_eval_cancel *cancel, sp_eval_result *r) {
     const sp_backend_ops *own = b->ops;
     sp_backend_ops scored = *own;
     scored.score = host_score;
     if (k_sched[c][2]) b->ops = &scored;
-    int rc = sp_eval_views_sched(b, s, alpha, sh_degree, bg, dir, k_sched[c][0], k_sched[c][1], NULL, r);
+    int rc = sp_eval_views_sched(b, s, alpha, sh_degree, bg, dir, k_sched[c][0], k_sched[c][1], cancel, r);
     b->ops = own;
     return rc;
+}
+
+static int eval_sched(sp_backend *b, const sp_split *s, sp_alpha_mode alpha, int sh_degree, const float bg[3],
+                      const char *dir, int c, sp_eval_result *r) {
+    return eval_sched_cancel(b, s, alpha, sh_degree, bg, dir, c, NULL, r);
 }
 
 /* A synthetic capture of n test views of w x h (RGBA, soft alpha edges). */
@@ -353,19 +358,13 @@ static void test_cancel_stops(void **state) {
     sp_dataset d;
     load(cap, 1, &d);
     sp_backend *b = make_backend(400);
-    const float bg[3] = {1.0f, 1.0f, 1.0f};
     for (int c = 0; c < NSCHED; c++)
         for (int at = 0; at <= 2; at++) {
             stopper st = {0, at};
             sp_eval_cancel cancel = {stop_at, &st};
             sp_eval_result r;
-            const sp_backend_ops *own = b->ops;
-            sp_backend_ops scored = *own;
-            scored.score = host_score;
-            if (k_sched[c][2]) b->ops = &scored;
-            int rc = sp_eval_views_sched(b, &d.test, SP_ALPHA_STRAIGHT, 0, bg, NULL, k_sched[c][0], k_sched[c][1],
-                                         &cancel, &r);
-            b->ops = own;
+            int rc = eval_sched_cancel(b, &d.test, SP_ALPHA_STRAIGHT, 0, (const float[3]){1.0f, 1.0f, 1.0f}, NULL, c,
+                                       &cancel, &r);
             int batches = (d.test.n + k_sched[c][1] - 1) / k_sched[c][1]; /* one check before each */
             if (at == 0 || at > batches) {
                 assert_int_equal(rc, 0);
