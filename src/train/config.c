@@ -68,7 +68,8 @@ const sp_config_field sp_config_schema[] = {
     INT(data, holdout_every, GE(0), 8,
         "Captured scenes without splits: every Nth image is held out for evaluation; 0 = none."),
     INT(data, cache_mb, IN(0, 1 << 24), 0,
-        "0 = decode every image into memory at load; N > 0 = stream training images from disk through a "
+        "0 = decode every image into memory (the training views at load; the held-out ones while a GPU "
+        "trains, before the first evaluation); N > 0 = stream training images from disk through a "
         "cache of N MiB (decoded ahead of use), for captures larger than memory (docs/config.md, \"Large "
         "captures\")."),
     INT(data, device_cache_mb, IN(-1, 1 << 24), -1,
