@@ -1,8 +1,9 @@
 /* test_viewcache.c — streamed training images (data.cache_mb): header-only loading, a view decoded
- * later equals the in-memory loader's pixels byte for byte, the cache's byte bound, LRU and
- * prefetch along the schedule, decode errors naming the file, config validation of data.cache_mb,
- * and streamed training writing the same .ply as in-memory training (deterministic cpu), with a
- * corrupt image found mid-run stopping the run with the file named and the checkpoint kept. */
+ * later equals the in-memory loader's pixels byte for byte (a whole split too), the cache's byte
+ * bound, LRU and prefetch along the schedule, decode errors naming the file, config validation of
+ * data.cache_mb, and streamed training writing the same .ply as in-memory training (deterministic
+ * cpu), with a corrupt image found mid-run stopping the run with the file named and the checkpoint
+ * kept. */
 #include "testutil.h"
 
 #include <pthread.h>
@@ -82,6 +83,41 @@ static void test_decode_matches_loader(void **state) {
         }
         sp_dataset_free(&full), sp_dataset_free(&lazy);
     }
+    remove_dir(dir);
+}
+
+/* An image whose header still reads but whose pixels are gone: the PNG cut after 64 bytes. */
+static void cut_png(const char *path) {
+    char *data = NULL;
+    size_t n = 0;
+    assert_int_equal(sp_read_file(path, &data, &n), 0);
+    assert_true(n > 64);
+    assert_int_equal(sp_write_file_atomic(path, data, 64), 0);
+    free(data);
+}
+
+/* sp_split_load_pixels: a header-only split decoded whole equals the loader's pixels; with two
+ * images cut short after their headers, the error names the lower-indexed one, whatever the
+ * threads' order. */
+static void test_split_load_pixels(void **state) {
+    char *dir = make_capture();
+    sp_dataset full, lazy;
+    load(dir, 1, 1, &full);
+    load(dir, 0, 1, &lazy);
+    assert_int_equal(sp_split_load_pixels(&lazy.train, 2), 0);
+    for (int i = 0; i < full.train.n; i++)
+        assert_memory_equal(lazy.train.views[i].pixels, full.train.views[i].pixels,
+                            sp_view_bytes(&full.train.views[i]));
+    sp_dataset_free(&lazy);
+    cut_png(full.train.views[17].path);
+    cut_png(full.train.views[5].path);
+    for (int rep = 0; rep < 3; rep++) {
+        load(dir, 0, 1, &lazy);
+        assert_int_equal(sp_split_load_pixels(&lazy.train, 2), -1);
+        tu_assert_contains(sp_last_error(), full.train.views[5].path);
+        sp_dataset_free(&lazy);
+    }
+    sp_dataset_free(&full);
     remove_dir(dir);
 }
 
@@ -448,6 +484,7 @@ static void test_device_slots(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_matches_loader),
+        cmocka_unit_test(test_split_load_pixels),
         cmocka_unit_test(test_bound_and_schedule),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_config),
