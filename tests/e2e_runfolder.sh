@@ -117,6 +117,28 @@ wait $pid; rc=$?
   grep -q "^test_psnr" "$TMP/ev/result.toml" && grep -q "^steps = 20$" "$TMP/ev/result.toml" &&
   ok "resuming it evaluates it" || { bad "resume after an interrupted evaluation"; tail -5 "$TMP/ev2.log"; }
 
+# A test image cut after its header (splat check finds it; train reads only headers first): the
+# cpu backend, which decodes the held-out views before training, fails before writing anything,
+# naming the file; a GPU backend decodes them while it trains, and its final evaluation fails
+# naming the file with the trained model and a checkpoint kept (status "running").
+"$BIN" synth --out "$TMP/cut" --size 32 --views 12,0,3 --samples 2 >/dev/null || bad "synth for the cut image"
+gpus=() # the GPU kinds with a device (`check` decodes every image: asked before the cut)
+for k in vulkan cuda; do "$BIN" check "$TMP/cut" --set backend.kind=$k >/dev/null 2>&1 && gpus+=("$k"); done
+python3 -c "import sys; p=sys.argv[1]; d=open(p,'rb').read(); open(p,'wb').write(d[:64])" "$TMP/cut/test/r_1.png"
+"$BIN" train "$TMP/cut" --set output.run_dir="$TMP/cut-cpu" --set trainer.max_steps=20 --set init.count=2000 \
+  --set backend.kind=cpu >"$TMP/cut-cpu.log" 2>&1; rc=$?
+[ $rc -eq 1 ] && [ ! -e "$TMP/cut-cpu" ] && grep -q "test/r_1.png.*cannot load the dataset" "$TMP/cut-cpu.log" &&
+  ok "cpu: a held-out image cut short fails before training, named" ||
+  { bad "cpu: a held-out image cut short: rc=$rc"; tail -3 "$TMP/cut-cpu.log"; }
+for k in "${gpus[@]}"; do
+  "$BIN" train "$TMP/cut" --set output.run_dir="$TMP/cut-$k" --set trainer.max_steps=20 --set init.count=2000 \
+    --set backend.kind=$k >"$TMP/cut-$k.log" 2>&1; rc=$?
+  [ $rc -eq 1 ] && grep -q "test/r_1.png.*checkpoint of step 20 .* is kept" "$TMP/cut-$k.log" &&
+    grep -q 'status = "running"' "$TMP/cut-$k/result.toml" && [ -s "$TMP/cut-$k/point_cloud.ply" ] &&
+    ok "$k: a held-out image cut short fails the final evaluation, named, the model kept" ||
+    { bad "$k: a held-out image cut short: rc=$rc"; tail -3 "$TMP/cut-$k.log"; }
+done
+
 # The run folder works from any working directory: config.toml stores the dataset absolute.
 grep -q "^path = \"$TMP/scene\"" "$A/config.toml" && ok "config.toml has the absolute data.path" || bad "data.path not absolute"
 (cd / && "$BIN" eval --run "$A" >"$TMP/eval.log" 2>&1) && grep -q "PSNR" "$TMP/eval.log" && ok "eval --run from /" ||
