@@ -19,6 +19,7 @@
 #define FTZ_DAZ 0x8040u
 #endif
 
+#include "core/core.h"
 #include "io/image.h"
 #include "io/ply.h"
 #include "io/toml.h"
@@ -77,6 +78,17 @@ static char *read_all(const char *path, size_t *n) {
 }
 
 /* ---- statuses, messages, configuration ---- */
+
+/* A message made from the one before it (sp_error("%s; ...", sp_last_error())) keeps that text:
+ * the messages of several problems, or an error with what it stopped. */
+static void test_error_from_itself(void **state) {
+    (void)state;
+    sp_error("first: %s", "a/b.png");
+    sp_error("%s; second %d", sp_last_error(), 2);
+    assert_string_equal(sp_last_error(), "first: a/b.png; second 2");
+    sp_error("%s\n%s", sp_last_error(), "third");
+    assert_string_equal(sp_last_error(), "first: a/b.png; second 2\nthird");
+}
 
 static void test_errors_name_what_failed(void **state) {
     (void)state;
@@ -1484,6 +1496,7 @@ static void test_results_and_chains(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors_name_what_failed),
+        cmocka_unit_test(test_error_from_itself),
         cmocka_unit_test(test_config_get_set_save),
         cmocka_unit_test(test_log_callback_per_call),
         cmocka_unit_test(test_load_export_formats),

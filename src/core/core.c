@@ -22,8 +22,12 @@
 /* ---- errors ---- */
 static _Thread_local char g_err[2048];
 
+/* Formatted apart first: an argument may be sp_last_error() itself (a message prefixed or
+ * extended), which vsnprintf must not read while it writes the same buffer. */
 int sp_verror(const char *fmt, va_list ap) {
-    vsnprintf(g_err, sizeof g_err, fmt, ap);
+    char msg[sizeof g_err];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    memcpy(g_err, msg, sizeof g_err);
     return -1;
 }
 

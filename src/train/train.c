@@ -1188,9 +1188,7 @@ int sp_train(const sp_config *cfg_in, const sp_train_opts *o) {
     if (open_backend(r, cfg)) goto fail;
     t_model = sp_now();
     if (held_out_start(r)) {
-        char why[2048];
-        snprintf(why, sizeof why, "%s", sp_last_error()); /* sp_error writes where it reads */
-        sp_error("%s; cannot load the dataset %s", why, cfg->data.path);
+        sp_error("%s; cannot load the dataset %s", sp_last_error(), cfg->data.path);
         goto fail;
     }
     if (load_model(r, o, &ck)) goto fail;
