@@ -119,7 +119,7 @@ enum { VK_GATE_N, VK_GATE_PB, VK_GATE_ADAM };
 
 /* The chunked backward_raster (shaders/chunks.glsl): list positions per chunk, and the state slots
  * (each VK_WG vec4) and work-list items that np pairs over `tiles` tiles need at most. */
-#define VK_BWD_CHUNK 256
+#define VK_BWD_CHUNK 128
 static inline int64_t vk_chunk_slots(int64_t np, int tiles) { return np / VK_BWD_CHUNK + tiles + 2; }
 
 /* Parameter region offsets (floats) for the current capacity. */

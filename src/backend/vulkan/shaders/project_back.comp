@@ -186,13 +186,29 @@ void back_one(uint i, int K, int degree) {
 }
 
 // Float e of the workgroup's span is coefficient float e % per of its Gaussian e / per, at
-// (e / per) * stride + e % per in s_sh. An invocation visits e = t, t + WG, ..: its row and column
-// advance by WG / per and WG % per each time (no division in the loop).
-void stage_sh(bool in_, uint t, uint count, uint per, uint base) {
+// (e / per) * stride + e % per in s_sh. Reading, an invocation loads SH_UNROLL floats (e = t,
+// t + WG, ..) before it stores any, so that several loads are in flight; writing, it visits
+// e = t, t + WG, .. with its row and column advanced by WG / per and WG % per each time.
+#define SH_UNROLL 8
+void stage_in(uint t, uint count, uint per, uint base) {
+    uint stride = per + 1u;
+    for (uint e0 = t; e0 < count; e0 += uint(WG * SH_UNROLL)) {
+        float v[SH_UNROLL];
+        [[unroll]] for (int u = 0; u < SH_UNROLL; u++) {
+            uint e = e0 + uint(u * WG);
+            v[u] = e < count ? P[base + e] : 0.0;
+        }
+        [[unroll]] for (int u = 0; u < SH_UNROLL; u++) {
+            uint e = e0 + uint(u * WG), r = e / per;
+            if (e < count) s_sh[r * stride + (e - r * per)] = v[u];
+        }
+    }
+}
+
+void stage_out(uint t, uint count, uint per, uint base) {
     uint stride = per + 1u, row = t / per, col = t % per, drow = uint(WG) / per, dcol = uint(WG) % per;
     for (uint e = t; e < count; e += WG) {
-        if (in_) s_sh[row * stride + col] = P[base + e];
-        else Gr[base + e] = s_sh[row * stride + col];
+        Gr[base + e] = s_sh[row * stride + col];
         row += drow;
         col += dcol;
         if (col >= per) { col -= per; row++; }
@@ -205,10 +221,10 @@ void main() {
     uint per = 3u * uint(K);
     uint count = i0 < uint(n) ? min(uint(WG), uint(n) - i0) * per : 0u; // this workgroup's SH floats
     uint base = pc.u[ARG(7)] + i0 * per;
-    stage_sh(true, t, count, per, base);
+    stage_in(t, count, per, base);
     barrier();
     g_sh = t * (per + 1u);
     if (i < uint(n)) back_one(i, K, degree);
     barrier();
-    stage_sh(false, t, count, per, base);
+    stage_out(t, count, per, base);
 }
