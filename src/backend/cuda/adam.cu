@@ -3,10 +3,19 @@
  * Parameters, gradients and moments share the packed layout of cu_params_at with cap = n. */
 #include "backend/cuda/cuda_internal.h"
 
+/* One element's update: the only place the arithmetic is written, so every kernel does it alike. */
+__device__ __forceinline__ void adam_val(float *p, float gi, float *m, float *v, float lr, const cu_adam_args *a) {
+    float mi = a->beta1 * *m + (1.0f - a->beta1) * gi;
+    float vi = a->beta2 * *v + (1.0f - a->beta2) * gi * gi;
+    *m = mi;
+    *v = vi;
+    *p -= lr * (mi / a->bc1) / (sqrtf(vi / a->bc2) + a->eps);
+}
+
 __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, float *v, size_t i, float lr,
                                          const cu_adam_args *a) {
     if (a->sparse && g[i] == 0.0f) return;
-    cu_adam_val(p + i, g[i], m + i, v + i, lr, a);
+    adam_val(p + i, g[i], m + i, v + i, lr, a);
 }
 
 /* Elements first .. end-1 of the packed n-Gaussian layout (regions of 3n, 3n, 4n, n and 3Kn floats
@@ -44,7 +53,7 @@ __global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n,
         float pp[4] = {pi.x, pi.y, pi.z, pi.w};
 #pragma unroll
         for (int i = 0; i < 4; i++)
-            if (!a.sparse || gg[i] != 0.0f) cu_adam_val(&pp[i], gg[i], &mm[i], &vv[i], lr[i], &a);
+            if (!a.sparse || gg[i] != 0.0f) adam_val(&pp[i], gg[i], &mm[i], &vv[i], lr[i], &a);
         *(float4 *)(m + t0) = make_float4(mm[0], mm[1], mm[2], mm[3]);
         *(float4 *)(v + t0) = make_float4(vv[0], vv[1], vv[2], vv[3]);
         *(float4 *)(p + t0) = make_float4(pp[0], pp[1], pp[2], pp[3]);

@@ -620,13 +620,8 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     }
     cu_params P = params_of(b, &b->params), Gp = params_of(b, add ? &b->grads_view : &b->grads);
     float *stats = (float *)b->stats.p;
-    /* a step on its own gradients: the SH coefficients take their update in project_back */
-    int fuse = !add && !a->accumulate;
-    cu_adam_args aa = adam_args(a);
-    cu_sh_adam sh_adam = {params_of(b, &b->m1).sh, params_of(b, &b->m2).sh, &aa};
     cuda_project_back(&P, n, b->K, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &Gp,
-                      a->collect_stats ? stats : NULL, stats + n, stats + 2 * (size_t)n, fuse ? &sh_adam : NULL,
-                      b->st);
+                      a->collect_stats ? stats : NULL, stats + n, stats + 2 * (size_t)n, b->st);
     if (add && gcount) k_add<<<CU_GRID(gcount, 256), 256, 0, b->st>>>((float *)b->grads.p, (const float *)b->grads_view.p,
                                                                    (int64_t)gcount);
     if (a->opacity_reg != 0.0f || a->scale_reg != 0.0f) { /* MCMC: added to the sum, one term per view */
@@ -635,7 +630,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     }
     b->grads_pending = 1;
     cu_prof_end(b);
-    int rc = a->accumulate ? 0 : cuda_backend_adam_range(b, a, 0, fuse ? 11 * (int64_t)n : (int64_t)n * cu_floats(b->K));
+    int rc = a->accumulate ? 0 : cuda_backend_adam(b, a);
     if (rc == 0 && !a->accumulate && a->noise_scale != 0.0f) { /* MCMC: after the update, as the reference */
         cu_prof_begin(b, SP_STAGE_ADAM);
         cuda_mcmc_noise(&P, n, a->noise_scale, a->noise_seed, b->st);

@@ -135,19 +135,10 @@ cu_chunk_work cuda_chunk_items(const int32_t *tile_max_nc, int tiles, int64_t nu
 /* antialias: the opacity-compensated filter (sp_backend_config.antialias) */
 void cuda_project(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias, cu_proj *out,
                   cudaStream_t s);
-/* project_back; stats may be NULL (grad_accum, grad_count, max_radius). sh_adam NULL: every
- * gradient goes to out. Otherwise the SH coefficients take their Adam update in place (p's sh, with
- * the moments' sh regions sh_adam->m and ->v) instead of their gradients being written to out.sh: a
- * step whose gradients are complete in this call (no batch sum, one device) saves the gradients'
- * write and read back (docs/math.md); the other groups' update is then cuda_adam_range up to 11 n. */
-typedef struct cu_adam_args cu_adam_args;
-typedef struct {
-    float *m, *v; /* the moments' SH regions */
-    const cu_adam_args *a;
-} cu_sh_adam;
+/* project_back; stats may be NULL (grad_accum, grad_count, max_radius). */
 void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                        const cu_proj *proj, const cu_proj_grad *g, cu_params *out, float *grad_accum,
-                       float *grad_count, float *max_radius, const cu_sh_adam *sh_adam, cudaStream_t s);
+                       float *grad_count, float *max_radius, cudaStream_t s);
 /* The same math on the host, for tests without a GPU. */
 void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                        cu_proj *out);
@@ -247,20 +238,11 @@ int cuda_score_partials(int w, int h);
 void cuda_score_image(const float *rgb, const uint8_t *g8, uint8_t *p8, int w, int h, const double window[11],
                       double *partial, unsigned long long *sse, cudaStream_t s);
 /* adam.cu: one kernel over all groups of n Gaussians (the packed layout). */
-struct cu_adam_args {
+typedef struct {
     float lr[6]; /* means, log_scales, quats, opacity, sh_dc, sh_rest */
     float beta1, beta2, eps, bc1, bc2;
     int sparse; /* adam.sparse: elements whose gradient is exactly 0 are left alone */
-};
-/* One element's update: the only place the arithmetic is written, so every kernel (adam.cu's and
- * project_back's SH update) does it alike. */
-__device__ __forceinline__ void cu_adam_val(float *p, float gi, float *m, float *v, float lr, const cu_adam_args *a) {
-    float mi = a->beta1 * *m + (1.0f - a->beta1) * gi;
-    float vi = a->beta2 * *v + (1.0f - a->beta2) * gi * gi;
-    *m = mi;
-    *v = vi;
-    *p -= lr * (mi / a->bc1) / (sqrtf(vi / a->bc2) + a->eps);
-}
+} cu_adam_args;
 /* The update of elements first .. end-1 of n Gaussians' parameters in the packed layout (cu_params_at
  * with cap = n: the buffers' floats first .. end-1); 0 .. n (11 + 3K) is one whole step. */
 void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n, int K, int64_t first, int64_t end,

@@ -457,15 +457,11 @@ __device__ static void cu_sh_span(const float *P_sh, int n, int K, float *s_sh) 
  * are read and their gradients written through shared memory, a block's span at a time, so that
  * global accesses are coalesced; each thread's slice has stride 3K + 1 to spread the banks. At
  * least 8 blocks per multiprocessor (64 registers, a few spilled): more warps hide the latency of
- * the loads (0.103 -> 0.088 ms/step with the unrolled span on lego at 340k, H200). With `adam`
- * (cu_sh_adam) the span's gradients update the coefficients in place instead of being written:
- * each float's gradient is in shared memory when its coefficient and moments are read, and only
- * this block reads or writes its span. */
+ * the loads (0.103 -> 0.088 ms/step with the unrolled span on lego at 340k, H200). */
 #define CU_PB_BLOCK 128
 __global__ void __launch_bounds__(CU_PB_BLOCK, 8)
     k_project_back(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, int antialias, cu_proj proj,
-                   cu_proj_grad G, cu_params out, float *grad_accum, float *grad_count, float *max_radius,
-                   float *m_sh, float *v_sh, cu_adam_args aa, int adam) {
+                   cu_proj_grad G, cu_params out, float *grad_accum, float *grad_count, float *max_radius) {
     extern __shared__ float s_sh[];
     int i0 = blockIdx.x * CU_PB_BLOCK, i = i0 + (int)threadIdx.x;
     int per = 3 * K, stride = per + 1;
@@ -476,33 +472,20 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 8)
     if (i < n) cuda_project_back_one(P, i, K, cam, C, sh_degree, antialias, proj, G, out, mine, mine, grad_accum,
                                      grad_count, max_radius);
     __syncthreads();
-    size_t off = (size_t)per * i0;
-    if (adam) {
-        float *p = P.sh + off, *m = m_sh + off, *v = v_sh + off;
-#pragma unroll 4
-        for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) {
-            int g = e / per, c = e - g * per;
-            float gi = s_sh[g * stride + c];
-            if (!aa.sparse || gi != 0.0f) cu_adam_val(p + e, gi, m + e, v + e, c < 3 ? aa.lr[4] : aa.lr[5], &aa);
-        }
-        return;
-    }
-    float *dst = out.sh + off;
+    float *dst = out.sh + (size_t)per * i0;
 #pragma unroll 4
     for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) dst[e] = s_sh[(e / per) * stride + e % per];
 }
 
 void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                        const cu_proj *proj, const cu_proj_grad *g, cu_params *out, float *grad_accum,
-                       float *grad_count, float *max_radius, const cu_sh_adam *sh_adam, cudaStream_t s) {
+                       float *grad_count, float *max_radius, cudaStream_t s) {
     if (n <= 0) return;
     sh_degree = cap_degree(sh_degree, K);
     size_t smem = (size_t)CU_PB_BLOCK * (3 * K + 1) * sizeof(float);
-    cu_adam_args aa = {};
-    if (sh_adam) aa = *sh_adam->a;
-    k_project_back<<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(
-        *p, n, K, *cam, camera_center(cam), sh_degree, antialias, *proj, *g, *out, grad_accum, grad_count, max_radius,
-        sh_adam ? sh_adam->m : NULL, sh_adam ? sh_adam->v : NULL, aa, sh_adam != NULL);
+    k_project_back<<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree,
+                                                                      antialias, *proj, *g, *out, grad_accum,
+                                                                      grad_count, max_radius);
 }
 
 /* The same per-Gaussian math run on the host (no GPU needed): lets tests check the kernels'

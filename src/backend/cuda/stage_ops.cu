@@ -301,7 +301,7 @@ static int st_project_back(sp_backend *b, const sp_params *p, const sp_camera *c
     O.opacity_logits = (float *)arena_alloc(&A, N * 4);
     O.sh = (float *)arena_alloc(&A, N * 3 * K * 4);
     if (!A.failed) {
-        cuda_project_back(&P, n, p->K, cam, sh_degree, b->cfg.antialias, &d, &G, &O, NULL, NULL, NULL, NULL, 0);
+        cuda_project_back(&P, n, p->K, cam, sh_degree, b->cfg.antialias, &d, &G, &O, NULL, NULL, NULL, 0);
         down(out->means, O.means, N * 3 * 4);
         down(out->log_scales, O.log_scales, N * 3 * 4);
         down(out->quats, O.quats, N * 4 * 4);
