@@ -51,7 +51,9 @@ static int train_step_vs_cpu(const tcase *c, sp_backend *b, const pt_scene *s, c
     a.view = 0, a.sh_degree = s->deg, a.ssim_weight = lambda, a.adam_step = 1;
     memcpy(a.bg, bg, 3 * sizeof *bg);
     a.beta1 = 0.9f, a.beta2 = 0.999f, a.eps = 1e-15f;
-    a.lr.means = a.lr.log_scales = a.lr.quats = a.lr.opacity = a.lr.sh_dc = a.lr.sh_rest = 1e-4f;
+    /* a rate per group (SH DC and rest apart), so that an update taking another group's rate fails */
+    a.lr.means = 1e-4f, a.lr.log_scales = 2e-4f, a.lr.quats = 3e-4f, a.lr.opacity = 4e-4f;
+    a.lr.sh_dc = 5e-4f, a.lr.sh_rest = 6e-5f;
     assert_int_equal(b->ops->train_step(b, &a), 0);
     double lg = 0.0;
     int steps = 0;
@@ -74,12 +76,14 @@ static int train_step_vs_cpu(const tcase *c, sp_backend *b, const pt_scene *s, c
                     *mm[5] = {gm.means, gm.log_scales, gm.quats, gm.opacity_logits, gm.sh},
                     *vv[5] = {gv.means, gv.log_scales, gv.quats, gv.opacity_logits, gv.sh};
         size_t cnt[5] = {3 * (size_t)n, 3 * (size_t)n, 4 * (size_t)n, (size_t)n, 3 * (size_t)s->K * n};
+        const float lr[5] = {a.lr.means, a.lr.log_scales, a.lr.quats, a.lr.opacity, a.lr.sh_dc};
         double emv = 0.0, eu = 0.0;
         for (int k = 0; k < 5; k++)
             for (size_t i = 0; i < cnt[k]; i++) {
                 double mh = mm[k][i] / (1.0 - a.beta1), vh = vv[k][i] / (1.0 - a.beta2);
                 emv = fmax(emv, fabs(vh - mh * mh) / fmax(mh * mh, 1e-30));
-                double u = 1e-4 * mh / (sqrt(vh) + a.eps), d = (double)pb[k][i] - pa[k][i];
+                double rate = k == 4 && i % (3 * (size_t)s->K) >= 3 ? a.lr.sh_rest : lr[k];
+                double u = rate * mh / (sqrt(vh) + a.eps), d = (double)pb[k][i] - pa[k][i];
                 double tol = 1e-5 * fabs(u) + fabs((double)pb[k][i]) * FLT_EPSILON;
                 if (!(fabs(d - u) <= tol)) eu = fmax(eu, isnan(d - u) ? INFINITY : fabs(d - u) / fmax(tol, 1e-30));
             }
