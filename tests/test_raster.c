@@ -139,6 +139,33 @@ static void test_tile_cull_keeps_every_reached_tile(void **state) {
     st_scene_free(&s);
 }
 
+/* The depth key (tile_cull.h): its low SP_DEPTH_KEY_DROP bits zero; never decreasing with the
+ * depth from the near plane to past 2^29 (clamped there); depths 2^-14 apart (relative) distinct,
+ * 2^-17 apart mostly tied; below 2^-3 and negative depths at the ends. */
+static void test_depth_key(void **state) {
+    (void)state;
+    unsigned prev = 0;
+    int distinct = 0, tied = 0;
+    for (double d = 0.2; d < 1e9; d *= 1.0 + 1.0 / 4096) {
+        unsigned k = sp_depth_key((float)d);
+        assert_int_equal(k & ((1u << SP_DEPTH_KEY_DROP) - 1u), 0);
+        assert_true(k >= prev);
+        prev = k;
+        float a = (float)d;
+        distinct += sp_depth_key(a * (1.0f + 1.0f / 16384)) > sp_depth_key(a);
+        tied += sp_depth_key(a * (1.0f + 1.0f / 131072)) == sp_depth_key(a);
+        if (d < (double)(1u << 29)) assert_true(sp_depth_key(a * (1.0f + 1.0f / 16384)) > sp_depth_key(a));
+    }
+    assert_true(distinct > 0 && tied > distinct / 2);
+    assert_int_equal(sp_depth_key(0.1f), 0);
+    assert_int_equal(sp_depth_key(0.125f), 0);
+    assert_true(sp_depth_key(0.2f) > 0);
+    unsigned top = sp_depth_key(1e12f);
+    assert_int_equal(sp_depth_key(3e38f), top);
+    assert_int_equal(sp_depth_key(-1.0f), top);
+    assert_true(top > sp_depth_key(1e8f));
+}
+
 static void test_bin_equals_stable_key_sort(void **state) {
     (void)state;
     st_scene s;
@@ -171,7 +198,7 @@ static void test_bin_equals_stable_key_sort(void **state) {
         for (int y = r[1]; y < r[3]; y++)
             for (int x = r[0]; x < r[2]; x++) {
                 if (!reaches(&f.proj, i, x, y)) continue;
-                uint32_t db = sp_depth_key(f.proj.depth[i]); /* the float's bits but the low 12 */
+                uint32_t db = sp_depth_key(f.proj.depth[i]); /* tile_cull.h */
                 keys[k] = (kv){((uint64_t)(y * tx + x) << 32) | db, (uint32_t)i, (uint32_t)k};
                 k++;
             }
@@ -563,7 +590,7 @@ static void test_deterministic(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bin_equals_stable_key_sort), cmocka_unit_test(test_tile_cull_keeps_every_reached_tile),
+        cmocka_unit_test(test_depth_key), cmocka_unit_test(test_bin_equals_stable_key_sort), cmocka_unit_test(test_tile_cull_keeps_every_reached_tile),
         cmocka_unit_test(test_rasterize_equals_brute_force),
         cmocka_unit_test(test_backward_equals_per_pixel),
         cmocka_unit_test(test_one_gaussian_by_hand),
