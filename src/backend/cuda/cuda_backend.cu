@@ -210,7 +210,9 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     }
     if (cu_check(cudaEventRecord(b->count_ready, b->st), "project")) return -1;
     int64_t emitted = b->pair_cap;
-    cuda_emit_pairs(&b->proj, n, b->tiles_x, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p, emitted, b->st);
+    int k32 = cuda_key32(tiles);
+    cu_keys keys = {b->keys.p, k32};
+    cuda_emit_pairs(&b->proj, n, b->tiles_x, keys, (uint32_t *)b->vals.p, emitted, b->st);
     cu_prof_end(b);
     if (cu_check(cudaEventSynchronize(b->count_ready), "project")) return -1;
     uint32_t np = b->h_u32[0];
@@ -238,25 +240,20 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     }
     if ((int64_t)np > emitted) {
         cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
-        cuda_emit_pairs(&b->proj, n, b->tiles_x, (uint64_t *)b->keys.p, (uint32_t *)b->vals.p, b->pair_cap, b->st);
+        keys.p = b->keys.p;
+        cuda_emit_pairs(&b->proj, n, b->tiles_x, keys, (uint32_t *)b->vals.p, b->pair_cap, b->st);
         cu_prof_end(b);
     }
 
     cu_prof_begin(b, SP_STAGE_SORT);
-    int end_bit = 32 + cuda_tile_bits(tiles);
-    size_t sb = 0;
     /* Double-buffered sort: scratch stays small; the result lands in whichever buffer CUB picks. */
-    {
-        cub::DoubleBuffer<uint64_t> qk((uint64_t *)b->keys.p, (uint64_t *)b->keys_sorted.p);
-        cub::DoubleBuffer<uint32_t> qv((uint32_t *)b->vals.p, (uint32_t *)b->vals_sorted.p);
-        cub::DeviceRadixSort::SortPairs(NULL, sb, qk, qv, (int)np, SP_DEPTH_KEY_DROP, end_bit, b->st);
-    }
+    size_t sb = cuda_sort_pairs_bytes((int)np, tiles);
     if (cu_reserve(&b->mem, &b->sort_temp, sb, "sort scratch")) return -1;
-    cub::DoubleBuffer<uint64_t> dk((uint64_t *)b->keys.p, (uint64_t *)b->keys_sorted.p);
-    cub::DoubleBuffer<uint32_t> dv((uint32_t *)b->vals.p, (uint32_t *)b->vals_sorted.p);
-    if (np > 0) cub::DeviceRadixSort::SortPairs(b->sort_temp.p, sb, dk, dv, (int)np, SP_DEPTH_KEY_DROP, end_bit, b->st);
-    b->sorted_keys = dk.Current();
-    b->sorted_vals = dv.Current();
+    uint32_t *vals = (uint32_t *)b->vals.p;
+    cu_keys alt = {b->keys_sorted.p, k32};
+    cuda_sort_pairs(b->sort_temp.p, sb, &keys, alt, &vals, (uint32_t *)b->vals_sorted.p, (int)np, tiles, b->st);
+    b->sorted_keys = keys;
+    b->sorted_vals = vals;
     cu_prof_end(b);
 
     cu_prof_begin(b, SP_STAGE_TILE_RANGES);

@@ -145,23 +145,36 @@ void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, i
 void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                             const cu_proj *proj, const cu_proj_grad *g, cu_params *out);
 /* raster.cu */
-/* keys and vals hold cap pairs: the pairs at places past it are not written. */
-void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, int64_t cap,
-                     cudaStream_t s);
+/* Pair keys: 32-bit (tile << 20 | depth key >> 12) when k32 (cuda_key32: the tile ids fit in 12
+ * bits), else 64-bit (tile << 32 | depth key); p holds room for as many 64-bit keys either way. */
+typedef struct {
+    void *p;
+    int k32;
+} cu_keys;
 int cuda_tile_bits(int tiles);
+int cuda_key32(int tiles);
+/* keys and vals hold cap pairs: the pairs at places past it are not written. */
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, cu_keys keys, uint32_t *vals, int64_t cap,
+                     cudaStream_t s);
+/* The stable sort of np pairs by their keys' bits (keys->k32 as cuda_key32(tiles)): the double
+ * buffers keys / alt and *vals / vals_alt; keys->p and *vals are set to where the sorted ones are.
+ * temp: cuda_sort_pairs_bytes(np, tiles) bytes. */
+size_t cuda_sort_pairs_bytes(int np, int tiles);
+void cuda_sort_pairs(void *temp, size_t bytes, cu_keys *keys, cu_keys alt, uint32_t **vals, uint32_t *vals_alt, int np,
+                     int tiles, cudaStream_t s);
 /* Each tile's [start, end) in the sorted pairs. With order_scratch (cuda_tile_order_bytes(tiles)
  * bytes) also the tile order, returned (inside the scratch; else NULL): the tiles in decreasing
  * pair count (ties in tile order), the order in which the raster kernels take them, so the
  * heaviest start first and the light ones fill the tail. */
 size_t cuda_tile_order_bytes(int tiles);
-const uint32_t *cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, void *order_scratch,
+const uint32_t *cuda_tile_ranges(cu_keys keys, int num_pairs, int tiles, uint2 *range, void *order_scratch,
                                  cudaStream_t s);
 /* The tile order of given ranges (as cuda_tile_ranges makes it). */
 const uint32_t *cuda_tile_order(const uint2 *range, int tiles, void *scratch, cudaStream_t s);
-/* mask[j] for every sorted position j of bins (bins->wmask's layout; keys: the sorted keys, tile in
- * the high word): the rectangle test each warp of rasterize and backward_raster would make, made
+/* mask[j] for every sorted position j of bins (bins->wmask's layout; keys: the sorted keys): the
+ * rectangle test each warp of rasterize and backward_raster would make, made
  * once per pair. */
-void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, const uint64_t *keys, uint8_t *mask, cudaStream_t s);
+void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, cu_keys keys, uint8_t *mask, cudaStream_t s);
 /* bk: NULL, or where the chunk states (chunk, may be NULL), each tile's largest contributor count
  * (tile_max_nc, may be NULL) and the blend weights (weight, may be NULL) go. */
 void cuda_rasterize(const cu_proj *proj, const cu_bins *bins, int w, int h, float3 bg, cu_raster *out,
@@ -285,7 +298,7 @@ typedef struct {
     /* pairs */
     cu_buf keys, keys_sorted, vals, vals_sorted, fx_acc, fx_aux;
     cu_buf wmask; /* [pair_cap] cu_bins.wmask */
-    uint64_t *sorted_keys; /* the sort's output: keys or keys_sorted */
+    cu_keys sorted_keys; /* the sort's output: keys or keys_sorted */
     uint32_t *sorted_vals;
     int64_t pair_cap;
     int num_pairs;

@@ -14,37 +14,18 @@
 #include <cub/cub.cuh>
 
 /* ---- emit_pairs ---- */
-/* The rect's tiles in row-major order, those the ellipse reaches (tile_cull.h): project counted
- * them into touched with the same test. Places at or past cap are not written (the buffers' size:
- * the forward pass emits before it knows the count, and again into larger buffers when the count
- * exceeds them). */
-__global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, uint32_t cap) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    uint32_t cnt = proj.touched[i];
-    if (!cnt) return;
-    uint32_t off = proj.offsets[i] - cnt, end = min(proj.offsets[i], cap);
-    if (off >= end) return;
-    const int32_t *r = proj.rect + 4 * (size_t)i;
-    uint64_t dbits = (uint64_t)sp_depth_key(proj.depth[i]);
-    sp_tile_ellipse_t te = sp_tile_ellipse(proj.mean2d[2 * i], proj.mean2d[2 * i + 1], proj.conic[3 * i],
-                                           proj.conic[3 * i + 1], proj.conic[3 * i + 2], proj.opacity[i]);
-    for (int ty = r[1]; ty < r[3]; ty++)
-        for (int tx = r[0]; tx < r[2]; tx++) {
-            if (!sp_tile_hit(&te, tx, ty)) continue;
-            uint64_t tile = (uint64_t)(ty * tiles_x + tx);
-            keys[off] = (tile << 32) | dbits;
-            vals[off] = (uint32_t)i;
-            if (++off == end) return;
-        }
+/* Pair keys (docs/math.md): 32 bits, tile << 20 | depth key >> 12, when the tile ids fit in
+ * SP_DEPTH_KEY_DROP bits (the depth key's low bits are zero), else 64 bits, tile << 32 | depth key.
+ * The 32-bit keys halve the sort's key traffic. */
+#define CU_KEY32_SHIFT (32 - SP_DEPTH_KEY_DROP)
+__device__ __forceinline__ uint32_t cu_make_key(uint32_t tile, uint32_t dbits, uint32_t *) {
+    return (tile << CU_KEY32_SHIFT) | (dbits >> SP_DEPTH_KEY_DROP);
 }
-
-void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, uint64_t *keys, uint32_t *vals, int64_t cap,
-                     cudaStream_t s) {
-    if (n <= 0 || cap <= 0) return;
-    k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, keys, vals,
-                                                 (uint32_t)(cap < 0xffffffffLL ? cap : 0xffffffffLL));
+__device__ __forceinline__ unsigned long long cu_make_key(uint32_t tile, uint32_t dbits, unsigned long long *) {
+    return ((unsigned long long)tile << 32) | dbits;
 }
+__device__ __forceinline__ uint32_t cu_key_tile(uint32_t k) { return k >> CU_KEY32_SHIFT; }
+__device__ __forceinline__ uint32_t cu_key_tile(unsigned long long k) { return (uint32_t)(k >> 32); }
 
 /* Bits needed for tile ids 0..tiles (one spare value above the last tile). */
 int cuda_tile_bits(int tiles) {
@@ -53,23 +34,89 @@ int cuda_tile_bits(int tiles) {
     return b;
 }
 
+int cuda_key32(int tiles) { return cuda_tile_bits(tiles) <= SP_DEPTH_KEY_DROP; }
+
+/* The rect's tiles in row-major order, those the ellipse reaches (tile_cull.h): project counted
+ * them into touched with the same test. Places at or past cap are not written (the buffers' size:
+ * the forward pass emits before it knows the count, and again into larger buffers when the count
+ * exceeds them). */
+template <typename K>
+__global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, K *keys, uint32_t *vals, uint32_t cap) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint32_t cnt = proj.touched[i];
+    if (!cnt) return;
+    uint32_t off = proj.offsets[i] - cnt, end = min(proj.offsets[i], cap);
+    if (off >= end) return;
+    const int32_t *r = proj.rect + 4 * (size_t)i;
+    uint32_t dbits = sp_depth_key(proj.depth[i]);
+    sp_tile_ellipse_t te = sp_tile_ellipse(proj.mean2d[2 * i], proj.mean2d[2 * i + 1], proj.conic[3 * i],
+                                           proj.conic[3 * i + 1], proj.conic[3 * i + 2], proj.opacity[i]);
+    for (int ty = r[1]; ty < r[3]; ty++)
+        for (int tx = r[0]; tx < r[2]; tx++) {
+            if (!sp_tile_hit(&te, tx, ty)) continue;
+            keys[off] = cu_make_key((uint32_t)(ty * tiles_x + tx), dbits, (K *)NULL);
+            vals[off] = (uint32_t)i;
+            if (++off == end) return;
+        }
+}
+
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, cu_keys keys, uint32_t *vals, int64_t cap,
+                     cudaStream_t s) {
+    if (n <= 0 || cap <= 0) return;
+    uint32_t c = (uint32_t)(cap < 0xffffffffLL ? cap : 0xffffffffLL);
+    if (keys.k32) k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, (uint32_t *)keys.p, vals, c);
+    else k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, (unsigned long long *)keys.p, vals, c);
+}
+
+/* ---- sort ---- */
+/* Stable LSD radix sort of the keys' bits only: 32-bit keys from bit 0 to 20 + tile bits, 64-bit
+ * ones from SP_DEPTH_KEY_DROP to 32 + tile bits (4 and 5 passes of 8 bits for lego's 2500 tiles). */
+template <typename K>
+static void sort_pairs(void *temp, size_t *bytes, cu_keys *keys, cu_keys alt, uint32_t **vals, uint32_t *vals_alt,
+                       int np, int tiles, cudaStream_t s) {
+    int tb = cuda_tile_bits(tiles);
+    int begin = keys->k32 ? 0 : SP_DEPTH_KEY_DROP, end = keys->k32 ? CU_KEY32_SHIFT + tb : 32 + tb;
+    cub::DoubleBuffer<K> dk((K *)keys->p, (K *)alt.p);
+    cub::DoubleBuffer<uint32_t> dv(*vals, vals_alt);
+    cub::DeviceRadixSort::SortPairs(temp, *bytes, dk, dv, np, begin, end, s);
+    keys->p = dk.Current();
+    *vals = dv.Current();
+}
+
+size_t cuda_sort_pairs_bytes(int np, int tiles) {
+    size_t bytes = 0;
+    cu_keys k = {NULL, cuda_key32(tiles)};
+    uint32_t *v = NULL;
+    if (k.k32) sort_pairs<uint32_t>(NULL, &bytes, &k, k, &v, NULL, np, tiles, 0);
+    else sort_pairs<unsigned long long>(NULL, &bytes, &k, k, &v, NULL, np, tiles, 0);
+    return bytes;
+}
+
+void cuda_sort_pairs(void *temp, size_t bytes, cu_keys *keys, cu_keys alt, uint32_t **vals, uint32_t *vals_alt, int np,
+                     int tiles, cudaStream_t s) {
+    if (np <= 0) return;
+    if (keys->k32) sort_pairs<uint32_t>(temp, &bytes, keys, alt, vals, vals_alt, np, tiles, s);
+    else sort_pairs<unsigned long long>(temp, &bytes, keys, alt, vals, vals_alt, np, tiles, s);
+}
+
 /* ---- tile_ranges ---- */
 /* First sorted position in [lo, hi] whose tile id is >= t (keys are sorted, tile id in the high
  * word; every position below lo is below t), found by a whole warp: each round the 32 lanes probe
  * 32 evenly spaced positions of [lo, hi) and the range shrinks to the gap between the last probe
  * below t and the first one not, so about five rounds of one load each cover millions of pairs. */
-__device__ static uint32_t warp_lower_bound_tile(const uint64_t *keys, uint32_t lo, uint32_t hi, uint32_t t,
-                                                 int lane) {
+template <typename K>
+__device__ static uint32_t warp_lower_bound_tile(const K *keys, uint32_t lo, uint32_t hi, uint32_t t, int lane) {
     while (hi - lo > 32) {
         uint64_t span = hi - lo;
         uint32_t pos = lo + (uint32_t)(span * (uint64_t)(lane + 1) / 33);
-        int c = __popc(__ballot_sync(0xffffffffu, (uint32_t)(keys[pos] >> 32) < t));
+        int c = __popc(__ballot_sync(0xffffffffu, cu_key_tile(keys[pos]) < t));
         uint32_t nlo = c ? lo + (uint32_t)(span * (uint64_t)c / 33) + 1 : lo;
         uint32_t nhi = c < 32 ? lo + (uint32_t)(span * (uint64_t)(c + 1) / 33) : hi;
         lo = nlo, hi = nhi;
     }
     uint32_t pos = lo + (uint32_t)lane;
-    return lo + __popc(__ballot_sync(0xffffffffu, pos < hi && (uint32_t)(keys[pos] >> 32) < t));
+    return lo + __popc(__ballot_sync(0xffffffffu, pos < hi && cu_key_tile(keys[pos]) < t));
 }
 
 /* ---- tile order ---- */
@@ -85,8 +132,8 @@ __device__ __forceinline__ uint8_t tile_order_key(uint32_t pairs) {
 
 /* One warp per tile: empty tiles get start = end = the position where their pairs would be, as the
  * CPU reference writes them. okeys / ovals (or NULL): the tile order's sort input. */
-__global__ void k_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, uint8_t *okeys,
-                              uint32_t *ovals) {
+template <typename K>
+__global__ void k_tile_ranges(const K *keys, int num_pairs, int tiles, uint2 *range, uint8_t *okeys, uint32_t *ovals) {
     int t = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
     if (t >= tiles) return; /* the whole warp */
     uint32_t s = warp_lower_bound_tile(keys, 0, (uint32_t)num_pairs, (uint32_t)t, lane);
@@ -144,12 +191,14 @@ static const uint32_t *tile_order_sort(const tile_order_bufs *o, int tiles, cuda
     return dv.Current();
 }
 
-const uint32_t *cuda_tile_ranges(const uint64_t *keys, int num_pairs, int tiles, uint2 *range, void *order_scratch,
+const uint32_t *cuda_tile_ranges(cu_keys keys, int num_pairs, int tiles, uint2 *range, void *order_scratch,
                                  cudaStream_t s) {
     if (tiles <= 0) return NULL;
     tile_order_bufs o = {};
     if (order_scratch) o = tile_order_split(tiles, order_scratch);
-    k_tile_ranges<<<CU_GRID((int64_t)tiles * 32, 128), 128, 0, s>>>(keys, num_pairs, tiles, range, o.k0, o.v0);
+    unsigned g = CU_GRID((int64_t)tiles * 32, 128);
+    if (keys.k32) k_tile_ranges<<<g, 128, 0, s>>>((const uint32_t *)keys.p, num_pairs, tiles, range, o.k0, o.v0);
+    else k_tile_ranges<<<g, 128, 0, s>>>((const unsigned long long *)keys.p, num_pairs, tiles, range, o.k0, o.v0);
     return order_scratch ? tile_order_sort(&o, tiles, s) : NULL;
 }
 
@@ -192,17 +241,18 @@ __device__ __forceinline__ cu_splat cu_load_splat(const cu_proj &proj, uint32_t 
 }
 
 /* ---- warp masks ---- */
-/* One thread per sorted position j (its tile in keys[j]'s high word): bit k of mask[j] says whether
+/* One thread per sorted position j (its tile in keys[j]: cu_key_tile): bit k of mask[j] says whether
  * the position's Gaussian reaches warp k's 8x4 pixels (tile_cull.h's rectangle test with the level
  * tau of cu_warp_tau: conservative, so nothing that would blend is left out). Made once per pair
  * here, rasterize and the fast per-pixel backward then load only the Gaussians that reach their
  * warp and test nothing (each of a tile's 8 warps used to load and test every Gaussian of the
  * tile's list). */
-__global__ void k_warp_masks(cu_proj proj, const uint64_t *keys, const uint32_t *ids, int num_pairs, int tiles_x,
+template <typename K>
+__global__ void k_warp_masks(cu_proj proj, const K *keys, const uint32_t *ids, int num_pairs, int tiles_x,
                              uint8_t *mask) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= num_pairs) return;
-    int tile = (int)(keys[j] >> 32), tx = tile % tiles_x, ty = tile / tiles_x;
+    int tile = (int)cu_key_tile(keys[j]), tx = tile % tiles_x, ty = tile / tiles_x;
     uint32_t g = ids[j];
     sp_tile_ellipse_t el = sp_tile_ellipse_tau(proj.mean2d[2 * g], proj.mean2d[2 * g + 1], proj.conic[3 * g],
                                                proj.conic[3 * g + 1], proj.conic[3 * g + 2],
@@ -216,10 +266,14 @@ __global__ void k_warp_masks(cu_proj proj, const uint64_t *keys, const uint32_t 
     mask[j] = (uint8_t)m;
 }
 
-void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, const uint64_t *keys, uint8_t *mask, cudaStream_t s) {
+void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, cu_keys keys, uint8_t *mask, cudaStream_t s) {
     if (bins->num_pairs <= 0) return;
-    k_warp_masks<<<CU_GRID(bins->num_pairs, 256), 256, 0, s>>>(*proj, keys, bins->ids, bins->num_pairs, bins->tiles_x,
-                                                               mask);
+    unsigned g = CU_GRID(bins->num_pairs, 256);
+    if (keys.k32)
+        k_warp_masks<<<g, 256, 0, s>>>(*proj, (const uint32_t *)keys.p, bins->ids, bins->num_pairs, bins->tiles_x, mask);
+    else
+        k_warp_masks<<<g, 256, 0, s>>>(*proj, (const unsigned long long *)keys.p, bins->ids, bins->num_pairs,
+                                       bins->tiles_x, mask);
 }
 
 /* A tile's 8 warps run in CU_RASTER_PARTS blocks of CU_RASTER_THREADS threads: warps no longer

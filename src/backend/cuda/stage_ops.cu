@@ -118,7 +118,8 @@ static cu_bins upload_bins(arena *A, const sp_bins *b) {
     return d;
 }
 
-/* The warp masks of b's pairs (cuda_warp_masks; the tile of each position from the ranges), which
+/* The warp masks of b's pairs (cuda_warp_masks; the tile of each position from the ranges, in
+ * 64-bit keys: a training step's 32-bit ones are checked through render and train_step), which
  * rasterize and backward_raster read. */
 static void with_masks(arena *A, const sp_bins *b, const cu_proj *d, cu_bins *db) {
     size_t P = (size_t)b->num_pairs;
@@ -133,7 +134,8 @@ static void with_masks(arena *A, const sp_bins *b, const cu_proj *d, cu_bins *db
     free(keys);
     uint8_t *wmask = (uint8_t *)arena_alloc(A, P ? P : 1);
     if (A->failed) return;
-    cuda_warp_masks(d, db, dk, wmask, 0);
+    cu_keys k = {(void *)dk, 0};
+    cuda_warp_masks(d, db, k, wmask, 0);
     db->wmask = wmask;
 }
 
@@ -179,12 +181,10 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     uint32_t np = 0;
     if (n > 0 && !A.failed) down(&np, d.offsets + (n - 1), 4);
     size_t P = np ? np : 1;
-    uint64_t *keys = (uint64_t *)arena_alloc(&A, P * 8), *keys_s = (uint64_t *)arena_alloc(&A, P * 8);
+    cu_keys keys = {arena_alloc(&A, P * 8), cuda_key32(tiles)}, keys_s = {arena_alloc(&A, P * 8), keys.k32};
     uint32_t *vals = (uint32_t *)arena_alloc(&A, P * 4), *vals_s = (uint32_t *)arena_alloc(&A, P * 4);
     uint2 *range = (uint2 *)arena_alloc(&A, (size_t)tiles * 8);
-    size_t tb = 0;
-    int end_bit = 32 + cuda_tile_bits(tiles);
-    cub::DeviceRadixSort::SortPairs(NULL, tb, keys, keys_s, vals, vals_s, (int)np, SP_DEPTH_KEY_DROP, end_bit);
+    size_t tb = cuda_sort_pairs_bytes((int)np, tiles);
     void *tmp = arena_alloc(&A, tb);
     bins->tiles_x = tiles_x;
     bins->tiles_y = tiles_y;
@@ -194,9 +194,9 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     bins->range = (uint32_t *)realloc(bins->range, (size_t)(tiles ? tiles : 1) * 8);
     if (!A.failed) {
         cuda_emit_pairs(&d, n, tiles_x, keys, vals, (int64_t)np, 0);
-        if (np) cub::DeviceRadixSort::SortPairs(tmp, tb, keys, keys_s, vals, vals_s, (int)np, SP_DEPTH_KEY_DROP, end_bit);
-        cuda_tile_ranges(keys_s, (int)np, tiles, range, NULL, 0);
-        down(bins->ids, vals_s, (size_t)np * 4);
+        cuda_sort_pairs(tmp, tb, &keys, keys_s, &vals, vals_s, (int)np, tiles, 0);
+        cuda_tile_ranges(keys, (int)np, tiles, range, NULL, 0);
+        down(bins->ids, vals, (size_t)np * 4);
         down(bins->range, range, (size_t)tiles * 8);
     }
     return arena_done(&A, "stage bin");
