@@ -87,7 +87,7 @@ typedef struct {
     const char *name;
     int n, w, h;
     int crafted; /* 1: rasterize and backward_raster only, a hand-made projection, no scene; 2: bin
-                    only (over 4095 tiles: CUDA's 64-bit pair keys) */
+                    only (over 4095 tiles) */
 } size_case;
 static const size_case k_sizes[] = {
     {"empty", 0, 37, 29, 0},   {"tiny", 9, 23, 18, 0},   {"one tile", 60, 16, 16, 0}, {"medium", 3000, 157, 101, 0},

@@ -140,30 +140,22 @@ static void test_tile_cull_keeps_every_reached_tile(void **state) {
 }
 
 /* The depth key (tile_cull.h): its low SP_DEPTH_KEY_DROP bits zero; never decreasing with the
- * depth from the near plane to past 2^29 (clamped there); depths 2^-14 apart (relative) distinct,
- * 2^-17 apart mostly tied; below 2^-3 and negative depths at the ends. */
+ * depth from the near plane on; depths 2^-18 apart (relative) always distinct, 2^-21 apart mostly
+ * tied. */
 static void test_depth_key(void **state) {
     (void)state;
     unsigned prev = 0;
-    int distinct = 0, tied = 0;
-    for (double d = 0.2; d < 1e9; d *= 1.0 + 1.0 / 4096) {
-        unsigned k = sp_depth_key((float)d);
+    int tied = 0, steps = 0;
+    for (double d = 0.2; d < 1e9; d *= 1.0 + 1.0 / 4096, steps++) {
+        float a = (float)d;
+        unsigned k = sp_depth_key(a);
         assert_int_equal(k & ((1u << SP_DEPTH_KEY_DROP) - 1u), 0);
         assert_true(k >= prev);
         prev = k;
-        float a = (float)d;
-        distinct += sp_depth_key(a * (1.0f + 1.0f / 16384)) > sp_depth_key(a);
-        tied += sp_depth_key(a * (1.0f + 1.0f / 131072)) == sp_depth_key(a);
-        if (d < (double)(1u << 29)) assert_true(sp_depth_key(a * (1.0f + 1.0f / 16384)) > sp_depth_key(a));
+        assert_true(sp_depth_key(a * (1.0f + 1.0f / 262144)) > k);
+        tied += sp_depth_key(a * (1.0f + 1.0f / 2097152)) == k;
     }
-    assert_true(distinct > 0 && tied > distinct / 2);
-    assert_int_equal(sp_depth_key(0.1f), 0);
-    assert_int_equal(sp_depth_key(0.125f), 0);
-    assert_true(sp_depth_key(0.2f) > 0);
-    unsigned top = sp_depth_key(1e12f);
-    assert_int_equal(sp_depth_key(3e38f), top);
-    assert_int_equal(sp_depth_key(-1.0f), top);
-    assert_true(top > sp_depth_key(1e8f));
+    assert_true(tied > steps / 2);
 }
 
 static void test_bin_equals_stable_key_sort(void **state) {
@@ -198,7 +190,7 @@ static void test_bin_equals_stable_key_sort(void **state) {
         for (int y = r[1]; y < r[3]; y++)
             for (int x = r[0]; x < r[2]; x++) {
                 if (!reaches(&f.proj, i, x, y)) continue;
-                uint32_t db = sp_depth_key(f.proj.depth[i]); /* tile_cull.h */
+                uint32_t db = sp_depth_key(f.proj.depth[i]); /* the float's bits but the low 12 */
                 keys[k] = (kv){((uint64_t)(y * tx + x) << 32) | db, (uint32_t)i, (uint32_t)k};
                 k++;
             }

@@ -89,26 +89,20 @@ SP_TC_FN int sp_tile_hit(const sp_tile_ellipse_t *e, int tx, int ty) {
     return sp_rect_hit(e, tx * SP_CULL_TILE, ty * SP_CULL_TILE, SP_CULL_TILE, SP_CULL_TILE);
 }
 
-/* A pair's sort key is (tile, depth key). The depth key keeps the order of the depths (positive
- * floats order as their bits) in the top 32 - SP_DEPTH_KEY_DROP bits of a word whose low
- * SP_DEPTH_KEY_DROP bits are zero, so that a radix sort need not look at them (CUDA's starts at that
- * bit; Vulkan's skips a digit of constant value: shaders/sort_const.glsl, VK_DEPTH_KEY_DROP):
- * the float's bits less those of 2^-3 (the near plane is at 0.2), clamped to the 28 bits of 32
- * octaves (2^-3 to 2^29: 5 bits of exponent and 23 of mantissa), without their low 8. Depths less
- * than 2^-15 apart (relative: about 0.1 mm at a depth of 4) can tie, and keep the Gaussians' index
- * order (the sort is stable). The key of up to 4096 tiles is then 32 bits, CUDA's 4 sort passes of
- * 8 bits, where the float's bits without their low 4 (ties within 2^-19) took 5; the float's bits
- * without their low 12 (ties within 2^-11, and no room for depths past 2^32) cost mic 0.05 dB
- * (37.22 -> 37.16 test PSNR on the H200: bench/RESULTS.md, session 20). */
-#define SP_DEPTH_KEY_DROP 12
-#define SP_DEPTH_KEY_LO (124u << 23)        /* the bits of 2^-3 */
-#define SP_DEPTH_KEY_SPAN ((1u << 28) - 1u) /* 32 octaves above it */
+/* A pair's sort key is (tile, depth key): the depth key is the depth's float bits (positive floats
+ * order as their bits) without the low SP_DEPTH_KEY_DROP; depths that then tie keep the Gaussians'
+ * index order (the sort is stable), and a radix sort need not look at the dropped bits (CUDA's starts
+ * at that bit; Vulkan's skips a digit of constant value: shaders/sort_const.glsl, VK_DEPTH_KEY_DROP).
+ * Dropping 4 (ties within 2^-19, relative: about 10 um at a depth of 4) brings the key of up to 4096
+ * tiles from 44 to 40 bits, one of CUDA's 8-bit sort passes fewer. Dropping 12 (ties within 2^-11)
+ * saved two passes on lego (0.104 -> 0.076 ms/step) at equal PSNR but cost mic 0.05 dB (37.22 ->
+ * 37.16 test PSNR on the H200: bench/RESULTS.md, session 20); a key of 20 bits from 2^-3 over 32
+ * octaves (ties within 2^-15) cost mic 0.02-0.05 dB seed for seed (session 23). */
+#define SP_DEPTH_KEY_DROP 4
 SP_TC_FN unsigned sp_depth_key(float d) {
     union { float f; unsigned u; } v;
     v.f = d;
-    unsigned c = v.u < SP_DEPTH_KEY_LO ? 0u : v.u - SP_DEPTH_KEY_LO;
-    if (c > SP_DEPTH_KEY_SPAN) c = SP_DEPTH_KEY_SPAN; /* also a negative depth's bits (not visible) */
-    return (c >> 8) << SP_DEPTH_KEY_DROP;
+    return v.u & ~((1u << SP_DEPTH_KEY_DROP) - 1u);
 }
 
 #endif

@@ -145,8 +145,9 @@ void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, i
 void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                             const cu_proj *proj, const cu_proj_grad *g, cu_params *out);
 /* raster.cu */
-/* Pair keys: 32-bit (tile << 20 | depth key >> 12) when k32 (cuda_key32: the tile ids fit in 12
- * bits), else 64-bit (tile << 32 | depth key); p holds room for as many 64-bit keys either way. */
+/* Pair keys: 32-bit (tile << (32 - SP_DEPTH_KEY_DROP) | depth key >> SP_DEPTH_KEY_DROP) when k32
+ * (cuda_key32: the tile ids fit in SP_DEPTH_KEY_DROP bits), else 64-bit (tile << 32 | depth key);
+ * p holds room for as many 64-bit keys either way. */
 typedef struct {
     void *p;
     int k32;

@@ -14,9 +14,11 @@
 #include <cub/cub.cuh>
 
 /* ---- emit_pairs ---- */
-/* Pair keys (docs/math.md): 32 bits, tile << 20 | depth key >> 12, when the tile ids fit in
- * SP_DEPTH_KEY_DROP bits (the depth key's low bits are zero), else 64 bits, tile << 32 | depth key.
- * The 32-bit keys halve the sort's key traffic. */
+/* Pair keys (docs/math.md): 32 bits, tile << (32 - SP_DEPTH_KEY_DROP) | depth key >> SP_DEPTH_KEY_DROP,
+ * when the tile ids fit in SP_DEPTH_KEY_DROP bits (the depth key's low bits are zero), else 64 bits,
+ * tile << 32 | depth key. The 32-bit keys move 16 bytes a pair a sort pass instead of 24 (with the
+ * depth keys of 20 bits that let them hold lego's 2500 tiles: the sort 0.098 -> 0.079 ms/step, but
+ * those cost mic 0.035 dB; bench/RESULTS.md, session 23). */
 #define CU_KEY32_SHIFT (32 - SP_DEPTH_KEY_DROP)
 __device__ __forceinline__ uint32_t cu_make_key(uint32_t tile, uint32_t dbits, uint32_t *) {
     return (tile << CU_KEY32_SHIFT) | (dbits >> SP_DEPTH_KEY_DROP);
@@ -70,8 +72,8 @@ void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, cu_keys keys, uint
 }
 
 /* ---- sort ---- */
-/* Stable LSD radix sort of the keys' bits only: 32-bit keys from bit 0 to 20 + tile bits, 64-bit
- * ones from SP_DEPTH_KEY_DROP to 32 + tile bits (4 and 5 passes of 8 bits for lego's 2500 tiles). */
+/* Stable LSD radix sort of the keys' bits only: 32-bit keys from bit 0 to 32 - SP_DEPTH_KEY_DROP +
+ * tile bits, 64-bit ones from SP_DEPTH_KEY_DROP to 32 + tile bits (5 passes of 8 bits for lego). */
 template <typename K>
 static void sort_pairs(void *temp, size_t *bytes, cu_keys *keys, cu_keys alt, uint32_t **vals, uint32_t *vals_alt,
                        int np, int tiles, cudaStream_t s) {

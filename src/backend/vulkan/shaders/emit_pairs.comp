@@ -25,8 +25,7 @@ void main() {
     if (!(r.x < r.z && r.y < r.w)) return;
     Ell e = tile_ellipse(mean2d[2 * i], mean2d[2 * i + 1], conic[3 * i], conic[3 * i + 1], conic[3 * i + 2], opac[i]);
     uint o = offsets[i];
-    uint u = floatBitsToUint(depth[i]); // tile_cull.h's sp_depth_key
-    uint db = (min(u < VK_DEPTH_KEY_LO ? 0u : u - VK_DEPTH_KEY_LO, VK_DEPTH_KEY_SPAN) >> 8) << VK_DEPTH_KEY_DROP;
+    uint db = floatBitsToUint(depth[i]) & ~((1u << VK_DEPTH_KEY_DROP) - 1u); // tile_cull.h's sp_depth_key
     for (int y = r.y; y < r.w; y++)
         for (int x = r.x; x < r.z; x++)
             if (tile_hit(e, x, y)) {

@@ -5,9 +5,7 @@
 #ifndef SPLAT_VK_SORT_CONST
 #define SPLAT_VK_SORT_CONST
 
-#define VK_DEPTH_KEY_DROP 12 /* tile_cull.h's SP_DEPTH_KEY_DROP (vk_backend.c checks they agree) */
-#define VK_DEPTH_KEY_LO (124u << 23)        /* tile_cull.h's SP_DEPTH_KEY_LO */
-#define VK_DEPTH_KEY_SPAN ((1u << 28) - 1u) /* tile_cull.h's SP_DEPTH_KEY_SPAN */
+#define VK_DEPTH_KEY_DROP 4 /* tile_cull.h's SP_DEPTH_KEY_DROP (vk_backend.c checks they agree) */
 #define VK_SORT_KPT 8u                           /* keys per invocation of sort_hist / sort_scatter */
 #define VK_SORT_CHUNK (VK_SORT_KPT * 256u)       /* keys per workgroup (a chunk): 2048 */
 #define VK_SORT_COUNT_CHUNKS 4u                  /* chunks per workgroup of sort_count */
