@@ -8,20 +8,30 @@
 #       those repositories into data/<scene> (ignored): lego and mic with train and test (VAL=1 adds
 #       val), no depth or normal maps; fox and beer whole. A variable left unset skips its scene.
 #   bench/stage.sh split [LIMIT_MiB]
-#       hard links every file under data/ into stage1/, stage2/, ... (ignored), each at most
-#       LIMIT_MiB (default 55), the largest files placed first; prints each folder's size and the
-#       command that copies it into /tmp/stage on the device machine.
+#       hard links every file under data/ into stage-<scene>-1/, stage-<scene>-2/, ... (ignored),
+#       each at most LIMIT_MiB (default 45) and holding one scene's files, the largest placed first;
+#       prints each folder's size and the command that copies it into /tmp/stage on the device
+#       machine. A sitting can then stage only the scenes it runs (lego: 3 folders, mic: 2, fox and
+#       beer: 1 each).
 #   bench/stage.sh bin [BUILD]
 #       copies BUILD/splat (default build-gpu, made with `make BUILD=build-gpu PORTABLE=1 splat`, or
 #       with VIEW=1 for the viewer) and the shared libraries it needs there (cJSON, cmocka, the Vulkan
-#       loader; libmicrohttpd, and GnuTLS's chain under stagebin/tls/) into stagebin/.
+#       loader; libmicrohttpd, and GnuTLS's chain under stagebin/tls/) into stagebin/, the binary
+#       xz-compressed (3 MiB instead of 11), with BUILD/tests/test_backend_ops (the parity harness)
+#       when it was built. More binaries for an A/B go in as NAME.xz (`xz -c other/splat >
+#       stagebin/splat_old.xz`).
+#   bench/stage.sh unpack [DIR]
+#       on the device machine: decompresses every DIR/*.xz (default /tmp/bin) beside itself, with
+#       Python's lzma (the machine may lack xz).
 #
-# On the device machine, call by call, back to back (it stays warm 30 s): carry ["stageK"] with
-# `mkdir -p /tmp/stage && cp -r stageK/. /tmp/stage/`, and once carry ["stagebin"] (8 MiB: with the
-# smallest stage folder when the two stay under 64 MiB with the tracked files) with
-# `mkdir -p /tmp/bin && cp -r stagebin/. /tmp/bin/`; then STAGE=/tmp/stage BIN=/tmp/bin/splat for
-# bench/full_res.sh, bench/speed_levers.sh and bench/captured.sh. Several trainings at once on one
-# H200 take as long as one after another (bench/RESULTS.md, session 10): stage once, then run serially.
+# On the device machine, call by call, back to back (it stays warm 30 s): carry ["stage-lego-1"]
+# with `rm -rf /tmp/stage && mkdir -p /tmp/stage && cp -r stage-lego-1/. /tmp/stage/`, the next
+# folders with `cp -r stage-lego-K/. /tmp/stage/`, and once carry ["stagebin"] (with the last
+# folder when the two stay under 64 MiB with the tracked files) with `mkdir -p /tmp/bin && cp -r
+# stagebin/. /tmp/bin/ && bash bench/stage.sh unpack && export LD_LIBRARY_PATH=/tmp/bin`; then
+# STAGE=/tmp/stage BIN=/tmp/bin/splat for bench/full_res.sh, bench/speed_levers.sh and
+# bench/captured.sh. Several trainings at once on one H200 take as long as one after another
+# (bench/RESULTS.md, session 10): stage once, then run serially.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,24 +66,28 @@ case "${1:-}" in
     fi
     ;;
   split)
-    limit=$((${2:-55} * 1024 * 1024))
-    rm -rf stage[0-9]*
-    # first fit, largest first: "size path" lines in, "folder path" lines out
-    (cd data && find . -type f -printf '%s %P\n') | sort -rn | awk -v lim="$limit" '
-      { for (k = 1; k <= n && used[k] + $1 > lim; k++) {}
-        if (k > n) n = k
-        used[k] += $1; print k, $2 }
-      END { for (k = 1; k <= n; k++) printf "stage%d %.1f MiB\n", k, used[k] / 1048576 > "/dev/stderr" }' |
-      while read -r k path; do
-        mkdir -p "stage$k/$(dirname "$path")"
-        ln "data/$path" "stage$k/$path"
-      done
-    for d in stage[0-9]*; do echo "carry [\"$d\"]: mkdir -p /tmp/stage && cp -r $d/. /tmp/stage/"; done
+    limit=$((${2:-45} * 1024 * 1024))
+    rm -rf stage[0-9]* stage-*
+    for scene in $(cd data && find . -mindepth 1 -maxdepth 1 -type d -printf '%P\n' | sort); do
+      # first fit, largest first, within the scene: "size path" lines in, "folder path" lines out
+      (cd data && find "$scene" -type f -printf '%s %p\n') | sort -rn | awk -v lim="$limit" '
+        { for (k = 1; k <= n && used[k] + $1 > lim; k++) {}
+          if (k > n) n = k
+          used[k] += $1; print k, $2 }' |
+        while read -r k path; do
+          mkdir -p "stage-$scene-$k/$(dirname "$path")"
+          ln "data/$path" "stage-$scene-$k/$path"
+        done
+    done
+    for d in stage-*; do
+      echo "$d $(du -sh "$d" | cut -f1): carry [\"$d\"]: mkdir -p /tmp/stage && cp -r $d/. /tmp/stage/"
+    done
     ;;
   bin)
     build=${2:-build-gpu}
     rm -rf stagebin && mkdir -p stagebin
-    cp "$build/splat" stagebin/
+    xz -T0 -6 -c "$build/splat" >stagebin/splat.xz
+    [ -f "$build/tests/test_backend_ops" ] && xz -T0 -6 -c "$build/tests/test_backend_ops" >stagebin/test_backend_ops.xz
     for lib in libcjson.so.1 libcmocka.so.0 libvulkan.so.1; do
       if [ -f "$build/$lib" ]; then cp "$build/$lib" stagebin/; else cp -L "/usr/lib/x86_64-linux-gnu/$lib" stagebin/; fi
     done
@@ -87,6 +101,15 @@ case "${1:-}" in
     fi
     git rev-parse --short HEAD >stagebin/commit
     echo "stagebin: $(du -sh stagebin | cut -f1) (commit $(cat stagebin/commit))"
+    ;;
+  unpack)
+    python3 - "${2:-/tmp/bin}" <<'PY'
+import glob, lzma, os, sys
+for f in glob.glob(os.path.join(sys.argv[1], '*.xz')):
+    with lzma.open(f) as src, open(f[:-3], 'wb') as dst:
+        dst.write(src.read())
+    os.chmod(f[:-3], 0o755)
+PY
     ;;
   *)
     sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
