@@ -196,23 +196,23 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     cuda_project(&P, n, b->K, cam, sh_degree, b->base.cfg.antialias, &b->proj, b->st);
     cu_prof_end(b);
 
-    /* The pair count comes back to the host for the sort; meanwhile the pairs are emitted into the
-     * buffers as they are (they are emitted again below if the count outgrows them), so the device
-     * does not wait for the host between the scan and the sort. */
+    /* The pair count and the depth span (the key layout: cuda_pair_info) come back to the host for
+     * the sort; meanwhile the pairs are emitted into the buffers as they are (they are emitted again
+     * below if the count outgrows them), so the device does not wait for the host between the scan
+     * and the sort. */
     cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
     size_t tb = 0;
     cub::DeviceScan::InclusiveSum(NULL, tb, b->proj.touched, b->proj.offsets, n, b->st);
-    if (cu_reserve(&b->mem, &b->scan_temp, tb, "scan scratch")) return -1;
-    b->h_u32[0] = 0;
-    if (n > 0) {
-        cub::DeviceScan::InclusiveSum(b->scan_temp.p, tb, b->proj.touched, b->proj.offsets, n, b->st);
-        cudaMemcpyAsync(b->h_u32, b->proj.offsets + (n - 1), sizeof(uint32_t), cudaMemcpyDeviceToHost, b->st);
-    }
+    if (cu_reserve(&b->mem, &b->scan_temp, tb, "scan scratch") ||
+        cu_reserve(&b->mem, &b->pair_info, 4 * sizeof(uint32_t), "pair info"))
+        return -1;
+    uint32_t *info = (uint32_t *)b->pair_info.p;
+    if (n > 0) cub::DeviceScan::InclusiveSum(b->scan_temp.p, tb, b->proj.touched, b->proj.offsets, n, b->st);
+    cuda_pair_info(&b->proj, n, info, b->st);
+    cudaMemcpyAsync(b->h_u32, info, 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost, b->st);
     if (cu_check(cudaEventRecord(b->count_ready, b->st), "project")) return -1;
     int64_t emitted = b->pair_cap;
-    int k32 = cuda_key32(tiles);
-    cu_keys keys = {b->keys.p, k32};
-    cuda_emit_pairs(&b->proj, n, b->tiles_x, keys, (uint32_t *)b->vals.p, emitted, b->st);
+    cuda_emit_pairs(&b->proj, n, b->tiles_x, tiles, b->keys.p, info, (uint32_t *)b->vals.p, emitted, b->st);
     cu_prof_end(b);
     if (cu_check(cudaEventSynchronize(b->count_ready), "project")) return -1;
     uint32_t np = b->h_u32[0];
@@ -240,17 +240,18 @@ static int forward(cu_backend *b, const sp_camera *cam, int sh_degree, float3 bg
     }
     if ((int64_t)np > emitted) {
         cu_prof_begin(b, SP_STAGE_EMIT_PAIRS);
-        keys.p = b->keys.p;
-        cuda_emit_pairs(&b->proj, n, b->tiles_x, keys, (uint32_t *)b->vals.p, b->pair_cap, b->st);
+        cuda_emit_pairs(&b->proj, n, b->tiles_x, tiles, b->keys.p, info, (uint32_t *)b->vals.p, b->pair_cap, b->st);
         cu_prof_end(b);
     }
+    cu_keys keys = cuda_pair_keys(b->keys.p, tiles, b->h_u32);
 
     cu_prof_begin(b, SP_STAGE_SORT);
     /* Double-buffered sort: scratch stays small; the result lands in whichever buffer CUB picks. */
-    size_t sb = cuda_sort_pairs_bytes((int)np, tiles);
+    size_t sb = cuda_sort_pairs_bytes((int)np, tiles, keys);
     if (cu_reserve(&b->mem, &b->sort_temp, sb, "sort scratch")) return -1;
     uint32_t *vals = (uint32_t *)b->vals.p;
-    cu_keys alt = {b->keys_sorted.p, k32};
+    cu_keys alt = keys;
+    alt.p = b->keys_sorted.p;
     cuda_sort_pairs(b->sort_temp.p, sb, &keys, alt, &vals, (uint32_t *)b->vals_sorted.p, (int)np, tiles, b->st);
     b->sorted_keys = keys;
     b->sorted_vals = vals;
@@ -306,7 +307,7 @@ static void cu_destroy(sp_backend *base) {
                       &b->fx_acc,   &b->fx_aux,      &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->loss_work,
                       &b->partials, &b->acc,         &b->view_pix,   &b->tile_max_nc,
-                      &b->chunk_state, &b->chunk_work, &b->weights, &b->score_u8, &b->score_part};
+                      &b->chunk_state, &b->chunk_work, &b->weights, &b->score_u8, &b->score_part, &b->wmask, &b->pair_info};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) cu_free(&b->mem, bufs[i]);
     for (int r = 0; r < CU_PROF_RING; r++)
         for (int i = 0; i < CU_PROF_SPANS; i++) {

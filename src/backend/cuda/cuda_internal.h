@@ -145,22 +145,28 @@ void cuda_project_host(const cu_params *p, int n, int K, const sp_camera *cam, i
 void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
                             const cu_proj *proj, const cu_proj_grad *g, cu_params *out);
 /* raster.cu */
-/* Pair keys: 32-bit (tile << (32 - SP_DEPTH_KEY_DROP) | depth key >> SP_DEPTH_KEY_DROP) when k32
- * (cuda_key32: the tile ids fit in SP_DEPTH_KEY_DROP bits), else 64-bit (tile << 32 | depth key);
- * p holds room for as many 64-bit keys either way. */
+/* Pair keys (raster.cu, docs/math.md): 32-bit (k32: tile << shift | depth key offset) when a step's
+ * depth span and tile ids fit in 32 bits, else 64-bit (tile << 32 | depth key, shift 32); both
+ * order the pairs alike. p holds room for as many 64-bit keys either way. */
 typedef struct {
     void *p;
-    int k32;
+    int k32, shift;
 } cu_keys;
 int cuda_tile_bits(int tiles);
-int cuda_key32(int tiles);
-/* keys and vals hold cap pairs: the pairs at places past it are not written. */
-void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, cu_keys keys, uint32_t *vals, int64_t cap,
-                     cudaStream_t s);
-/* The stable sort of np pairs by their keys' bits (keys->k32 as cuda_key32(tiles)): the double
- * buffers keys / alt and *vals / vals_alt; keys->p and *vals are set to where the sorted ones are.
- * temp: cuda_sort_pairs_bytes(np, tiles) bytes. */
-size_t cuda_sort_pairs_bytes(int np, int tiles);
+/* info[0] = the pair count (offsets[n - 1]), info[1] = the smallest depth key >> SP_DEPTH_KEY_DROP
+ * of the Gaussians that touch a tile, info[2] = the complement of the largest (device memory, 3
+ * words; the scan of touched into offsets must come first). */
+void cuda_pair_info(const cu_proj *proj, int n, uint32_t *info, cudaStream_t s);
+/* The key layout for info (a host copy of cuda_pair_info's): what cuda_emit_pairs wrote. */
+cu_keys cuda_pair_keys(void *p, int tiles, const uint32_t *info);
+/* keys (room for cap 64-bit keys) and vals hold cap pairs: the pairs at places past it are not
+ * written. The layout comes from info (device memory: cuda_pair_info's). */
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int tiles, void *keys, const uint32_t *info,
+                     uint32_t *vals, int64_t cap, cudaStream_t s);
+/* The stable sort of np pairs by their keys' bits: the double buffers keys / alt and *vals /
+ * vals_alt; keys->p and *vals are set to where the sorted ones are. temp:
+ * cuda_sort_pairs_bytes(np, tiles, *keys) bytes. */
+size_t cuda_sort_pairs_bytes(int np, int tiles, cu_keys keys);
 void cuda_sort_pairs(void *temp, size_t bytes, cu_keys *keys, cu_keys alt, uint32_t **vals, uint32_t *vals_alt, int np,
                      int tiles, cudaStream_t s);
 /* Each tile's [start, end) in the sorted pairs. With order_scratch (cuda_tile_order_bytes(tiles)
@@ -284,7 +290,7 @@ typedef struct {
 typedef struct {
     sp_backend base;
     cudaStream_t st;
-    cudaEvent_t count_ready; /* forward: the pair count is on the host */
+    cudaEvent_t count_ready; /* forward: the pair count and depth span are on the host */
     cu_mem mem;
     int n, K, sh_degree;
     cu_buf params, grads, m1, m2; /* n * sp_gaussian_floats(K) floats each, regions at offsets of n */
@@ -299,6 +305,7 @@ typedef struct {
     /* pairs */
     cu_buf keys, keys_sorted, vals, vals_sorted, fx_acc, fx_aux;
     cu_buf wmask; /* [pair_cap] cu_bins.wmask */
+    cu_buf pair_info; /* cuda_pair_info */
     cu_keys sorted_keys; /* the sort's output: keys or keys_sorted */
     uint32_t *sorted_vals;
     int64_t pair_cap;

@@ -14,20 +14,21 @@
 #include <cub/cub.cuh>
 
 /* ---- emit_pairs ---- */
-/* Pair keys (docs/math.md): 32 bits, tile << (32 - SP_DEPTH_KEY_DROP) | depth key >> SP_DEPTH_KEY_DROP,
- * when the tile ids fit in SP_DEPTH_KEY_DROP bits (the depth key's low bits are zero), else 64 bits,
- * tile << 32 | depth key. The 32-bit keys move 16 bytes a pair a sort pass instead of 24 (with the
- * depth keys of 20 bits that let them hold lego's 2500 tiles: the sort 0.098 -> 0.079 ms/step, but
- * those cost mic 0.035 dB; bench/RESULTS.md, session 23). */
-#define CU_KEY32_SHIFT (32 - SP_DEPTH_KEY_DROP)
-__device__ __forceinline__ uint32_t cu_make_key(uint32_t tile, uint32_t dbits, uint32_t *) {
-    return (tile << CU_KEY32_SHIFT) | (dbits >> SP_DEPTH_KEY_DROP);
+/* Pair keys (docs/math.md): the depth key's order within each tile, in 32 bits when they hold it
+ * exactly. info (cuda_pair_info) has the smallest and largest depth key >> SP_DEPTH_KEY_DROP of the
+ * Gaussians that touch a tile, lo and hi; with d the bit width of hi - lo and tb that of the tile
+ * ids, d + tb <= 32 gives 32-bit keys tile << d | (depth key >> SP_DEPTH_KEY_DROP) - lo, else 64-bit
+ * ones tile << 32 | depth key. Both hold the same order (ties within 2^-19 as the depth key has
+ * them), so the sorted lists are the same bit for bit; the 32-bit ones move 16 bytes a pair a sort
+ * pass instead of 24 and need fewer passes (lego: depths within two octaves, 2500 tiles: 32 bits,
+ * 4 passes of 8, against 40 bits and 5). Emit decides from info on the device, the host from its
+ * copy of info (cuda_pair_keys): the same function of the same numbers. */
+__host__ __device__ __forceinline__ int cu_key_shift(uint32_t lo, uint32_t not_hi, int tile_bits) {
+    uint32_t hi = ~not_hi, span = hi > lo ? hi - lo : 0;
+    int d = 0;
+    while (d < 32 && (span >> d)) d++;
+    return d + tile_bits <= 32 ? d : 32;
 }
-__device__ __forceinline__ unsigned long long cu_make_key(uint32_t tile, uint32_t dbits, unsigned long long *) {
-    return ((unsigned long long)tile << 32) | dbits;
-}
-__device__ __forceinline__ uint32_t cu_key_tile(uint32_t k) { return k >> CU_KEY32_SHIFT; }
-__device__ __forceinline__ uint32_t cu_key_tile(unsigned long long k) { return (uint32_t)(k >> 32); }
 
 /* Bits needed for tile ids 0..tiles (one spare value above the last tile). */
 int cuda_tile_bits(int tiles) {
@@ -36,49 +37,103 @@ int cuda_tile_bits(int tiles) {
     return b;
 }
 
-int cuda_key32(int tiles) { return cuda_tile_bits(tiles) <= SP_DEPTH_KEY_DROP; }
+cu_keys cuda_pair_keys(void *p, int tiles, const uint32_t *info) {
+    cu_keys k;
+    k.p = p;
+    k.shift = cu_key_shift(info[1], info[2], cuda_tile_bits(tiles));
+    k.k32 = k.shift < 32;
+    return k;
+}
+
+__device__ __forceinline__ uint32_t cu_key_tile(uint32_t k, int shift) { return k >> shift; }
+__device__ __forceinline__ uint32_t cu_key_tile(unsigned long long k, int) { return (uint32_t)(k >> 32); }
+
+/* Each block's smallest depth key and smallest complement (the largest key) of the Gaussians that
+ * touch a tile, reduced over its warps, then one atomicMin each. */
+__global__ void k_pair_info(cu_proj proj, int n, uint32_t *info) {
+    __shared__ uint32_t s_lo[8], s_nhi[8];
+    uint32_t lo = 0xffffffffu, nhi = 0xffffffffu;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        if (proj.touched[i]) {
+            uint32_t v = sp_depth_key(proj.depth[i]) >> SP_DEPTH_KEY_DROP;
+            lo = min(lo, v);
+            nhi = min(nhi, ~v);
+        }
+    for (int o = 16; o; o >>= 1) {
+        lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+        nhi = min(nhi, __shfl_xor_sync(0xffffffffu, nhi, o));
+    }
+    int warp = threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) s_lo[warp] = lo, s_nhi[warp] = nhi;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int k = 1; k < (int)(blockDim.x >> 5); k++) lo = min(lo, s_lo[k]), nhi = min(nhi, s_nhi[k]);
+        if (lo != 0xffffffffu) atomicMin(info + 1, lo);
+        if (nhi != 0xffffffffu) atomicMin(info + 2, nhi);
+        if (blockIdx.x == 0) info[0] = proj.offsets[n - 1];
+    }
+}
+
+void cuda_pair_info(const cu_proj *proj, int n, uint32_t *info, cudaStream_t s) {
+    cudaMemsetAsync(info, 0xff, 3 * sizeof(uint32_t), s);
+    if (n <= 0) {
+        cudaMemsetAsync(info, 0, sizeof(uint32_t), s);
+        return;
+    }
+    int blocks = min(CU_GRID(n, 256), 1024);
+    k_pair_info<<<blocks, 256, 0, s>>>(*proj, n, info);
+}
 
 /* The rect's tiles in row-major order, those the ellipse reaches (tile_cull.h): project counted
  * them into touched with the same test. Places at or past cap are not written (the buffers' size:
  * the forward pass emits before it knows the count, and again into larger buffers when the count
  * exceeds them). */
 template <typename K>
-__global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, K *keys, uint32_t *vals, uint32_t cap) {
+__device__ __forceinline__ void emit_rect(const cu_proj &proj, int i, int tiles_x, K *keys, uint32_t *vals,
+                                          uint32_t off, uint32_t end, uint32_t lo, int shift) {
+    const int32_t *r = proj.rect + 4 * (size_t)i;
+    uint32_t dbits = sp_depth_key(proj.depth[i]);
+    K dk = sizeof(K) == 4 ? (K)((dbits >> SP_DEPTH_KEY_DROP) - lo) : (K)dbits;
+    sp_tile_ellipse_t te = sp_tile_ellipse(proj.mean2d[2 * i], proj.mean2d[2 * i + 1], proj.conic[3 * i],
+                                           proj.conic[3 * i + 1], proj.conic[3 * i + 2], proj.opacity[i]);
+    for (int ty = r[1]; ty < r[3]; ty++)
+        for (int tx = r[0]; tx < r[2]; tx++) {
+            if (!sp_tile_hit(&te, tx, ty)) continue;
+            keys[off] = ((K)(uint32_t)(ty * tiles_x + tx) << shift) | dk;
+            vals[off] = (uint32_t)i;
+            if (++off == end) return;
+        }
+}
+
+__global__ void k_emit_pairs(cu_proj proj, int n, int tiles_x, int tile_bits, void *keys, const uint32_t *info,
+                             uint32_t *vals, uint32_t cap) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t cnt = proj.touched[i];
     if (!cnt) return;
     uint32_t off = proj.offsets[i] - cnt, end = min(proj.offsets[i], cap);
     if (off >= end) return;
-    const int32_t *r = proj.rect + 4 * (size_t)i;
-    uint32_t dbits = sp_depth_key(proj.depth[i]);
-    sp_tile_ellipse_t te = sp_tile_ellipse(proj.mean2d[2 * i], proj.mean2d[2 * i + 1], proj.conic[3 * i],
-                                           proj.conic[3 * i + 1], proj.conic[3 * i + 2], proj.opacity[i]);
-    for (int ty = r[1]; ty < r[3]; ty++)
-        for (int tx = r[0]; tx < r[2]; tx++) {
-            if (!sp_tile_hit(&te, tx, ty)) continue;
-            keys[off] = cu_make_key((uint32_t)(ty * tiles_x + tx), dbits, (K *)NULL);
-            vals[off] = (uint32_t)i;
-            if (++off == end) return;
-        }
+    uint32_t lo = info[1];
+    int shift = cu_key_shift(lo, info[2], tile_bits);
+    if (shift < 32) emit_rect(proj, i, tiles_x, (uint32_t *)keys, vals, off, end, lo, shift);
+    else emit_rect(proj, i, tiles_x, (unsigned long long *)keys, vals, off, end, 0u, 32);
 }
 
-void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, cu_keys keys, uint32_t *vals, int64_t cap,
-                     cudaStream_t s) {
+void cuda_emit_pairs(const cu_proj *proj, int n, int tiles_x, int tiles, void *keys, const uint32_t *info,
+                     uint32_t *vals, int64_t cap, cudaStream_t s) {
     if (n <= 0 || cap <= 0) return;
     uint32_t c = (uint32_t)(cap < 0xffffffffLL ? cap : 0xffffffffLL);
-    if (keys.k32) k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, (uint32_t *)keys.p, vals, c);
-    else k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, (unsigned long long *)keys.p, vals, c);
+    k_emit_pairs<<<CU_GRID(n, 256), 256, 0, s>>>(*proj, n, tiles_x, cuda_tile_bits(tiles), keys, info, vals, c);
 }
 
 /* ---- sort ---- */
-/* Stable LSD radix sort of the keys' bits only: 32-bit keys from bit 0 to 32 - SP_DEPTH_KEY_DROP +
- * tile bits, 64-bit ones from SP_DEPTH_KEY_DROP to 32 + tile bits (5 passes of 8 bits for lego). */
+/* Stable LSD radix sort of the keys' bits only: 32-bit keys from bit 0 to shift + tile bits, 64-bit
+ * ones from SP_DEPTH_KEY_DROP to 32 + tile bits. */
 template <typename K>
 static void sort_pairs(void *temp, size_t *bytes, cu_keys *keys, cu_keys alt, uint32_t **vals, uint32_t *vals_alt,
                        int np, int tiles, cudaStream_t s) {
     int tb = cuda_tile_bits(tiles);
-    int begin = keys->k32 ? 0 : SP_DEPTH_KEY_DROP, end = keys->k32 ? CU_KEY32_SHIFT + tb : 32 + tb;
+    int begin = keys->k32 ? 0 : SP_DEPTH_KEY_DROP, end = keys->shift + tb;
     cub::DoubleBuffer<K> dk((K *)keys->p, (K *)alt.p);
     cub::DoubleBuffer<uint32_t> dv(*vals, vals_alt);
     cub::DeviceRadixSort::SortPairs(temp, *bytes, dk, dv, np, begin, end, s);
@@ -86,12 +141,12 @@ static void sort_pairs(void *temp, size_t *bytes, cu_keys *keys, cu_keys alt, ui
     *vals = dv.Current();
 }
 
-size_t cuda_sort_pairs_bytes(int np, int tiles) {
+size_t cuda_sort_pairs_bytes(int np, int tiles, cu_keys keys) {
     size_t bytes = 0;
-    cu_keys k = {NULL, cuda_key32(tiles)};
     uint32_t *v = NULL;
-    if (k.k32) sort_pairs<uint32_t>(NULL, &bytes, &k, k, &v, NULL, np, tiles, 0);
-    else sort_pairs<unsigned long long>(NULL, &bytes, &k, k, &v, NULL, np, tiles, 0);
+    keys.p = NULL;
+    if (keys.k32) sort_pairs<uint32_t>(NULL, &bytes, &keys, keys, &v, NULL, np, tiles, 0);
+    else sort_pairs<unsigned long long>(NULL, &bytes, &keys, keys, &v, NULL, np, tiles, 0);
     return bytes;
 }
 
@@ -108,17 +163,18 @@ void cuda_sort_pairs(void *temp, size_t bytes, cu_keys *keys, cu_keys alt, uint3
  * 32 evenly spaced positions of [lo, hi) and the range shrinks to the gap between the last probe
  * below t and the first one not, so about five rounds of one load each cover millions of pairs. */
 template <typename K>
-__device__ static uint32_t warp_lower_bound_tile(const K *keys, uint32_t lo, uint32_t hi, uint32_t t, int lane) {
+__device__ static uint32_t warp_lower_bound_tile(const K *keys, int shift, uint32_t lo, uint32_t hi, uint32_t t,
+                                                 int lane) {
     while (hi - lo > 32) {
         uint64_t span = hi - lo;
         uint32_t pos = lo + (uint32_t)(span * (uint64_t)(lane + 1) / 33);
-        int c = __popc(__ballot_sync(0xffffffffu, cu_key_tile(keys[pos]) < t));
+        int c = __popc(__ballot_sync(0xffffffffu, cu_key_tile(keys[pos], shift) < t));
         uint32_t nlo = c ? lo + (uint32_t)(span * (uint64_t)c / 33) + 1 : lo;
         uint32_t nhi = c < 32 ? lo + (uint32_t)(span * (uint64_t)(c + 1) / 33) : hi;
         lo = nlo, hi = nhi;
     }
     uint32_t pos = lo + (uint32_t)lane;
-    return lo + __popc(__ballot_sync(0xffffffffu, pos < hi && cu_key_tile(keys[pos]) < t));
+    return lo + __popc(__ballot_sync(0xffffffffu, pos < hi && cu_key_tile(keys[pos], shift) < t));
 }
 
 /* ---- tile order ---- */
@@ -135,11 +191,12 @@ __device__ __forceinline__ uint8_t tile_order_key(uint32_t pairs) {
 /* One warp per tile: empty tiles get start = end = the position where their pairs would be, as the
  * CPU reference writes them. okeys / ovals (or NULL): the tile order's sort input. */
 template <typename K>
-__global__ void k_tile_ranges(const K *keys, int num_pairs, int tiles, uint2 *range, uint8_t *okeys, uint32_t *ovals) {
+__global__ void k_tile_ranges(const K *keys, int shift, int num_pairs, int tiles, uint2 *range, uint8_t *okeys,
+                              uint32_t *ovals) {
     int t = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
     if (t >= tiles) return; /* the whole warp */
-    uint32_t s = warp_lower_bound_tile(keys, 0, (uint32_t)num_pairs, (uint32_t)t, lane);
-    uint32_t e = warp_lower_bound_tile(keys, s, (uint32_t)num_pairs, (uint32_t)t + 1, lane);
+    uint32_t s = warp_lower_bound_tile(keys, shift, 0, (uint32_t)num_pairs, (uint32_t)t, lane);
+    uint32_t e = warp_lower_bound_tile(keys, shift, s, (uint32_t)num_pairs, (uint32_t)t + 1, lane);
     if (lane == 0) {
         range[t] = make_uint2(s, e);
         if (okeys) okeys[t] = tile_order_key(e - s), ovals[t] = (uint32_t)t;
@@ -199,8 +256,10 @@ const uint32_t *cuda_tile_ranges(cu_keys keys, int num_pairs, int tiles, uint2 *
     tile_order_bufs o = {};
     if (order_scratch) o = tile_order_split(tiles, order_scratch);
     unsigned g = CU_GRID((int64_t)tiles * 32, 128);
-    if (keys.k32) k_tile_ranges<<<g, 128, 0, s>>>((const uint32_t *)keys.p, num_pairs, tiles, range, o.k0, o.v0);
-    else k_tile_ranges<<<g, 128, 0, s>>>((const unsigned long long *)keys.p, num_pairs, tiles, range, o.k0, o.v0);
+    if (keys.k32)
+        k_tile_ranges<<<g, 128, 0, s>>>((const uint32_t *)keys.p, keys.shift, num_pairs, tiles, range, o.k0, o.v0);
+    else
+        k_tile_ranges<<<g, 128, 0, s>>>((const unsigned long long *)keys.p, 32, num_pairs, tiles, range, o.k0, o.v0);
     return order_scratch ? tile_order_sort(&o, tiles, s) : NULL;
 }
 
@@ -250,11 +309,11 @@ __device__ __forceinline__ cu_splat cu_load_splat(const cu_proj &proj, uint32_t 
  * warp and test nothing (each of a tile's 8 warps used to load and test every Gaussian of the
  * tile's list). */
 template <typename K>
-__global__ void k_warp_masks(cu_proj proj, const K *keys, const uint32_t *ids, int num_pairs, int tiles_x,
+__global__ void k_warp_masks(cu_proj proj, const K *keys, int shift, const uint32_t *ids, int num_pairs, int tiles_x,
                              uint8_t *mask) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= num_pairs) return;
-    int tile = (int)cu_key_tile(keys[j]), tx = tile % tiles_x, ty = tile / tiles_x;
+    int tile = (int)cu_key_tile(keys[j], shift), tx = tile % tiles_x, ty = tile / tiles_x;
     uint32_t g = ids[j];
     sp_tile_ellipse_t el = sp_tile_ellipse_tau(proj.mean2d[2 * g], proj.mean2d[2 * g + 1], proj.conic[3 * g],
                                                proj.conic[3 * g + 1], proj.conic[3 * g + 2],
@@ -272,9 +331,10 @@ void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, cu_keys keys, uin
     if (bins->num_pairs <= 0) return;
     unsigned g = CU_GRID(bins->num_pairs, 256);
     if (keys.k32)
-        k_warp_masks<<<g, 256, 0, s>>>(*proj, (const uint32_t *)keys.p, bins->ids, bins->num_pairs, bins->tiles_x, mask);
+        k_warp_masks<<<g, 256, 0, s>>>(*proj, (const uint32_t *)keys.p, keys.shift, bins->ids, bins->num_pairs,
+                                       bins->tiles_x, mask);
     else
-        k_warp_masks<<<g, 256, 0, s>>>(*proj, (const unsigned long long *)keys.p, bins->ids, bins->num_pairs,
+        k_warp_masks<<<g, 256, 0, s>>>(*proj, (const unsigned long long *)keys.p, 32, bins->ids, bins->num_pairs,
                                        bins->tiles_x, mask);
 }
 

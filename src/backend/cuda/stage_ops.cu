@@ -134,7 +134,7 @@ static void with_masks(arena *A, const sp_bins *b, const cu_proj *d, cu_bins *db
     free(keys);
     uint8_t *wmask = (uint8_t *)arena_alloc(A, P ? P : 1);
     if (A->failed) return;
-    cu_keys k = {(void *)dk, 0};
+    cu_keys k = {(void *)dk, 0, 32};
     cuda_warp_masks(d, db, k, wmask, 0);
     db->wmask = wmask;
 }
@@ -178,13 +178,18 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     int tiles_x = (cam->width + CU_TILE - 1) / CU_TILE, tiles_y = (cam->height + CU_TILE - 1) / CU_TILE;
     int tiles = tiles_x * tiles_y;
     cu_proj d = upload_proj(&A, proj, n);
-    uint32_t np = 0;
-    if (n > 0 && !A.failed) down(&np, d.offsets + (n - 1), 4);
+    uint32_t *info_d = (uint32_t *)arena_alloc(&A, 3 * 4), info[3] = {0, 0xffffffffu, 0xffffffffu};
+    if (!A.failed) {
+        cuda_pair_info(&d, n, info_d, 0);
+        down(info, info_d, sizeof info);
+    }
+    uint32_t np = info[0];
     size_t P = np ? np : 1;
-    cu_keys keys = {arena_alloc(&A, P * 8), cuda_key32(tiles)}, keys_s = {arena_alloc(&A, P * 8), keys.k32};
+    cu_keys keys = cuda_pair_keys(arena_alloc(&A, P * 8), tiles, info), keys_s = keys;
+    keys_s.p = arena_alloc(&A, P * 8);
     uint32_t *vals = (uint32_t *)arena_alloc(&A, P * 4), *vals_s = (uint32_t *)arena_alloc(&A, P * 4);
     uint2 *range = (uint2 *)arena_alloc(&A, (size_t)tiles * 8);
-    size_t tb = cuda_sort_pairs_bytes((int)np, tiles);
+    size_t tb = cuda_sort_pairs_bytes((int)np, tiles, keys);
     void *tmp = arena_alloc(&A, tb);
     bins->tiles_x = tiles_x;
     bins->tiles_y = tiles_y;
@@ -193,7 +198,7 @@ static int st_bin(sp_backend *b, const sp_proj *proj, int n, const sp_camera *ca
     bins->ids = (uint32_t *)realloc(bins->ids, P * 4); /* bins start zeroed, as for cpu_bin */
     bins->range = (uint32_t *)realloc(bins->range, (size_t)(tiles ? tiles : 1) * 8);
     if (!A.failed) {
-        cuda_emit_pairs(&d, n, tiles_x, keys, vals, (int64_t)np, 0);
+        cuda_emit_pairs(&d, n, tiles_x, tiles, keys.p, info_d, vals, (int64_t)np, 0);
         cuda_sort_pairs(tmp, tb, &keys, keys_s, &vals, vals_s, (int)np, tiles, 0);
         cuda_tile_ranges(keys, (int)np, tiles, range, NULL, 0);
         down(bins->ids, vals, (size_t)np * 4);
