@@ -87,7 +87,8 @@ typedef struct {
     const char *name;
     int n, w, h;
     int crafted; /* 1: rasterize and backward_raster only, a hand-made projection, no scene; 2: bin
-                    only (over 4095 tiles) */
+                    only (over 4095 tiles with depths from 1 to 6: CUDA's 64-bit pair keys; the
+                    scenes' smaller images take its 32-bit ones) */
 } size_case;
 static const size_case k_sizes[] = {
     {"empty", 0, 37, 29, 0},   {"tiny", 9, 23, 18, 0},   {"one tile", 60, 16, 16, 0}, {"medium", 3000, 157, 101, 0},
