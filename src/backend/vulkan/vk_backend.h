@@ -7,6 +7,7 @@
 #include "backend/vulkan/vk_internal.h"
 #include "backend/vulkan/shaders/score_const.glsl"
 #include "backend/vulkan/shaders/sort_const.glsl"
+#include "backend/vulkan/shaders/chunk_const.glsl"
 
 #define VK_LOSS_RING 1024 /* steps whose loss sums wait on the device for take_loss */
 /* MCMC refine passes timed with backend.profile: 6 per phase (relocate, add), then the clears */
@@ -117,9 +118,9 @@ enum { VK_PA_SORT = 0, VK_PA_RANGES = 3, VK_PA_NP = 18, VK_PA_CHUNKS = 19, VK_PA
  * VK_PB_WG, and adam's over the stores. */
 enum { VK_GATE_N, VK_GATE_PB, VK_GATE_ADAM };
 
-/* The chunked backward_raster (shaders/chunks.glsl): list positions per chunk, and the state slots
- * (each VK_WG vec4) and work-list items that np pairs over `tiles` tiles need at most. */
-#define VK_BWD_CHUNK 128
+/* The chunked backward_raster (shaders/chunks.glsl, its chunk size VK_BWD_CHUNK in
+ * shaders/chunk_const.glsl): the state slots (each VK_WG vec4) and work-list items that np pairs
+ * over `tiles` tiles need at most. */
 static inline int64_t vk_chunk_slots(int64_t np, int tiles) { return np / VK_BWD_CHUNK + tiles + 2; }
 
 /* Parameter region offsets (floats) for the current capacity. */

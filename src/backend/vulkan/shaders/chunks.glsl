@@ -12,7 +12,8 @@
 //     them first); from WORK_ITEMS, (tile, chunk) pairs, one per item of the backward.
 // CHUNK is a multiple of the batch a subgroup of rasterize walks (SG_LANES: a power of two, at
 // most 64), so every chunk starts at a batch's start.
-#define CHUNK 128u
+#include "chunk_const.glsl"
+#define CHUNK VK_BWD_CHUNK
 #define TILE_PX 256u
 #define WORK_MAXC(tiles) ((tiles) + 1u)
 #define WORK_ITEMS(tiles) (2u * (tiles) + 1u)
