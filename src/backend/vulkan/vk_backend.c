@@ -260,8 +260,8 @@ int vk_rec_sort(vk_backend *b, vk_cmd *k, int passes) {
 int vk_rec_count(vk_backend *b, vk_cmd *k, int n) {
     uint32_t w[32] = {0};
     w[20] = (uint32_t)n;
-    vk_buf *bufs[] = {&b->mean2d, &b->conic, &b->opac, &b->rect, &b->offsets};
-    if (vk_dispatch(&b->c, k, VP_EMIT_COUNT, bufs, 5, w, vk_groups(n + 1, VK_WG))) return -1;
+    vk_buf *bufs[] = {&b->mean2d, &b->conic, &b->opac, &b->rect, &b->offsets, &b->depth, &b->pargs};
+    if (vk_dispatch(&b->c, k, VP_EMIT_COUNT, bufs, 7, w, vk_groups(n + 1, VK_WG))) return -1;
     if (rec_scan(b, k, &b->offsets, n + 1, 0)) return -1;
     vk_copy(k, &b->offsets, (VkDeviceSize)n * 4, &b->rb, 0, 4);
     vk_stamp(&b->c, k, SP_STAGE_EMIT_PAIRS);
@@ -283,12 +283,13 @@ int vk_rec_bins(vk_backend *b, vk_cmd *k, const sp_camera *cam, int n) {
     aw[20] = (uint32_t)n, aw[21] = c->max_wg_count;
     aw[22] = b->pair_cap < 0xffffffffll ? (uint32_t)b->pair_cap : 0xffffffffu;
     for (int g = 0; g < 3; g++) aw[23 + g] = b->gate_groups[g];
+    aw[26] = (uint32_t)tiles; /* the pair keys' layout: one word when the depth span and tiles fit */
     vk_buf *ab[] = {&b->offsets, &b->pargs};
     if (vk_dispatch(c, k, VP_PAIR_ARGS, ab, 2, aw, 1)) return -1;
     w[20] = (uint32_t)n;
     vk_buf *eb[] = {&b->mean2d, &b->conic, &b->opac, &b->rect, &b->depth, &b->offsets,
-                    &b->key_hi[0], &b->key_lo[0], &b->val[0], &b->pair_gid};
-    if (dispatch_gated(b, k, VP_EMIT_PAIRS, eb, 10, w, vk_groups(n, VK_WG), VK_GATE_N)) return -1;
+                    &b->key_hi[0], &b->key_lo[0], &b->val[0], &b->pair_gid, &b->pargs};
+    if (dispatch_gated(b, k, VP_EMIT_PAIRS, eb, 11, w, vk_groups(n, VK_WG), VK_GATE_N)) return -1;
     vk_stamp(c, k, SP_STAGE_EMIT_PAIRS);
 
     /* sort: LSD radix over the bits the tile count needs (vk_sort_passes), sized on the device */

@@ -108,7 +108,8 @@ typedef struct {
 #define VK_RB_WORDS 64
 
 /* Words of pargs (pair_args.comp): workgroups (x, y, 1) of sort_count and of tile_ranges; the
- * pair count; the sort's chunk count; backward_raster's workgroups (chunk_items.comp); the
+ * pair count; the sort's chunk count; the pair keys' layout (VK_PA_SPAN, VK_PA_KEY:
+ * shaders/sort_const.glsl); backward_raster's workgroups (chunk_items.comp); the
  * workgroups of the three gated dispatch sizes; the overflow flag (a training step's pairs did not
  * fit: it and every later step skipped until the host runs them again); then the sort's plan and
  * digit counts (shaders/sort_const.glsl). */
@@ -183,7 +184,8 @@ int vk_get_store(vk_backend *b, vk_buf *src, sp_gaussians *g);
 int vk_sort_passes(int tiles);
 /* The sort of pair_args' count of pairs from set 0 of the pair buffers (key_lo, key_hi, val), in
  * `passes` 8-bit digits (4 of the low word, then the high word's): it ends in the set pargs word
- * VK_PA_SORT_FINAL names, the low words not written by its last pass. */
+ * VK_PA_SORT_FINAL names, the low words not written by its last pass (one-word keys: key_lo only,
+ * the last pass writing them into key_hi; shaders/sort_const.glsl, VK_PA_KEY). */
 int vk_rec_sort(vk_backend *b, vk_cmd *k, int passes);
 /* Waits for everything submitted; training steps the device skipped (their pairs did not fit) are
  * recorded again over grown pair buffers and run, in order, first. */

@@ -57,7 +57,8 @@ static int put_proj(vk_backend *b, const sp_proj *pr, int n) {
 
 /* The lists as tile_ranges leaves them, and what the warp masks (vk_rec_masks) read besides: each
  * sorted pair's tile (the sorted tile words, in set 0) and, in pargs, the pair count, the
- * workgroups of tile_ranges (pair_args.comp's words for the count) and the sort's final set (0). */
+ * workgroups of tile_ranges (pair_args.comp's words for the count), the sort's final set (0) and
+ * the two-word key layout (the tile words as they are). */
 static int put_bins(vk_backend *b, const sp_bins *bins) {
     int tiles = bins->tiles_x * bins->tiles_y;
     b->np = bins->num_pairs;
@@ -70,10 +71,11 @@ static int put_bins(vk_backend *b, const sp_bins *bins) {
     free(tile);
     uint32_t dims[3];
     vk_grid(&b->c, vk_groups(b->np, VK_WG), dims);
-    uint32_t np = (uint32_t)b->np, set = 0;
+    uint32_t np = (uint32_t)b->np, set = 0, two_words = 32;
     if (rc || vk_upload(&b->c, &b->pargs, VK_PA_RANGES * 4, dims, sizeof dims) ||
         vk_upload(&b->c, &b->pargs, VK_PA_NP * 4, &np, 4) ||
-        vk_upload(&b->c, &b->pargs, VK_PA_SORT_FINAL * 4, &set, 4))
+        vk_upload(&b->c, &b->pargs, VK_PA_SORT_FINAL * 4, &set, 4) ||
+        vk_upload(&b->c, &b->pargs, (VK_PA_KEY + 1) * 4, &two_words, 4))
         return -1;
     return up(b, &b->range, bins->range, (size_t)tiles * 8) || up(b, &b->sorted_gid, bins->ids, (size_t)b->np * 4) ? -1 : 0;
 }

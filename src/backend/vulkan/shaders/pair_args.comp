@@ -5,6 +5,8 @@
 // writes, as uint words:
 //   0-2 sort_count's workgroups (x, y, 1), 3-5 tile_ranges' workgroups, 18 the pair count, 19 the
 //   sort's chunk count (VK_SORT_CHUNK keys each), (24-26: backward_raster's, chunk_items.comp),
+//   20-23 the pair keys' layout from the depth span emit_count.comp left (sort_const.glsl,
+//   VK_PA_SPAN and VK_PA_KEY: one word when a tile count is given and it fits, else two),
 //   27-35 the workgroups of the three gated dispatch sizes (the host's counts, as they are),
 //   36 the overflow flag;
 // and the workgroup zeroes the sort's digit counts (sort_const.glsl; sort_scan.comp writes the
@@ -16,7 +18,8 @@
 // the flag, grows the pair buffers and records the step again (vk_backend.c).
 // A count of workgroups beyond the device's limit per dimension is spread over y, as the host's
 // vk_dispatch does (shaders find their group as x + y * num_x and bound-check).
-// Args: n, the device's workgroup limit per dimension, the pair capacity, the three gated sizes.
+// Args: n, the device's workgroup limit per dimension, the pair capacity, the three gated sizes,
+// the tile count (0: two-word keys, as the host sorts them in the stage harness).
 #include "common.glsl"
 #include "sort_const.glsl"
 
@@ -42,4 +45,13 @@ void main() {
     args[19] = groups;
     for (uint g = 0u; g < 3u; g++) write_grid(GATES + 3u * g, skip ? 0u : pc.u[ARG(3 + int(g))], limit);
     if (skip) args[OVERFLOW] = 1u;
+    // the key layout (cuda_pair_keys on CUDA): d = bit width of the span, tb of the tile ids
+    uint lo = args[VK_PA_SPAN], hi = ~args[VK_PA_SPAN + 1u], tiles = pc.u[ARG(6)];
+    uint span = hi > lo ? hi - lo : 0u, d = 0u, tb = 0u;
+    while (d < 32u && (span >> d) != 0u) d++;
+    while (tb < 32u && (1u << tb) <= tiles) tb++;
+    args[VK_PA_KEY] = lo;
+    args[VK_PA_KEY + 1u] = tiles != 0u && d + tb <= 32u ? d : 32u;
+    args[VK_PA_SPAN] = 0xffffffffu;
+    args[VK_PA_SPAN + 1u] = 0xffffffffu;
 }

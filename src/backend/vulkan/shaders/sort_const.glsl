@@ -17,6 +17,17 @@
  * last that runs). Then the set that holds the sorted keys after the last pass. */
 #define VK_PA_SORT_PLAN 40u
 #define VK_PA_SORT_FINAL (VK_PA_SORT_PLAN + 8u * VK_SORT_MAX_PASSES)
+/* The pair keys' layout (pargs words; emit_pairs.comp, docs/math.md). VK_PA_SPAN, + 1: the smallest
+ * depth key >> VK_DEPTH_KEY_DROP of the Gaussians that touch a tile and the complement of the
+ * largest (emit_count.comp's atomicMin; pair_args.comp reads them and sets them to 0xffffffff for
+ * the next count: leftovers only widen the span). VK_PA_KEY, + 1: that smallest, lo, and the
+ * shift d (the bit width of largest - lo) when d and the tile ids fit in 32 bits: one-word keys
+ * tile << d | (depth key >> VK_DEPTH_KEY_DROP) - lo in key_lo, the last sort pass writing them into
+ * key_hi's set (where tile_ranges and warp_masks read the tiles); else 32: two words, the tile in
+ * key_hi and the depth key in key_lo. Both order the pairs alike. */
+#define VK_PA_SPAN 20u
+#define VK_PA_KEY 22u
+#define VK_KEY_TILE(k, shift) ((shift) < 32u ? (k) >> (shift) : (k))
 /* the digit counts over all keys, [pass][256], zeroed by pair_args and summed by sort_count */
 #define VK_PA_SORT_DIGITS 128u
 #define VK_PA_SORT_END (VK_PA_SORT_DIGITS + 256u * VK_SORT_MAX_PASSES)

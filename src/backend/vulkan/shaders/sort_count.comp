@@ -39,6 +39,7 @@ void count(uint at) {
 void main() {
     uint wg = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x, t = gl_LocalInvocationID.x;
     uint n = args[18], chunks = args[19], passes = pc.u[ARG(0)];
+    bool two = args[VK_PA_KEY + 1u] >= 32u; // one-word keys: key_hi unwritten, its digits counted as 0
     uint first = wg * VK_SORT_COUNT_CHUNKS;
     if (first >= chunks) return; // padding of a dispatch spread over y (the whole workgroup)
     uint last = min(first + VK_SORT_COUNT_CHUNKS, chunks);
@@ -49,7 +50,7 @@ void main() {
         [[unroll]] for (uint k = 0u; k < VK_SORT_KPT; k++) { // every load of the chunk issued first
             uint i = c * VK_SORT_CHUNK + k * WG + t;
             lo[k] = i < n ? key_lo[i] : 0u;
-            hi[k] = i < n ? key_hi[i] : 0u;
+            hi[k] = i < n && two ? key_hi[i] : 0u;
         }
         [[unroll]] for (uint k = 0u; k < VK_SORT_KPT; k++) {
             if (c * VK_SORT_CHUNK + k * WG + t < n) {

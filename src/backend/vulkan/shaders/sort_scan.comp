@@ -10,7 +10,9 @@
 // between the two sets, starting from set 0), sort_hist's and sort_scatter's workgroups (0 for a
 // skipped pass; the dispatches after read them indirectly) and whether it writes the low key words
 // (not the last pass that runs: nothing reads them after the sort); then the set holding the
-// sorted keys, which tile_ranges reads. Integer sums: the same for any order.
+// sorted keys, which tile_ranges reads. One-word keys (sort_const.glsl, VK_PA_KEY) are written
+// into key_hi's set by the last pass that runs, so with those at least pass 0 runs. Integer sums:
+// the same for any order.
 // The key count and the chunk count come from args (pair_args.comp: words 18, 19).
 // Args: pass, number of passes, the device's workgroup limit per dimension.
 #extension GL_KHR_shader_subgroup_basic : require
@@ -34,12 +36,18 @@ void main() {
     bool plan = p == 0u && d == 0u;
     if (t < VK_SORT_MAX_PASSES) s_skip[t] = 0u;
     barrier();
-    uint q0 = plan ? 0u : p, q1 = plan ? passes : p + 1u;
+    uint q0 = p == 0u ? 0u : p, q1 = p == 0u ? passes : p + 1u; // pass 0's workgroups: all passes
     for (uint q = q0; q < q1; q++)
         if (args[VK_PA_SORT_DIGITS + q * 256u + li] == n) atomicOr(s_skip[q], 1u);
     uint c = args[VK_PA_SORT_DIGITS + p * 256u + li];
     uint below = subgroupAdd(li < d ? c : 0u);
     if (lane == 0u) s_part[sg] = below;
+    barrier();
+    if (p == 0u && t == 0u && args[VK_PA_KEY + 1u] < 32u) {
+        bool any = false;
+        for (uint q = 0u; q < passes; q++) any = any || s_skip[q] == 0u;
+        if (!any) s_skip[0] = 0u;
+    }
     barrier();
     if (plan && t == 0u) {
         uint last = 0u, cur = 0u;

@@ -19,6 +19,8 @@
 // Equal digits keep their order (LSD radix sort needs that), so the sort is stable and exact.
 // The pass reads the set of buffers the sort's plan names (sort_const.glsl) and writes the other;
 // the last pass that runs does not write the low key words (nothing reads them after the sort).
+// One-word keys (sort_const.glsl, VK_PA_KEY) have no high words: only key_lo and the values are
+// read and written, and the last pass writes the keys into key_hi's set instead.
 // Any power-of-two subgroup size up to 128 works.
 // The key count and the chunk count come from args (pair_args.comp: words 18, 19); the dispatch
 // is indirect, from the plan (no workgroups for a skipped pass).
@@ -48,7 +50,7 @@ shared uint s_part[WG];           // per subgroup: sums of the digit scan
 #define LOAD(LO, HI, VA)                                                                                    \
     [[unroll]] for (uint r = 0u; r < KPT; r++) {                                                           \
         uint e = first + r * size;                                                                         \
-        if (e < nv) lo[r] = LO[base + e], hi[r] = HI[base + e], va[r] = VA[base + e];                      \
+        if (e < nv) lo[r] = LO[base + e], hi[r] = two ? HI[base + e] : 0u, va[r] = VA[base + e];           \
     }
 // the staged chunk (s_buf) out to OUT, position i to to[k] (i = k * WG + t)
 #define STORE(OUT)                                                                                         \
@@ -72,6 +74,7 @@ void main() {
     if (wg >= chunks) return; // padding of a dispatch spread over y (the whole workgroup)
     uint src = args[VK_PA_SORT_PLAN + 8u * p + 6u], dst = src ^ 1u;
     bool write_lo = args[VK_PA_SORT_PLAN + 8u * p + 7u] != 0u;
+    bool two = args[VK_PA_KEY + 1u] >= 32u; // one-word keys: no high words, the last pass writes the keys there
     uint size = gl_SubgroupSize, nsg = gl_NumSubgroups, sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     uint li = sg * size + lane; // digits in subgroup order, so that the digit scan follows them
     uint sets = min(nsg, VK_SORT_SLOTS), turns = nsg / sets, set = sg / turns, turn = sg % turns;
@@ -138,9 +141,13 @@ void main() {
         uint i = k * WG + t;
         to[k] = i < nv ? s_goff[(s_buf[i] >> shift) & 255u] + i : 0u;
     }
-    if (word == 1u || write_lo) store(word, dst, to, nv, t);
+    if (two) {
+        if (word == 1u || write_lo) store(word, dst, to, nv, t);
+    } else {
+        store(write_lo ? 0u : 1u, dst, to, nv, t);
+    }
     // the other key word (the low one only when it is written), then the value
-    if (word == 0u || write_lo) {
+    if (two && (word == 0u || write_lo)) {
         barrier();
         [[unroll]] for (uint r = 0u; r < KPT; r++)
             if (first + r * size < nv) s_buf[at[r]] = word == 0u ? hi[r] : lo[r];

@@ -3,7 +3,7 @@
 // and the Gaussian index of every sorted pair. An empty tile gets [k, k) with k the number of pairs
 // of the tiles before it, as in the CPU reference (the pair that starts the next run writes it).
 // The sorted pairs are in the set of key and value buffers the sort's plan names (sort_const.glsl:
-// it depends on how many passes ran); with Args' keep set, values left in the other set are copied
+// it depends on how many passes ran), the tile in key_hi (or its high bits: VK_KEY_TILE); with Args' keep set, values left in the other set are copied
 // to the set `keep - 1` (the one the host binds to the deterministic backward_raster).
 // The pair count comes from args (pair_args.comp: word 18). Args: -, tile count, keep.
 #include "common.glsl"
@@ -18,12 +18,14 @@ layout(std430, binding = 5) buffer B5 { uint range[]; };
 layout(std430, binding = 6) writeonly buffer B6 { uint sorted_gid[]; };
 layout(std430, binding = 7) readonly buffer B7 { uint args[]; };
 
-uint key(uint set, uint s) { return set == 0u ? key_hi0[s] : key_hi1[s]; }
+uint shift;
+uint key(uint set, uint s) { return VK_KEY_TILE(set == 0u ? key_hi0[s] : key_hi1[s], shift); }
 
 void main() {
     uint s = gid();
     uint np = args[18];
     if (s >= np) return;
+    shift = args[VK_PA_KEY + 1u];
     uint set = args[VK_PA_SORT_FINAL], keep = pc.u[ARG(2)];
     uint tile = key(set, s), tiles = pc.u[ARG(1)];
     if (s == 0u || key(set, s - 1u) != tile) {

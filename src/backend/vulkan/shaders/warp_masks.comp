@@ -6,7 +6,7 @@
 // nothing more. One invocation per four consecutive pairs (one mask word); the pair count comes
 // from args (pair_args.comp: word 18), the workgroups are tile_ranges' (words 3-5: one per WG
 // pairs, four times what the words need; the rest leave at once). Reads the sorted tile words
-// (key_hi of the set the sort's plan names, sort_const.glsl) and sorted_gid.
+// (key_hi of the set the sort's plan names, VK_KEY_TILE of them: sort_const.glsl) and sorted_gid.
 #include "common.glsl"
 #include "tilecull.glsl"
 #include "masks.glsl"
@@ -29,7 +29,7 @@ void main() {
     for (uint u = 0u; u < 4u; u++) {
         uint k = 4u * w + u;
         if (k >= np) break;
-        uint tile = set == 0u ? key_hi0[k] : key_hi1[k], id = sorted_gid[k];
+        uint tile = VK_KEY_TILE(set == 0u ? key_hi0[k] : key_hi1[k], args[VK_PA_KEY + 1u]), id = sorted_gid[k];
         int tx = int(tile) % TILES_X, ty = int(tile) / TILES_X;
         Ell e = tile_ellipse(mean2d[2 * id], mean2d[2 * id + 1], conic[3 * id], conic[3 * id + 1], conic[3 * id + 2],
                              opac[id]);
