@@ -534,6 +534,71 @@ static int step_deterministic_repeat(const tcase *c, sp_backend *unused) {
     return ok;
 }
 
+/* A step of its own may fuse project_back with the update (MCMC's regularizer terms, Adam, the
+ * position noise: cuda_project_back_update); split_update runs them as the separate kernels the
+ * stage checks compare with the CPU. Deterministic runs of 24 steps, each way, from the same
+ * parameters and nonzero moments, give the same parameters and moments bit for bit: dense steps,
+ * then sparse ones, with the MCMC terms and noise on (a fifth of the Gaussians nearly transparent,
+ * so the noise moves them) and a third SH band that the steps do not use (zero gradients: the
+ * dense update decays its moments, the sparse one leaves them). A backend that does not fuse
+ * compares two identical runs. */
+static int step_fused_update(const tcase *c, sp_backend *unused) {
+    sp_rng r = pt_rng(935);
+    sp_gaussians gt, init, m0, v0, out[2][3];
+    pt_random_gaussians(&gt, &r, 300, 1, 0.8f);
+    pt_random_gaussians(&init, &r, 500, 2, 0.8f);
+    for (int i = 0; i < init.n; i += 5) init.opacity_logits[i] = -7.0f;
+    pt_random_gaussians(&m0, &r, 500, 2, 0.01f);
+    pt_random_gaussians(&v0, &r, 500, 2, 0.01f);
+    float *vv[5] = {v0.means, v0.log_scales, v0.quats, v0.opacity_logits, v0.sh};
+    size_t cnt[5] = {3 * 500, 3 * 500, 4 * 500, 500, 3 * (size_t)v0.K * 500};
+    for (int k = 0; k < 5; k++)
+        for (size_t j = 0; j < cnt[k]; j++) vv[k][j] = 1e-4f * vv[k][j] * vv[k][j];
+    sp_view views[NVIEWS];
+    make_views(views, &gt, 72, 56);
+    memset(out, 0, sizeof out);
+    for (int k = 0; k < 2; k++) {
+        tcase dc = *c;
+        dc.cfg.deterministic = 1;
+        dc.cfg.split_update = k;
+        sp_backend *b = make_backend(&dc, 0);
+        assert_int_equal(b->ops->upload_views(b, views, NVIEWS, SP_ALPHA_STRAIGHT), 0);
+        assert_int_equal(b->ops->set_gaussians(b, &init, &m0, &v0), 0);
+        for (int s = 1; s <= 24; s++) {
+            sp_step_args a = step_args(s, s % NVIEWS);
+            a.adam_sparse = s > 12;
+            if (b->ops->mcmc_apply) a.opacity_reg = 0.01f, a.scale_reg = 0.01f, a.noise_scale = 0.02f;
+            a.noise_seed = 77 + (uint64_t)s;
+            assert_int_equal(b->ops->train_step(b, &a), 0);
+        }
+        assert_int_equal(b->ops->get_gaussians(b, &out[k][0], &out[k][1], &out[k][2]), 0);
+        b->ops->destroy(b);
+    }
+    int same = pt_stores_equal(&out[0][0], &out[1][0]), same_m = pt_stores_equal(&out[0][1], &out[1][1]) &&
+                                                                 pt_stores_equal(&out[0][2], &out[1][2]);
+    if (!same || !same_m) /* where they differ, for the log */
+        for (int j = 0; j < 3; j++) {
+            const sp_gaussians *x = &out[0][j], *y = &out[1][j];
+            const float *gx[5] = {x->means, x->log_scales, x->quats, x->opacity_logits, x->sh},
+                        *gy[5] = {y->means, y->log_scales, y->quats, y->opacity_logits, y->sh};
+            static const char *names[5] = {"means", "log_scales", "quats", "opacity_logits", "sh"};
+            for (int k = 0; k < 5; k++)
+                printf("INFO %s fused update: %s %s max |fused - split| %.3g\n", c->label,
+                       j == 0 ? "parameters" : j == 1 ? "m" : "v", names[k], pt_max_abs(gx[k], gy[k], cnt[k]));
+        }
+    int moved = memcmp(out[0][0].means, init.means, (size_t)init.n * 12) != 0;
+    int ok = pt_report(same && moved, c->label, "fused update",
+                       "24 steps fused vs split_update (dense, sparse, MCMC terms and noise): parameters",
+                       "bit-identical (1=yes)", same && moved, 1);
+    ok &= pt_report(same_m, c->label, "fused update", "24 steps fused vs split_update: Adam moments",
+                    "bit-identical (1=yes)", same_m, 1);
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 3; j++) sp_gaussians_free(&out[k][j]);
+    free_views(views);
+    sp_gaussians_free(&gt), sp_gaussians_free(&init), sp_gaussians_free(&m0), sp_gaussians_free(&v0);
+    return ok;
+}
+
 /* Streamed views (stage_view): 30 deterministic steps on views staged into the slots, a view
  * staged ahead while the step before it is in flight, give the parameters of the same steps on
  * uploaded views bit for bit; so do the same steps with one slot per view (stage_slots: the

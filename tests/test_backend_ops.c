@@ -862,6 +862,7 @@ static const struct {
     {"training run and profile", NULL, step_train_and_profile},
     {"deterministic training repeats", NULL, step_deterministic_repeat},
     {"staged views train like uploaded views", NULL, step_staged_views},
+    {"fused update matches split kernels", NULL, step_fused_update},
     {"mcmc stages and plans", NULL, step_mcmc},
     {"prune by blend weight", NULL, step_blend_weights_drop},
     {"evaluation scores on the device", NULL, step_score},
@@ -1069,7 +1070,8 @@ int main(int argc, char **argv) {
         for (int v = 0; v < nv; v++)
             for (int ch = 0; ch < NUM_CHECKS; ch++) {
                 if (cfgs[v].antialias && !projects(ch)) continue;
-                if ((k_checks[ch].step == step_deterministic_repeat || k_checks[ch].step == step_staged_views) &&
+                if ((k_checks[ch].step == step_deterministic_repeat || k_checks[ch].step == step_staged_views ||
+                     k_checks[ch].step == step_fused_update) &&
                     !cfgs[v].deterministic)
                     continue;
                 if (k_checks[ch].step == step_sort && v > 0) continue; /* no variant changes the sort */

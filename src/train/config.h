@@ -82,7 +82,7 @@ typedef struct {
     struct {
         char kind[SP_CONFIG_WORD_MAX]; /* auto | cpu | cuda */
         int threads, reduce_chunks;
-        bool profile, deterministic, cas_atomics, check_replicas;
+        bool profile, deterministic, cas_atomics, split_update, check_replicas;
         char devices[64]; /* "N" or "0,1,..." (backend/dist.h) */
     } backend;
 } sp_config;

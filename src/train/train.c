@@ -809,7 +809,8 @@ static int start_backend(run *r, backend_maker *m) {
     memset(m, 0, sizeof *m);
     m->bc = (sp_backend_config){.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
                                 .profile = cfg->backend.profile, .device = 0,
-                                .cas_atomics = cfg->backend.cas_atomics, .reduce_chunks = cfg->backend.reduce_chunks,
+                                .cas_atomics = cfg->backend.cas_atomics, .split_update = cfg->backend.split_update,
+                                .reduce_chunks = cfg->backend.reduce_chunks,
                                 .antialias = cfg->render.antialias};
     if (sp_dist_backend_config(&m->bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) return -1;
     m->kind = cfg->backend.kind;

@@ -2,15 +2,7 @@
  * Gaussians (means, log_scales, quats, opacity, SH DC, SH rest), each with its own learning rate.
  * Parameters, gradients and moments share the packed layout of cu_params_at with cap = n. */
 #include "backend/cuda/cuda_internal.h"
-
-/* One element's update: the only place the arithmetic is written, so every kernel does it alike. */
-__device__ __forceinline__ void adam_val(float *p, float gi, float *m, float *v, float lr, const cu_adam_args *a) {
-    float mi = a->beta1 * *m + (1.0f - a->beta1) * gi;
-    float vi = a->beta2 * *v + (1.0f - a->beta2) * gi * gi;
-    *m = mi;
-    *v = vi;
-    *p -= lr * (mi / a->bc1) / (sqrtf(vi / a->bc2) + a->eps);
-}
+#include "backend/cuda/update.cuh"
 
 __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, float *v, size_t i, float lr,
                                          const cu_adam_args *a) {

@@ -618,6 +618,21 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
     }
     cu_params P = params_of(b, &b->params), Gp = params_of(b, add ? &b->grads_view : &b->grads);
     float *stats = (float *)b->stats.p;
+    if (!a->accumulate && !add && !b->base.cfg.split_update) {
+        /* a step of its own: the gradients go straight into the update (cuda_project_back_update) */
+        cu_update u;
+        u.m1 = params_of(b, &b->m1), u.m2 = params_of(b, &b->m2);
+        u.adam = adam_args(a);
+        cu_mcmc_weights(a->opacity_reg, a->scale_reg, n, &u.wo, &u.ws);
+        u.noise = a->noise_scale, u.seed = a->noise_seed;
+        cuda_project_back_update(&P, n, b->K, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &u,
+                                 a->collect_stats ? stats : NULL, stats + n, stats + 2 * (size_t)n, b->st);
+        b->grads_pending = 0;
+        if (b->prof_active) b->prof_fused = 1;
+        cu_prof_end(b);
+        cu_prof_close(b);
+        return cu_check(cudaGetLastError(), "train_step");
+    }
     cuda_project_back(&P, n, b->K, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &Gp,
                       a->collect_stats ? stats : NULL, stats + n, stats + 2 * (size_t)n, b->st);
     if (add && gcount) k_add<<<CU_GRID(gcount, 256), 256, 0, b->st>>>((float *)b->grads.p, (const float *)b->grads_view.p,
@@ -795,11 +810,16 @@ static int cu_get_profile(sp_backend *base, sp_profile *p) {
     cu_backend *b = (cu_backend *)base;
     for (int r = 0; r < CU_PROF_RING; r++) prof_harvest(b, &b->prof[r]);
     memset(p, 0, sizeof *p);
-    p->num_stages = SP_STAGE_COUNT;
     for (int i = 0; i < SP_STAGE_COUNT; i++) {
-        p->name[i] = sp_stage_name(i);
-        p->ms[i] = b->prof_ms[i];
+        int r = p->num_stages++;
+        p->name[r] = sp_stage_name(i);
+        p->ms[r] = b->prof_ms[i];
         p->busy_ms += b->prof_ms[i];
+        if (i == SP_STAGE_PROJECT_BACK && b->prof_fused) { /* the fused kernel's row covers adam too */
+            p->name[r] = "project_back+adam";
+            p->ms[r] += b->prof_ms[++i];
+            p->busy_ms += b->prof_ms[i];
+        }
     }
     p->calls = b->prof_calls;
     p->peak_bytes = b->mem.peak;

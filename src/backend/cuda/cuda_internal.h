@@ -269,6 +269,20 @@ void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n,
                      const cu_adam_args *a, cudaStream_t s);
 void cuda_adam_flat(float *param, const float *grad, float *m, float *v, int64_t count, float lr,
                     const cu_adam_args *a, cudaStream_t s);
+/* project.cu: project_back fused with the step's update, for a step whose gradients are not summed
+ * with others (no batch, one device): MCMC's regularizer terms (wo = opacity_reg / n, ws =
+ * scale_reg / 3n; 0 for none), Adam on p with moments m1, m2, then MCMC's position noise (noise 0
+ * for none): the same results as project_back, cuda_mcmc_reg, cuda_adam_range over all n and
+ * cuda_mcmc_noise, without the gradients' round trip through memory. */
+typedef struct {
+    cu_params m1, m2;
+    cu_adam_args adam;
+    float wo, ws, noise;
+    uint64_t seed;
+} cu_update;
+void cuda_project_back_update(cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
+                              const cu_proj *proj, const cu_proj_grad *g, const cu_update *u, float *grad_accum,
+                              float *grad_count, float *max_radius, cudaStream_t s);
 /* ---- device helpers ---- */
 #define CU_GRID(n, b) ((unsigned)(((int64_t)(n) + (b)-1) / (b)))
 
@@ -344,6 +358,7 @@ typedef struct {
     int prof_cur;
     cu_prof_set *prof_active;
     double prof_ms[SP_MAX_STAGES];
+    int prof_fused; /* a profiled step ran project_back and adam as one kernel: one row for both */
     long prof_calls;
 } cu_backend;
 
@@ -373,6 +388,11 @@ int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *r);
 /* mcmc.cu (refine.strategy = "mcmc"): the regularizer gradients added to G, the position noise on
  * P's means (asynchronous on st); reading the opacity logits and log-scales to the host, applying
  * a plan (backend.h; grows the buffers when it adds Gaussians, resets gradients and statistics). */
+/* The regularizers' per-value weights over n Gaussians: opacity_reg / n and scale_reg / 3n. */
+static inline void cu_mcmc_weights(float opacity_reg, float scale_reg, int n, float *wo, float *ws) {
+    *wo = n > 0 ? opacity_reg / (float)n : 0.0f;
+    *ws = n > 0 ? scale_reg / (float)(3 * (int64_t)n) : 0.0f;
+}
 void cuda_mcmc_reg(const cu_params *P, cu_params *G, int n, float opacity_reg, float scale_reg, cudaStream_t st);
 void cuda_mcmc_noise(cu_params *P, int n, float noise_scale, uint64_t seed, cudaStream_t st);
 int cuda_mcmc_read(cu_backend *b, float *opacity_logits, float *log_scales);

@@ -11,50 +11,23 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cu_rng.cuh"
+#include "backend/cuda/update.cuh"
 #include "backend/mcmc_rule.h"
 
 extern "C" {
 #include "backend/ref/mcmc.h" /* sp_mcmc_plan_check */
 }
 
-/* the noise gate of backend/ref/mcmc.h */
-#define MCMC_GATE_K 100.0f
-#define MCMC_GATE_X0 0.995f
-
 __global__ void k_mcmc_reg(cu_params P, cu_params G, int n, float wo, float ws) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    /* sigma (1 - sigma) as e / (1 + e)^2, e = exp(-|logit|): no cancellation in 1 - sigma (cpu/mcmc.c) */
-    float e = cr_expf(-fabsf(P.opacity_logits[i])), d = __fadd_rn(1.0f, e);
-    G.opacity_logits[i] = __fadd_rn(G.opacity_logits[i], __fmul_rn(wo, __fdiv_rn(e, __fmul_rn(d, d))));
-    for (int k = 0; k < 3; k++)
-        G.log_scales[3 * (size_t)i + k] =
-            __fadd_rn(G.log_scales[3 * (size_t)i + k], __fmul_rn(ws, cr_expf(P.log_scales[3 * (size_t)i + k])));
+    mcmc_reg_one(P.opacity_logits[i], P.log_scales + 3 * (size_t)i, wo, ws, &G.opacity_logits[i],
+                 G.log_scales + 3 * (size_t)i);
 }
 
 __global__ void k_mcmc_noise(cu_params P, int n, float scale, uint64_t seed) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float o = 1.0f / (1.0f + cr_expf(-P.opacity_logits[i]));
-    float gate = 1.0f / (1.0f + cr_expf(-MCMC_GATE_K * ((1.0f - o) - MCMC_GATE_X0)));
-    float f = scale * gate;
-    if (f == 0.0f) return;
-    const float *q = P.quats + 4 * (size_t)i, *ls = P.log_scales + 3 * (size_t)i;
-    float qn = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    float w = q[0] / qn, x = q[1] / qn, y = q[2] / qn, z = q[3] / qn;
-    float R[9] = {1.0f - 2.0f * (y * y + z * z), 2.0f * (x * y - w * z), 2.0f * (x * z + w * y),
-                  2.0f * (x * y + w * z),        1.0f - 2.0f * (x * x + z * z), 2.0f * (y * z - w * x),
-                  2.0f * (x * z - w * y),        2.0f * (y * z + w * x), 1.0f - 2.0f * (x * x + y * y)};
-    cu_rng r;
-    rng_seed(&r, seed, (uint64_t)i);
-    float e[3], t[3];
-    for (int k = 0; k < 3; k++) e[k] = rng_normal(&r);
-    for (int k = 0; k < 3; k++) {
-        float s = cr_expf(ls[k]);
-        t[k] = s * s * (R[k] * e[0] + R[3 + k] * e[1] + R[6 + k] * e[2]);
-    }
-    for (int k = 0; k < 3; k++)
-        P.means[3 * (size_t)i + k] += f * (R[3 * k] * t[0] + R[3 * k + 1] * t[1] + R[3 * k + 2] * t[2]);
+    if (i < n) mcmc_noise_one(P, i, scale, seed);
 }
 
 /* Zeroes Gaussian d's Adam moments. */
@@ -86,7 +59,8 @@ __global__ void k_mcmc_apply(cu_params P, cu_params M1, cu_params M2, int K, int
 
 void cuda_mcmc_reg(const cu_params *P, cu_params *G, int n, float opacity_reg, float scale_reg, cudaStream_t st) {
     if (n <= 0 || (opacity_reg == 0.0f && scale_reg == 0.0f)) return;
-    float wo = opacity_reg / (float)n, ws = scale_reg / (float)(3 * (int64_t)n);
+    float wo, ws;
+    cu_mcmc_weights(opacity_reg, scale_reg, n, &wo, &ws);
     k_mcmc_reg<<<CU_GRID(n, 256), 256, 0, st>>>(*P, *G, n, wo, ws);
 }
 

@@ -3,6 +3,7 @@
  * exact chain rule back to means, scales, rotations, opacity logits and SH coefficients.
  * One thread per Gaussian; no atomics, so both stages are deterministic. */
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/update.cuh"
 #include "backend/tile_cull.h"
 
 #define SH_C0 0.28209479177387814f
@@ -305,22 +306,28 @@ CU_HD static inline void color_back(const float *m, float3 C, int K, const float
     for (int k = 0; k < 3; k++) dm[k] += (dd[k] - d[k] * dot) / len;
 }
 
+/* One Gaussian's gradients other than SH (those go to the caller's slot). */
+typedef struct {
+    float means[3], log_scales[3], quats[4], opacity_logit;
+} cu_ggrad;
+
 /* sh: this Gaussian's 3K SH coefficients; gsh: where their 3K gradients go. The kernel stages both
  * in one shared-memory slot (sh == gsh) so that global reads and writes are coalesced: every
  * coefficient is read before its gradient overwrites it. The host passes the arrays. */
-CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_camera &cam, float3 C, int sh_degree,
-                                   int antialias, const cu_proj &proj, const cu_proj_grad &G, const cu_params &out,
-                                   const float *sh, float *gsh, float *grad_accum, float *grad_count,
-                                   float *max_radius) {
+CU_HD static cu_ggrad cuda_project_back_one(const cu_params &P, int i, int K, const sp_camera &cam, float3 C,
+                                      int sh_degree, int antialias, const cu_proj &proj, const cu_proj_grad &G,
+                                      const float *sh, float *gsh, float *grad_accum, float *grad_count,
+                                      float *max_radius) {
     const int32_t *rect = proj.rect + 4 * (size_t)i;
     int visible = rect[0] < rect[2] && rect[1] < rect[3];
-    float *gm = out.means + 3 * (size_t)i, *gls = out.log_scales + 3 * (size_t)i, *gq = out.quats + 4 * (size_t)i;
+    cu_ggrad out;
+    float *gm = out.means, *gls = out.log_scales, *gq = out.quats;
     for (int k = 0; k < 3; k++) gm[k] = gls[k] = 0.0f;
     for (int k = 0; k < 4; k++) gq[k] = 0.0f;
-    out.opacity_logits[i] = 0.0f;
+    out.opacity_logit = 0.0f;
     if (!visible) {
         for (int k = 0; k < 3 * K; k++) gsh[k] = 0.0f;
-        return;
+        return out;
     }
     cu_geom g;
     geom_forward(&P, i, &cam, &g);
@@ -330,7 +337,7 @@ CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_came
         sigma = 1.0f / (1.0f + EXPF(-P.opacity_logits[i]));
         rho = aa_rho(&g, FSUB(FMUL(g.a, g.c), FMUL(g.b, g.b)));
     }
-    out.opacity_logits[i] = G.opacity[i] * rho * sigma * (1.0f - sigma);
+    out.opacity_logit = G.opacity[i] * rho * sigma * (1.0f - sigma);
 
     float dm[3] = {0.0f, 0.0f, 0.0f}; /* dL/dmean (world) */
     /* colour -> SH and view direction (degree a template argument: the basis stays in registers) */
@@ -430,6 +437,17 @@ CU_HD void cuda_project_back_one(const cu_params &P, int i, int K, const sp_came
         grad_count[i] += 1.0f;
         max_radius[i] = fmaxf(max_radius[i], proj.radius[i]);
     }
+    return out;
+}
+
+/* Gaussian i's gradients (all but SH) into the packed gradient arrays. */
+CU_HD static void cu_store_ggrad(const cu_params &out, int i, const cu_ggrad &g) {
+    for (int k = 0; k < 3; k++) {
+        out.means[3 * (size_t)i + k] = g.means[k];
+        out.log_scales[3 * (size_t)i + k] = g.log_scales[k];
+    }
+    for (int k = 0; k < 4; k++) out.quats[4 * (size_t)i + k] = g.quats[k];
+    out.opacity_logits[i] = g.opacity_logit;
 }
 
 /* Copies the 3K SH coefficients of each of the block's B Gaussians to s_sh (stride 3K + 1):
@@ -469,12 +487,96 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 8)
     cu_sh_span<CU_PB_BLOCK>(P.sh, n, K, s_sh);
     __syncthreads();
     float *mine = s_sh + threadIdx.x * stride;
-    if (i < n) cuda_project_back_one(P, i, K, cam, C, sh_degree, antialias, proj, G, out, mine, mine, grad_accum,
-                                     grad_count, max_radius);
+    if (i < n)
+        cu_store_ggrad(out, i,
+                       cuda_project_back_one(P, i, K, cam, C, sh_degree, antialias, proj, G, mine, mine, grad_accum,
+                                             grad_count, max_radius));
     __syncthreads();
     float *dst = out.sh + (size_t)per * i0;
 #pragma unroll 4
     for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) dst[e] = s_sh[(e / per) * stride + e % per];
+}
+
+/* project_back fused with the step's update (cuda_project_back_update): the gradients of a
+ * Gaussian never leave the multiprocessor. Each thread computes its Gaussian's gradients (SH ones
+ * into its shared slot, as k_project_back) and adds MCMC's regularizer terms; the others go to
+ * shared memory too. Then the block updates its Gaussians' contiguous spans of every parameter
+ * group: consecutive threads on consecutive floats, CU_UPD_UNROLL elements' values and moments
+ * loaded before any is stored, so many loads are in flight. Then the position noise (it reads the
+ * updated opacity, scales and rotation). The same arithmetic, in the same order, as
+ * k_project_back + k_mcmc_reg + k_adam4 + k_mcmc_noise. */
+#define CU_UPD_UNROLL 4
+template <typename GradFn, typename RateFn>
+__device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int len, GradFn grad, RateFn rate,
+                                             const cu_adam_args &a) {
+    for (int e0 = threadIdx.x; e0 < len; e0 += CU_PB_BLOCK * CU_UPD_UNROLL) {
+        float pp[CU_UPD_UNROLL], mm[CU_UPD_UNROLL], vv[CU_UPD_UNROLL], gg[CU_UPD_UNROLL];
+        bool on[CU_UPD_UNROLL];
+#pragma unroll
+        for (int u = 0; u < CU_UPD_UNROLL; u++) {
+            int e = e0 + u * CU_PB_BLOCK;
+            gg[u] = e < len ? grad(e) : 0.0f;
+            on[u] = e < len && (!a.sparse || gg[u] != 0.0f);
+            if (on[u]) pp[u] = p[e], mm[u] = m[e], vv[u] = v[e];
+        }
+#pragma unroll
+        for (int u = 0; u < CU_UPD_UNROLL; u++) {
+            int e = e0 + u * CU_PB_BLOCK;
+            if (!on[u]) continue;
+            adam_val(&pp[u], gg[u], &mm[u], &vv[u], rate(e), &a);
+            p[e] = pp[u], m[e] = mm[u], v[e] = vv[u];
+        }
+    }
+}
+
+__global__ void __launch_bounds__(CU_PB_BLOCK, 7)
+    k_project_back_update(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, int antialias,
+                          cu_proj proj, cu_proj_grad G, cu_update u, float *grad_accum, float *grad_count,
+                          float *max_radius) {
+    extern __shared__ float s_sh[];
+    const int B = CU_PB_BLOCK;
+    int i0 = blockIdx.x * B, t = (int)threadIdx.x, i = i0 + t;
+    int per = 3 * K, stride = per + 1, cnt = min(B, n - i0);
+    float *s_g = s_sh + B * stride; /* means 3B, log_scales 3B, quats 4B, opacity B */
+    cu_sh_span<CU_PB_BLOCK>(P.sh, n, K, s_sh);
+    __syncthreads();
+    if (i < n) {
+        cu_ggrad g = cuda_project_back_one(P, i, K, cam, C, sh_degree, antialias, proj, G, s_sh + t * stride,
+                                           s_sh + t * stride, grad_accum, grad_count, max_radius);
+        if (u.wo != 0.0f || u.ws != 0.0f)
+            mcmc_reg_one(P.opacity_logits[i], P.log_scales + 3 * (size_t)i, u.wo, u.ws, &g.opacity_logit,
+                         g.log_scales);
+        for (int k = 0; k < 3; k++) s_g[3 * t + k] = g.means[k], s_g[3 * B + 3 * t + k] = g.log_scales[k];
+        for (int k = 0; k < 4; k++) s_g[6 * B + 4 * t + k] = g.quats[k];
+        s_g[10 * B + t] = g.opacity_logit;
+    }
+    __syncthreads();
+    const cu_adam_args &a = u.adam;
+    size_t b3 = 3 * (size_t)i0, b4 = 4 * (size_t)i0, bs = (size_t)per * i0;
+    cu_adam_span(P.means + b3, u.m1.means + b3, u.m2.means + b3, 3 * cnt, [&](int e) { return s_g[e]; },
+                 [&](int) { return a.lr[0]; }, a);
+    cu_adam_span(P.log_scales + b3, u.m1.log_scales + b3, u.m2.log_scales + b3, 3 * cnt,
+                 [&](int e) { return s_g[3 * B + e]; }, [&](int) { return a.lr[1]; }, a);
+    cu_adam_span(P.quats + b4, u.m1.quats + b4, u.m2.quats + b4, 4 * cnt, [&](int e) { return s_g[6 * B + e]; },
+                 [&](int) { return a.lr[2]; }, a);
+    cu_adam_span(P.opacity_logits + i0, u.m1.opacity_logits + i0, u.m2.opacity_logits + i0, cnt,
+                 [&](int e) { return s_g[10 * B + e]; }, [&](int) { return a.lr[3]; }, a);
+    cu_adam_span(P.sh + bs, u.m1.sh + bs, u.m2.sh + bs, per * cnt,
+                 [&](int e) { return s_sh[(e / per) * stride + e % per]; },
+                 [&](int e) { return e % per < 3 ? a.lr[4] : a.lr[5]; }, a);
+    if (u.noise == 0.0f) return;
+    __syncthreads(); /* the block's updates are visible to the noise of each Gaussian */
+    if (i < n) mcmc_noise_one(P, i, u.noise, u.seed);
+}
+
+void cuda_project_back_update(cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
+                              const cu_proj *proj, const cu_proj_grad *g, const cu_update *u, float *grad_accum,
+                              float *grad_count, float *max_radius, cudaStream_t s) {
+    if (n <= 0) return;
+    sh_degree = cap_degree(sh_degree, K);
+    size_t smem = (size_t)CU_PB_BLOCK * (3 * K + 1 + 11) * sizeof(float);
+    k_project_back_update<<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(
+        *p, n, K, *cam, camera_center(cam), sh_degree, antialias, *proj, *g, *u, grad_accum, grad_count, max_radius);
 }
 
 void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
@@ -502,6 +604,8 @@ void cuda_project_back_host(const cu_params *p, int n, int K, const sp_camera *c
     sh_degree = cap_degree(sh_degree, K);
     float3 C = camera_center(cam);
     for (int i = 0; i < n; i++)
-        cuda_project_back_one(*p, i, K, *cam, C, sh_degree, antialias, *proj, *g, *out, p->sh + 3 * (size_t)K * i,
-                              out->sh + 3 * (size_t)K * i, NULL, NULL, NULL);
+        cu_store_ggrad(*out, i,
+                       cuda_project_back_one(*p, i, K, *cam, C, sh_degree, antialias, *proj, *g,
+                                             p->sh + 3 * (size_t)K * i, out->sh + 3 * (size_t)K * i, NULL, NULL,
+                                             NULL));
 }
