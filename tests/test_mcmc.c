@@ -285,7 +285,7 @@ static void test_config(void **state) {
     assert_string_equal(c.refine.strategy, "auto");
     assert_int_equal(c.refine.max_gaussians, 0); /* auto (test_auto_budget) */
     assert_int_equal(c.refine.mcmc_stop, 16667); /* 3DGS-MCMC's 25000 of 30000 steps, scaled to 20000 */
-    assert_true(c.refine.mcmc_noise_lr == 5e5 && c.refine.mcmc_opacity_reg == 0.001 && c.refine.mcmc_scale_reg == 0.01);
+    assert_true(c.refine.mcmc_noise_lr == 5e5 && c.refine.mcmc_opacity_reg == 0.0015 && c.refine.mcmc_scale_reg == 0.01);
     assert_true(c.init.opacity == 0.0 && c.adam.opacity_lr == 0.05);
     assert_string_equal(problems_of(NULL, NULL), "");
     assert_string_equal(problems_of("backend.kind=vulkan", NULL), ""); /* vulkan has it too */

@@ -163,7 +163,7 @@ const sp_config_field sp_config_schema[] = {
     FLT(refine, mcmc_noise_lr, GE(0), 500000.0,
         "mcmc: position noise of every step, times the means learning rate, shaped by each Gaussian's covariance and "
         "gated to nearly transparent ones; 0 = off."),
-    FLT(refine, mcmc_opacity_reg, GE(0), 0.001, "mcmc: weight of the L1 regularizer on opacities (mean over Gaussians)."),
+    FLT(refine, mcmc_opacity_reg, GE(0), 0.0015, "mcmc: weight of the L1 regularizer on opacities (mean over Gaussians)."),
     FLT(refine, mcmc_scale_reg, GE(0), 0.01, "mcmc: weight of the L1 regularizer on scales (mean over Gaussians and axes)."),
     FLT(refine, prune_weight, IN_CO(0, 1), 0.2,
         "Fraction of the Gaussians removed at each prune by blend weight: those whose blending weights (alpha T) "

@@ -246,6 +246,38 @@ static int create_pipeline(vk_ctx *c, int i) {
     return 0;
 }
 
+/* The pipelines' thread: makes every pipeline that is neither lazy nor unsupported (build_pipeline is
+ * safe beside the caller's thread, which dispatches nothing until core_join). */
+static void *core_main(void *arg) {
+    vk_ctx *c = arg;
+    int todo[VP_COUNT], nt = 0;
+    for (int i = 0; i < VP_COUNT; i++)
+        if (!(unsupported(c, i) || vk_pipe_lazy(i))) todo[nt++] = i;
+    int threads = sp_omp_threads() < nt ? sp_omp_threads() : nt;
+    double t0 = sp_now();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (int k = 0; k < nt; k++) c->core_res[todo[k]] = build_pipeline(c, todo[k], &c->core_what[todo[k]]);
+    c->core_made = nt, c->core_threads = threads, c->core_secs = sp_now() - t0;
+    return NULL;
+}
+
+/* Waits for the pipelines' thread (at once when it is done or was never started); a pipeline it
+ * could not make is an error here, and every later call says so again. */
+static int core_join(vk_ctx *c) {
+    if (c->core_ok) return 0;
+    if (c->core_running) {
+        pthread_join(c->core_thread, NULL);
+        c->core_running = 0;
+        sp_log(SP_LOG_INFO, "vulkan: %d pipelines made in %.2f s on %d threads (beside the setup)", c->core_made,
+               c->core_secs, c->core_threads);
+    }
+    for (int i = 0; i < VP_COUNT; i++)
+        if (c->core_res[i] != VK_SUCCESS)
+            return sp_error("vulkan: shader %s: %s (%d)", vk_shaders[i].name, c->core_what[i], (int)c->core_res[i]);
+    c->core_ok = 1;
+    return 0;
+}
+
 static int create_pipelines(vk_ctx *c) {
     VkDescriptorSetLayoutBinding b[VK_MAX_BINDINGS];
     for (int i = 0; i < VK_MAX_BINDINGS; i++)
@@ -258,25 +290,13 @@ static int create_pipelines(vk_ctx *c) {
     VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
                                       .pSetLayouts = &c->dsl, .pushConstantRangeCount = 1, .pPushConstantRanges = &pr};
     VK_TRY(vkCreatePipelineLayout(c->dev, &pci, NULL, &c->playout), "vkCreatePipelineLayout");
-    /* The driver compiles each shader when its pipeline is made (seconds in all for some drivers):
-     * the pipelines are made on several threads at once. */
-    int todo[VP_COUNT], nt = 0;
-    for (int i = 0; i < VP_COUNT; i++)
-        if (!(unsupported(c, i) || vk_pipe_lazy(i))) todo[nt++] = i;
-    VkResult res[VP_COUNT];
-    const char *what[VP_COUNT];
-    int threads = sp_omp_threads();
-    double t0 = sp_now();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads < nt ? threads : nt)
-    for (int k = 0; k < nt; k++) res[k] = build_pipeline(c, todo[k], &what[k]);
-    for (int k = 0; k < nt; k++)
-        if (res[k] != VK_SUCCESS)
-            return sp_error("vulkan: shader %s: %s (%d)", vk_shaders[todo[k]].name, what[k], (int)res[k]);
-    sp_log(SP_LOG_INFO, "vulkan: %d pipelines made in %.2f s on %d threads", nt, sp_now() - t0,
-           threads < nt ? threads : nt);
+    /* The driver compiles each shader when its pipeline is made (0.4 s on an H200, seconds for some
+     * drivers): a thread makes them, on several threads at once, while the caller goes on (the
+     * training images' upload, the model's) until its first dispatch waits for them (core_join). */
+    c->core_running = pthread_create(&c->core_thread, NULL, core_main, c) == 0;
+    if (!c->core_running) core_main(c);
     return 0;
 }
-
 int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics) {
     memset(c, 0, sizeof *c);
     if (create_instance(&c->inst)) return -1;
@@ -353,6 +373,7 @@ int vk_ctx_init(vk_ctx *c, int device, int want_float_atomics) {
 }
 
 void vk_ctx_free(vk_ctx *c) {
+    core_join(c);
     lazy_join(c);
     if (c->dev) {
         vkDeviceWaitIdle(c->dev);
@@ -665,6 +686,7 @@ static int descriptor_set(vk_ctx *c, vk_cmd *k, vk_buf *const *bufs, int nbufs, 
 
 /* Pipeline, descriptor set and push constants of a dispatch. */
 static int bind(vk_ctx *c, vk_cmd *k, int pipe, vk_buf *const *bufs, int nbufs, const uint32_t *words) {
+    if (core_join(c)) return -1;
     if (vk_pipe_lazy(pipe) && (lazy_join(c) || (!c->pipe[pipe] && create_pipeline(c, pipe)))) return -1;
     if (!c->pipe[pipe]) return sp_error("vulkan: shader %s is not available on this device", vk_shaders[pipe].name);
     VkDescriptorSet set;

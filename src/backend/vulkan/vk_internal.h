@@ -123,6 +123,13 @@ typedef struct {
     int lazy_running;
     VkResult lazy_res[VP_COUNT];
     const char *lazy_what[VP_COUNT];
+    /* the other pipelines' thread (started by vk_ctx_init, joined at the first dispatch): each
+     * one's result, how many it made, on how many threads, in how long */
+    pthread_t core_thread;
+    int core_running, core_ok, core_made, core_threads;
+    double core_secs;
+    VkResult core_res[VP_COUNT];
+    const char *core_what[VP_COUNT];
 } vk_ctx;
 
 /* Context: creates instance and device (cfg->device picks among suitable devices, best first).
