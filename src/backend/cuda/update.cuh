@@ -9,9 +9,9 @@
 #include "backend/cuda/cu_rng.cuh"
 #include "backend/cuda/cuda_internal.h"
 
-/* the noise gate of backend/ref/mcmc.h */
-#define MCMC_GATE_K 100.0f
-#define MCMC_GATE_X0 0.995f
+extern "C" {
+#include "backend/ref/mcmc.h" /* the noise gate: SP_MCMC_GATE_K, SP_MCMC_GATE_X0 */
+}
 
 /* One element's Adam update, every operation rounded on its own in the reference's order (no
  * contraction into fused multiply-adds, which the compiler would choose per kernel): every kernel
@@ -39,7 +39,7 @@ __device__ __forceinline__ void mcmc_reg_one(float logit, const float *log_scale
  * covariance, gated by its opacity, from the PCG32 stream (seed, i) as the host draws it. */
 __device__ __forceinline__ void mcmc_noise_one(const cu_params &P, int i, float scale, uint64_t seed) {
     float o = 1.0f / (1.0f + cr_expf(-P.opacity_logits[i]));
-    float gate = 1.0f / (1.0f + cr_expf(-MCMC_GATE_K * ((1.0f - o) - MCMC_GATE_X0)));
+    float gate = 1.0f / (1.0f + cr_expf(-SP_MCMC_GATE_K * ((1.0f - o) - SP_MCMC_GATE_X0)));
     float f = scale * gate;
     if (f == 0.0f) return;
     const float *q = P.quats + 4 * (size_t)i, *ls = P.log_scales + 3 * (size_t)i;
