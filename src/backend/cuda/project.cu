@@ -531,7 +531,7 @@ __device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int l
 
 /* 7 blocks a multiprocessor: their shared memory (3K + 12 floats a Gaussian, 30 KiB at degree 3)
  * fits, with up to 73 registers a thread (72 used, few spills). Unrolling the update by 4 measured
- * best (lego 280k: 0.231 ms/step against 0.250 by 2 and 0.266 by 8; bench/RESULTS.md, session 25). */
+ * best (lego at 340k: 0.231 ms/step against 0.250 by 2 and 0.266 by 8; bench/RESULTS.md, session 25). */
 __global__ void __launch_bounds__(CU_PB_BLOCK, 7)
     k_project_back_update(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, int antialias,
                           cu_proj proj, cu_proj_grad G, cu_update u, float *grad_accum, float *grad_count,
