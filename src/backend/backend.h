@@ -37,8 +37,8 @@ typedef struct {
     int cas_atomics;    /* GPU: float atomic add through a compare-and-swap loop even where the device
                            has native float atomics (tests the fallback path) */
     int antialias;      /* project: opacity-compensated low-pass filter (render.antialias, docs/math.md) */
-    int split_update;   /* cuda: project_back and the parameter update as separate kernels even where a step
-                           fuses them (A/B measurements; the parity harness checks the two agree) */
+    int split_update;   /* cpu, cuda: project_back and the parameter update as separate passes even where a
+                           step fuses them (A/B measurements; the parity harness checks the two agree) */
 } sp_backend_config;
 
 typedef struct {

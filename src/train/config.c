@@ -202,8 +202,8 @@ const sp_config_field sp_config_schema[] = {
           "GPU: float atomic adds through a compare-and-swap loop even where the device has native float atomics "
           "(checks the fallback path that devices without them take)."),
     XBOOL(backend, split_update, 0,
-          "cuda: project_back and the parameter update (MCMC terms, Adam, noise) as separate kernels, the gradients "
-          "through memory, where a step fuses them (A/B measurements; the result is the same)."),
+          "cpu, cuda: project_back and the parameter update (MCMC terms, Adam, noise) as separate passes, the "
+          "gradients through memory, where a step fuses them (A/B measurements; the result is the same)."),
     BOOL(backend, deterministic, 0, "Fixed-order reductions: identical results for identical seeds (slower on GPU)."),
     STR(backend, devices, NULL, "1",
         "cuda: GPUs of this process, a count (\"2\": devices 0 and 1) or ids (\"0,2\"); more than one trains a "

@@ -50,7 +50,7 @@ typedef struct {
     /* profile */
     double stage_s[ST_COUNT];
     char row_name[ST_COUNT][64];
-    long steps;
+    long steps, fused_steps; /* fused_steps: steps whose project_back and adam ran as one (one row) */
     sp_autothreads threads;
 } cpu_backend;
 
@@ -85,6 +85,11 @@ static int ensure_image(cpu_backend *b, int w, int h) {
 
 static sp_params params_of(const sp_gaussians *g) {
     return (sp_params){g->n, g->K, g->means, g->log_scales, g->quats, g->opacity_logits, g->sh};
+}
+
+/* A store's arrays, writable (gradients, or values and moments updated in place). */
+static sp_params_grad store_of(sp_gaussians *g) {
+    return (sp_params_grad){g->n, g->K, g->means, g->log_scales, g->quats, g->opacity_logits, g->sh};
 }
 
 static void cpu_destroy(sp_backend *base) {
@@ -256,12 +261,23 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
     sp_proj_grad_zero(&b->pgrad, n);
     cpu_backward_raster(&b->proj, &b->bins, cam, a->bg, &b->ro, b->dl_drgb, &b->pgrad);
     double t2 = sp_now();
-    if (!b->grad_pending) sp_gaussians_zero(&b->grad); /* project_back adds to grad */
-    sp_params p = params_of(&b->g);
-    sp_params_grad pg = {n, b->grad.K, b->grad.means, b->grad.log_scales, b->grad.quats, b->grad.opacity_logits,
-                         b->grad.sh};
-    cpu_project_back_aa(&p, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &pg);
-    cpu_mcmc_reg(&b->g, &b->grad, a->opacity_reg, a->scale_reg); /* MCMC only: 0 weights do nothing */
+    int fused = !a->accumulate && !b->grad_pending && !b->base.cfg.split_update;
+    if (fused) { /* a step of its own: each Gaussian's gradients go straight into its update */
+        sp_update_args u = {.lr = {a->lr.means, a->lr.log_scales, a->lr.quats, a->lr.opacity, a->lr.sh_dc,
+                                   a->lr.sh_rest},
+                            .beta1 = a->beta1, .beta2 = a->beta2, .eps = a->eps, .step = a->adam_step,
+                            .sparse = a->adam_sparse, .opacity_reg = a->opacity_reg, .scale_reg = a->scale_reg,
+                            .noise_scale = a->noise_scale, .noise_seed = a->noise_seed};
+        sp_params_grad pp = store_of(&b->g), mm = store_of(&b->m), vv = store_of(&b->v);
+        cpu_project_back_update(&pp, &mm, &vv, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &u);
+        b->fused_steps++;
+    } else {
+        if (!b->grad_pending) sp_gaussians_zero(&b->grad); /* project_back adds to grad */
+        sp_params p = params_of(&b->g);
+        sp_params_grad pg = store_of(&b->grad);
+        cpu_project_back_aa(&p, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &pg);
+        cpu_mcmc_reg(&b->g, &b->grad, a->opacity_reg, a->scale_reg); /* MCMC only: 0 weights do nothing */
+    }
     if (a->collect_stats) {
         float hw = 0.5f * (float)w, hh = 0.5f * (float)h;
         sp_refine_stats *st = &b->stats;
@@ -277,7 +293,7 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
     }
     double t3 = sp_now();
     b->grad_pending = a->accumulate;
-    if (!a->accumulate) {
+    if (!a->accumulate && !fused) {
         adam_store(&b->g, &b->grad, &b->m, &b->v, a);
         cpu_mcmc_noise(&b->g, a->noise_scale, a->noise_seed);
     }
@@ -360,11 +376,15 @@ static int cpu_params_finite(sp_backend *base) { return sp_gaussians_finite(&((c
 static int cpu_get_profile(sp_backend *base, sp_profile *p) {
     cpu_backend *b = (cpu_backend *)base;
     memset(p, 0, sizeof *p);
-    p->num_stages = ST_COUNT;
     for (int i = 0; i < ST_COUNT; i++) {
-        p->name[i] = b->row_name[i];
-        p->ms[i] = 1e3 * b->stage_s[i];
-        p->busy_ms += p->ms[i];
+        int r = p->num_stages++;
+        p->name[r] = b->row_name[i];
+        p->ms[r] = 1e3 * b->stage_s[i];
+        if (i == ST_PROJECT_BACK && b->fused_steps) { /* the fused update's row covers adam too */
+            p->name[r] = "project_back+adam";
+            p->ms[r] += 1e3 * b->stage_s[++i];
+        }
+        p->busy_ms += p->ms[r];
     }
     p->calls = b->steps;
     p->peak_bytes = 0;

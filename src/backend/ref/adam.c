@@ -35,15 +35,8 @@ static void bias_corrections(float beta1, float beta2, int step, float *bc1, flo
     *bc2 = cache.bc2;
 }
 
-/* The update of one element. */
-static inline void adam_one(float *p, float g, float *m, float *v, float lr, float beta1, float beta2, float eps,
-                            float bc1, float bc2, int sparse) {
-    if (sparse && g == 0.0f) return;
-    float mi = beta1 * *m + (1.0f - beta1) * g;
-    float vi = beta2 * *v + (1.0f - beta2) * g * g;
-    *m = mi;
-    *v = vi;
-    *p -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+void cpu_adam_bias(float beta1, float beta2, int step, float *bc1, float *bc2) {
+    bias_corrections(beta1, beta2, step < 1 ? 1 : step, bc1, bc2);
 }
 
 void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
@@ -53,7 +46,8 @@ void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count
     float bc1, bc2;
     bias_corrections(beta1, beta2, step, &bc1, &bc2);
 #pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN) num_threads(sp_omp_threads())
-    for (int64_t i = 0; i < count; i++) adam_one(&param[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2, sparse);
+    for (int64_t i = 0; i < count; i++)
+        cpu_adam_one(&param[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2, sparse);
 }
 
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
@@ -66,6 +60,6 @@ void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, in
 #pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN) num_threads(sp_omp_threads())
     for (int64_t i = 0; i < n * per; i++) {
         float lr = i % per < 3 ? lr_dc : lr_rest;
-        adam_one(&sh[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2, sparse);
+        cpu_adam_one(&sh[i], grad[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2, sparse);
     }
 }

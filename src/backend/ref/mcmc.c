@@ -47,44 +47,58 @@ int cpu_mcmc_apply(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_m
     return 0;
 }
 
+void cpu_mcmc_weights(float opacity_reg, float scale_reg, int64_t n, float *wo, float *ws) {
+    *wo = n > 0 ? opacity_reg / (float)n : 0.0f;
+    *ws = n > 0 ? scale_reg / (float)(3 * n) : 0.0f;
+}
+
+void cpu_mcmc_reg_one(float logit, const float ls[3], float wo, float ws, float *g_logit, float g_ls[3]) {
+    /* sigma (1 - sigma) = e / (1 + e)^2 with e = exp(-|logit|): 1 - sigma would cancel for opaque
+     * Gaussians, turning an ulp of sigma into 1e-5 of the term */
+    float e = expf(-fabsf(logit)), d = 1.0f + e;
+    *g_logit += wo * (e / (d * d));
+    for (int k = 0; k < 3; k++) g_ls[k] += ws * expf(ls[k]);
+}
+
 void cpu_mcmc_reg(const sp_gaussians *g, sp_gaussians *grad, float opacity_reg, float scale_reg) {
     int64_t n = g->n;
     if (n <= 0 || (opacity_reg == 0.0f && scale_reg == 0.0f)) return;
-    float wo = opacity_reg / (float)n, ws = scale_reg / (float)(3 * n);
+    float wo, ws;
+    cpu_mcmc_weights(opacity_reg, scale_reg, n, &wo, &ws);
 #pragma omp parallel for schedule(static) if (n >= 4096) num_threads(sp_omp_threads())
-    for (int64_t i = 0; i < n; i++) {
-        /* sigma (1 - sigma) = e / (1 + e)^2 with e = exp(-|logit|): 1 - sigma would cancel for opaque
-         * Gaussians, turning an ulp of sigma into 1e-5 of the term */
-        float e = expf(-fabsf(g->opacity_logits[i])), d = 1.0f + e;
-        grad->opacity_logits[i] += wo * (e / (d * d));
-        for (int k = 0; k < 3; k++) grad->log_scales[3 * i + k] += ws * expf(g->log_scales[3 * i + k]);
+    for (int64_t i = 0; i < n; i++)
+        cpu_mcmc_reg_one(g->opacity_logits[i], g->log_scales + 3 * i, wo, ws, grad->opacity_logits + i,
+                         grad->log_scales + 3 * i);
+}
+
+void cpu_mcmc_noise_one(float means[3], const float q[4], const float ls[3], float logit, float noise_scale,
+                        uint64_t seed, int64_t i) {
+    float o = 1.0f / (1.0f + expf(-logit));
+    float gate = 1.0f / (1.0f + expf(-SP_MCMC_GATE_K * ((1.0f - o) - SP_MCMC_GATE_X0)));
+    float f = noise_scale * gate;
+    if (f == 0.0f) return; /* adds exactly nothing: skip drawing */
+    float qn = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    float w = q[0] / qn, x = q[1] / qn, y = q[2] / qn, z = q[3] / qn;
+    float R[9] = {1.0f - 2.0f * (y * y + z * z), 2.0f * (x * y - w * z), 2.0f * (x * z + w * y),
+                  2.0f * (x * y + w * z), 1.0f - 2.0f * (x * x + z * z), 2.0f * (y * z - w * x),
+                  2.0f * (x * z - w * y), 2.0f * (y * z + w * x), 1.0f - 2.0f * (x * x + y * y)};
+    sp_rng r;
+    sp_rng_seed(&r, seed, (uint64_t)i);
+    float e[3], t[3];
+    for (int k = 0; k < 3; k++) e[k] = sp_rng_normal(&r);
+    /* Sigma e = R diag(s^2) R^T e */
+    for (int k = 0; k < 3; k++) {
+        float s = expf(ls[k]);
+        t[k] = s * s * (R[k] * e[0] + R[3 + k] * e[1] + R[6 + k] * e[2]);
     }
+    for (int k = 0; k < 3; k++) means[k] += f * (R[3 * k] * t[0] + R[3 * k + 1] * t[1] + R[3 * k + 2] * t[2]);
 }
 
 void cpu_mcmc_noise(sp_gaussians *g, float noise_scale, uint64_t seed) {
     int64_t n = g->n;
     if (n <= 0 || noise_scale == 0.0f) return;
 #pragma omp parallel for schedule(static) if (n >= 4096) num_threads(sp_omp_threads())
-    for (int64_t i = 0; i < n; i++) {
-        float o = 1.0f / (1.0f + expf(-g->opacity_logits[i]));
-        float gate = 1.0f / (1.0f + expf(-SP_MCMC_GATE_K * ((1.0f - o) - SP_MCMC_GATE_X0)));
-        float f = noise_scale * gate;
-        if (f == 0.0f) continue; /* adds exactly nothing: skip drawing */
-        const float *q = g->quats + 4 * i, *ls = g->log_scales + 3 * i;
-        float qn = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-        float w = q[0] / qn, x = q[1] / qn, y = q[2] / qn, z = q[3] / qn;
-        float R[9] = {1.0f - 2.0f * (y * y + z * z), 2.0f * (x * y - w * z), 2.0f * (x * z + w * y),
-                      2.0f * (x * y + w * z), 1.0f - 2.0f * (x * x + z * z), 2.0f * (y * z - w * x),
-                      2.0f * (x * z - w * y), 2.0f * (y * z + w * x), 1.0f - 2.0f * (x * x + y * y)};
-        sp_rng r;
-        sp_rng_seed(&r, seed, (uint64_t)i);
-        float e[3], t[3];
-        for (int k = 0; k < 3; k++) e[k] = sp_rng_normal(&r);
-        /* Sigma e = R diag(s^2) R^T e */
-        for (int k = 0; k < 3; k++) {
-            float s = expf(ls[k]);
-            t[k] = s * s * (R[k] * e[0] + R[3 + k] * e[1] + R[6 + k] * e[2]);
-        }
-        for (int k = 0; k < 3; k++) g->means[3 * i + k] += f * (R[3 * k] * t[0] + R[3 * k + 1] * t[1] + R[3 * k + 2] * t[2]);
-    }
+    for (int64_t i = 0; i < n; i++)
+        cpu_mcmc_noise_one(g->means + 3 * i, g->quats + 4 * i, g->log_scales + 3 * i, g->opacity_logits[i],
+                           noise_scale, seed, i);
 }

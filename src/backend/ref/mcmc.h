@@ -19,6 +19,13 @@ int cpu_mcmc_apply(sp_gaussians *g, sp_gaussians *m, sp_gaussians *v, const sp_m
 void cpu_mcmc_reg(const sp_gaussians *g, sp_gaussians *grad, float opacity_reg, float scale_reg);
 /* means_i += noise_scale * gate(o_i) * Sigma_i e_i, e_i three normals of stream (seed, i). */
 void cpu_mcmc_noise(sp_gaussians *g, float noise_scale, uint64_t seed);
+/* The same, one Gaussian at a time (the cpu backend's fused step): the weights per value
+ * (opacity_reg / n, scale_reg / 3n), Gaussian i's regularizer terms added to its gradients, and its
+ * noise added to its mean (i: its index, the noise stream's). */
+void cpu_mcmc_weights(float opacity_reg, float scale_reg, int64_t n, float *wo, float *ws);
+void cpu_mcmc_reg_one(float logit, const float ls[3], float wo, float ws, float *g_logit, float g_ls[3]);
+void cpu_mcmc_noise_one(float means[3], const float q[4], const float ls[3], float logit, float noise_scale,
+                        uint64_t seed, int64_t i);
 /* The checks mcmc_apply makes on a plan for a store of n Gaussians; -1 with the error. */
 int sp_mcmc_plan_check(const sp_mcmc_plan *p, int n);
 

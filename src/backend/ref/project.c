@@ -3,6 +3,7 @@
  * results do not depend on the thread count. */
 #include <string.h>
 
+#include "backend/ref/mcmc.h"
 #include "backend/ref/stages.h"
 #include "scene/gaussians.h"
 
@@ -66,5 +67,50 @@ void cpu_project_back_aa(const sp_params *p, const sp_camera *cam, int sh_degree
                             g->conic + 3 * i, g->opacity[i], g->color + 3 * i, out->means + 3 * i,
                             out->log_scales + 3 * i, out->quats + 4 * i, out->opacity_logits + i,
                             out->sh + (size_t)i * K * 3);
+    }
+}
+
+void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_grad *v, const sp_camera *cam,
+                             int sh_degree, int antialias, const sp_proj *proj, const sp_proj_grad *g,
+                             const sp_update_args *u) {
+    sh_degree = usable_degree(sh_degree, p->K);
+    sp_mcam_f mc;
+    sp_mcam_init_f(&mc, cam);
+    const int K = p->K, per = 3 * K;
+    int reg = u->opacity_reg != 0.0f || u->scale_reg != 0.0f;
+    float wo = 0.0f, ws = 0.0f, bc1, bc2;
+    if (reg) cpu_mcmc_weights(u->opacity_reg, u->scale_reg, p->n, &wo, &ws);
+    cpu_adam_bias(u->beta1, u->beta2, u->step, &bc1, &bc2);
+    float b1 = u->beta1, b2 = u->beta2, eps = u->eps;
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
+    for (int i = 0; i < p->n; i++) {
+        float gm[3] = {0}, gls[3] = {0}, gq[4] = {0}, glogit = 0.0f, gsh[3 * 16] = {0};
+        float *pm = p->means + 3 * i, *pls = p->log_scales + 3 * i, *pq = p->quats + 4 * i;
+        float *psh = p->sh + (size_t)i * per;
+        const int32_t *r = proj->rect + 4 * i;
+        if (r[0] < r[2] && r[1] < r[3])
+            sp_m_project_back_f(&mc, pm, pls, pq, p->opacity_logits[i], psh, sh_degree, antialias,
+                                proj->clamped + 3 * i, g->mean2d + 2 * i, g->conic + 3 * i, g->opacity[i],
+                                g->color + 3 * i, gm, gls, gq, &glogit, gsh);
+        if (reg) cpu_mcmc_reg_one(p->opacity_logits[i], pls, wo, ws, &glogit, gls);
+        struct {
+            float *p, *m, *v;
+            const float *g;
+            int count;
+            float lr;
+        } grp[4] = {{pm, m->means + 3 * i, v->means + 3 * i, gm, 3, u->lr[0]},
+                    {pls, m->log_scales + 3 * i, v->log_scales + 3 * i, gls, 3, u->lr[1]},
+                    {pq, m->quats + 4 * i, v->quats + 4 * i, gq, 4, u->lr[2]},
+                    {p->opacity_logits + i, m->opacity_logits + i, v->opacity_logits + i, &glogit, 1, u->lr[3]}};
+        for (int k = 0; k < 4; k++)
+            for (int e = 0; e < grp[k].count; e++)
+                cpu_adam_one(grp[k].p + e, grp[k].g[e], grp[k].m + e, grp[k].v + e, grp[k].lr, b1, b2, eps, bc1, bc2,
+                             u->sparse);
+        float *msh = m->sh + (size_t)i * per, *vsh = v->sh + (size_t)i * per;
+        for (int e = 0; e < per; e++)
+            cpu_adam_one(psh + e, gsh[e], msh + e, vsh + e, e < 3 ? u->lr[4] : u->lr[5], b1, b2, eps, bc1, bc2,
+                         u->sparse);
+        if (u->noise_scale != 0.0f)
+            cpu_mcmc_noise_one(pm, pq, pls, p->opacity_logits[i], u->noise_scale, u->noise_seed, i);
     }
 }

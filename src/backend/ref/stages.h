@@ -8,6 +8,7 @@
 #ifndef SPLAT_REF_STAGES_H
 #define SPLAT_REF_STAGES_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "scene/camera.h"
@@ -121,6 +122,21 @@ void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, c
  * scale's dependence on the 2D covariance reaches means, scales and rotations. */
 void cpu_project_back_aa(const sp_params *p, const sp_camera *cam, int sh_degree, int antialias, const sp_proj *proj,
                          const sp_proj_grad *g, sp_params_grad *out);
+/* project_back fused with the step's update, one Gaussian at a time (its gradients never reach
+ * memory): project_back into zeroed gradients, MCMC's regularizer terms (when either weight is not
+ * 0), Adam with the rates lr (means, log_scales, quats, opacity, SH DC, SH rest), then MCMC's
+ * position noise (noise_scale 0: none). p's values and the moments m, v are updated in place. The
+ * same arithmetic in the same order as cpu_project_back_aa, cpu_mcmc_reg, cpu_adam / cpu_adam_sh
+ * and cpu_mcmc_noise, so the same bits. */
+typedef struct {
+    float lr[6], beta1, beta2, eps;
+    int step, sparse;
+    float opacity_reg, scale_reg, noise_scale;
+    uint64_t noise_seed;
+} sp_update_args;
+void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_grad *v, const sp_camera *cam,
+                             int sh_degree, int antialias, const sp_proj *proj, const sp_proj_grad *g,
+                             const sp_update_args *u);
 
 /* loss: fused L1 + D-SSIM. Returns the loss; writes dL/drgb [H][W][3] when dl_drgb != NULL. */
 double cpu_loss(const float *rgb, const float *target, int w, int h, float ssim_weight, float *dl_drgb);
@@ -136,5 +152,19 @@ void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count
  * lr_dc, the rest with lr_rest. */
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
                  float beta1, float beta2, float eps, int step, int sparse);
+
+/* The bias corrections 1 - beta^step of an update (step below 1 taken as 1), in double rounded to
+ * float, and the update of one element with them: what cpu_adam does to each element (for callers
+ * that update element by element, such as the cpu backend's fused step). */
+void cpu_adam_bias(float beta1, float beta2, int step, float *bc1, float *bc2);
+static inline void cpu_adam_one(float *p, float g, float *m, float *v, float lr, float beta1, float beta2, float eps,
+                                float bc1, float bc2, int sparse) {
+    if (sparse && g == 0.0f) return;
+    float mi = beta1 * *m + (1.0f - beta1) * g;
+    float vi = beta2 * *v + (1.0f - beta2) * g * g;
+    *m = mi;
+    *v = vi;
+    *p -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+}
 
 #endif
