@@ -261,7 +261,8 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
     sp_proj_grad_zero(&b->pgrad, n);
     cpu_backward_raster(&b->proj, &b->bins, cam, a->bg, &b->ro, b->dl_drgb, &b->pgrad);
     double t2 = sp_now();
-    int fused = !a->accumulate && !b->grad_pending && !b->base.cfg.split_update;
+    /* (the fused pass holds a Gaussian's SH gradients, degree 3 at most, on its stack) */
+    int fused = !a->accumulate && !b->grad_pending && !b->base.cfg.split_update && b->g.K <= 16;
     if (fused) { /* a step of its own: each Gaussian's gradients go straight into its update */
         sp_update_args u = {.lr = {a->lr.means, a->lr.log_scales, a->lr.quats, a->lr.opacity, a->lr.sh_dc,
                                    a->lr.sh_rest},

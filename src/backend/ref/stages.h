@@ -122,8 +122,8 @@ void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, c
  * scale's dependence on the 2D covariance reaches means, scales and rotations. */
 void cpu_project_back_aa(const sp_params *p, const sp_camera *cam, int sh_degree, int antialias, const sp_proj *proj,
                          const sp_proj_grad *g, sp_params_grad *out);
-/* project_back fused with the step's update, one Gaussian at a time (its gradients never reach
- * memory): project_back into zeroed gradients, MCMC's regularizer terms (when either weight is not
+/* project_back fused with the step's update (K <= 16: SH degree 3 at most), one Gaussian at a time
+ * (its gradients never reach memory): project_back into zeroed gradients, MCMC's regularizer terms (when either weight is not
  * 0), Adam with the rates lr (means, log_scales, quats, opacity, SH DC, SH rest), then MCMC's
  * position noise (noise_scale 0: none). p's values and the moments m, v are updated in place. The
  * same arithmetic in the same order as cpu_project_back_aa, cpu_mcmc_reg, cpu_adam / cpu_adam_sh
