@@ -19,6 +19,7 @@
 
 extern "C" {
 #include "backend/ref/loss.h"
+#include "backend/ref/mcmc.h" /* cpu_mcmc_weights: the regularizers' weights, as the host computes them */
 }
 
 /* ---- memory ---- */
@@ -623,7 +624,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
         cu_update u;
         u.m1 = params_of(b, &b->m1), u.m2 = params_of(b, &b->m2);
         u.adam = adam_args(a);
-        cu_mcmc_weights(a->opacity_reg, a->scale_reg, n, &u.wo, &u.ws);
+        cpu_mcmc_weights(a->opacity_reg, a->scale_reg, n, &u.wo, &u.ws);
         u.noise = a->noise_scale, u.seed = a->noise_seed;
         cuda_project_back_update(&P, n, b->K, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &u,
                                  a->collect_stats ? stats : NULL, stats + n, stats + 2 * (size_t)n, b->st);

@@ -388,11 +388,6 @@ int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *r);
 /* mcmc.cu (refine.strategy = "mcmc"): the regularizer gradients added to G, the position noise on
  * P's means (asynchronous on st); reading the opacity logits and log-scales to the host, applying
  * a plan (backend.h; grows the buffers when it adds Gaussians, resets gradients and statistics). */
-/* The regularizers' per-value weights over n Gaussians: opacity_reg / n and scale_reg / 3n. */
-static inline void cu_mcmc_weights(float opacity_reg, float scale_reg, int n, float *wo, float *ws) {
-    *wo = n > 0 ? opacity_reg / (float)n : 0.0f;
-    *ws = n > 0 ? scale_reg / (float)(3 * (int64_t)n) : 0.0f;
-}
 void cuda_mcmc_reg(const cu_params *P, cu_params *G, int n, float opacity_reg, float scale_reg, cudaStream_t st);
 void cuda_mcmc_noise(cu_params *P, int n, float noise_scale, uint64_t seed, cudaStream_t st);
 int cuda_mcmc_read(cu_backend *b, float *opacity_logits, float *log_scales);

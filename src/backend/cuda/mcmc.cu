@@ -60,7 +60,7 @@ __global__ void k_mcmc_apply(cu_params P, cu_params M1, cu_params M2, int K, int
 void cuda_mcmc_reg(const cu_params *P, cu_params *G, int n, float opacity_reg, float scale_reg, cudaStream_t st) {
     if (n <= 0 || (opacity_reg == 0.0f && scale_reg == 0.0f)) return;
     float wo, ws;
-    cu_mcmc_weights(opacity_reg, scale_reg, n, &wo, &ws);
+    cpu_mcmc_weights(opacity_reg, scale_reg, n, &wo, &ws);
     k_mcmc_reg<<<CU_GRID(n, 256), 256, 0, st>>>(*P, *G, n, wo, ws);
 }
 
