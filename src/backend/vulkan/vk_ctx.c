@@ -207,16 +207,25 @@ static int unsupported(const vk_ctx *c, int i) {
     return (i == VP_BACKWARD_NATIVE && !c->float_atomics) || (i == VP_SCORE && !c->float64);
 }
 
-/* The lazy pipelines' thread: makes each one not made yet that the device supports (build_pipeline
- * is safe beside the other threads: they dispatch no lazy pipeline until lazy_join). */
-static void *lazy_main(void *arg) {
-    vk_ctx *c = arg;
+/* Makes, several at once, every pipeline the device supports that is not made yet and is lazy (or,
+ * lazy 0, is not): each one's result into res and what. Returns how many it made; *threads says on
+ * how many threads. Run by the pipelines' threads below (build_pipeline is safe beside the other
+ * threads: they dispatch none of these pipelines until the thread is joined). */
+static int make_pipelines(vk_ctx *c, int lazy, VkResult *res, const char **what, int *threads) {
     int todo[VP_COUNT], nt = 0;
     for (int i = 0; i < VP_COUNT; i++)
-        if (vk_pipe_lazy(i) && !unsupported(c, i) && !c->pipe[i]) todo[nt++] = i;
-    int threads = sp_omp_threads() < nt ? sp_omp_threads() : nt;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (int k = 0; k < nt; k++) c->lazy_res[todo[k]] = build_pipeline(c, todo[k], &c->lazy_what[todo[k]]);
+        if (vk_pipe_lazy(i) == lazy && !unsupported(c, i) && !c->pipe[i]) todo[nt++] = i;
+    *threads = sp_omp_threads() < nt ? sp_omp_threads() : nt;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(*threads)
+    for (int k = 0; k < nt; k++) res[todo[k]] = build_pipeline(c, todo[k], &what[todo[k]]);
+    return nt;
+}
+
+/* The lazy pipelines' thread. */
+static void *lazy_main(void *arg) {
+    vk_ctx *c = arg;
+    int threads;
+    make_pipelines(c, 1, c->lazy_res, c->lazy_what, &threads);
     return NULL;
 }
 
@@ -246,18 +255,13 @@ static int create_pipeline(vk_ctx *c, int i) {
     return 0;
 }
 
-/* The pipelines' thread: makes every pipeline that is neither lazy nor unsupported (build_pipeline is
- * safe beside the caller's thread, which dispatches nothing until core_join). */
+/* The other pipelines' thread, started with the device (the caller dispatches nothing until
+ * core_join). */
 static void *core_main(void *arg) {
     vk_ctx *c = arg;
-    int todo[VP_COUNT], nt = 0;
-    for (int i = 0; i < VP_COUNT; i++)
-        if (!(unsupported(c, i) || vk_pipe_lazy(i))) todo[nt++] = i;
-    int threads = sp_omp_threads() < nt ? sp_omp_threads() : nt;
     double t0 = sp_now();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (int k = 0; k < nt; k++) c->core_res[todo[k]] = build_pipeline(c, todo[k], &c->core_what[todo[k]]);
-    c->core_made = nt, c->core_threads = threads, c->core_secs = sp_now() - t0;
+    c->core_made = make_pipelines(c, 0, c->core_res, c->core_what, &c->core_threads);
+    c->core_secs = sp_now() - t0;
     return NULL;
 }
 
