@@ -501,37 +501,60 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 8)
  * Gaussian never leave the multiprocessor. Each thread computes its Gaussian's gradients (SH ones
  * into its shared slot, as k_project_back) and adds MCMC's regularizer terms; the others go to
  * shared memory too. Then the block updates its Gaussians' contiguous spans of every parameter
- * group: consecutive threads on consecutive floats, CU_UPD_UNROLL elements' values and moments
- * loaded before any is stored, so many loads are in flight. Then the position noise (it reads the
- * updated opacity, scales and rotation). The same arithmetic, in the same order, as
- * k_project_back + k_mcmc_reg + k_adam4 + k_mcmc_noise. */
-#define CU_UPD_UNROLL 4
+ * group (cu_adam_span: consecutive threads on consecutive 16-byte pieces). Then the position
+ * noise (it reads the updated opacity, scales and rotation). The same arithmetic, in the same
+ * order, as k_project_back + k_mcmc_reg + k_adam4 + k_mcmc_noise. */
+/* One element's update (a span's ragged ends). */
+template <typename GradFn, typename RateFn>
+__device__ __forceinline__ void cu_adam_elem(float *p, float *m, float *v, int e, GradFn grad, RateFn rate,
+                                             const cu_adam_args &a) {
+    float gi = grad(e);
+    if (a.sparse && gi == 0.0f) return;
+    float pp = p[e], mm = m[e], vv = v[e];
+    adam_val(&pp, gi, &mm, &vv, rate(e), &a);
+    p[e] = pp, m[e] = mm, v[e] = vv;
+}
+
+/* The block's span [0, len) of one group: the body in 16-byte pieces (value, moments), consecutive
+ * threads on consecutive pieces; the elements before the first 16-byte boundary and after the last
+ * one on their own (a group starts wherever the groups before it end in the flat arrays). p, m and
+ * v sit at the same offset past a 16-byte boundary (the same layout in cudaMalloc'd buffers); if
+ * they did not, every element would go on its own. */
 template <typename GradFn, typename RateFn>
 __device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int len, GradFn grad, RateFn rate,
                                              const cu_adam_args &a) {
-    for (int e0 = threadIdx.x; e0 < len; e0 += CU_PB_BLOCK * CU_UPD_UNROLL) {
-        float pp[CU_UPD_UNROLL], mm[CU_UPD_UNROLL], vv[CU_UPD_UNROLL], gg[CU_UPD_UNROLL];
-        bool on[CU_UPD_UNROLL];
+    uintptr_t ap = (uintptr_t)p;
+    int same = !((ap ^ (uintptr_t)m) & 15u) && !((ap ^ (uintptr_t)v) & 15u) && !(ap & 3u);
+    int head = same ? min((int)((4u - ((ap >> 2) & 3u)) & 3u), len) : len;
+    int nq = (len - head) >> 2, tail = head + 4 * nq, t = (int)threadIdx.x;
+    if (t < head) cu_adam_elem(p, m, v, t, grad, rate, a);
+    else if (t - head < len - tail) cu_adam_elem(p, m, v, tail + t - head, grad, rate, a);
+    float4 *p4 = (float4 *)(p + head), *m4 = (float4 *)(m + head), *v4 = (float4 *)(v + head);
+    for (int q = t; q < nq; q += CU_PB_BLOCK) {
+        int e = head + 4 * q;
+        float gg[4];
+        bool on[4], any = false;
 #pragma unroll
-        for (int u = 0; u < CU_UPD_UNROLL; u++) {
-            int e = e0 + u * CU_PB_BLOCK;
-            gg[u] = e < len ? grad(e) : 0.0f;
-            on[u] = e < len && (!a.sparse || gg[u] != 0.0f);
-            if (on[u]) pp[u] = p[e], mm[u] = m[e], vv[u] = v[e];
+        for (int j = 0; j < 4; j++) {
+            gg[j] = grad(e + j);
+            on[j] = !a.sparse || gg[j] != 0.0f;
+            any |= on[j];
         }
+        if (!any) continue;
+        float4 pp = p4[q], mm = m4[q], vv = v4[q];
+        float *fp = &pp.x, *fm = &mm.x, *fv = &vv.x;
 #pragma unroll
-        for (int u = 0; u < CU_UPD_UNROLL; u++) {
-            int e = e0 + u * CU_PB_BLOCK;
-            if (!on[u]) continue;
-            adam_val(&pp[u], gg[u], &mm[u], &vv[u], rate(e), &a);
-            p[e] = pp[u], m[e] = mm[u], v[e] = vv[u];
-        }
+        for (int j = 0; j < 4; j++)
+            if (on[j]) adam_val(&fp[j], gg[j], &fm[j], &fv[j], rate(e + j), &a);
+        p4[q] = pp, m4[q] = mm, v4[q] = vv;
     }
 }
 
 /* 7 blocks a multiprocessor: their shared memory (3K + 12 floats a Gaussian, 30 KiB at degree 3)
- * fits, with up to 73 registers a thread (72 used, few spills). Unrolling the update by 4 measured
- * best (lego at 340k: 0.231 ms/step against 0.250 by 2 and 0.266 by 8; bench/RESULTS.md, session 25). */
+ * fits, with up to 73 registers a thread (72 used, few spills). Measured (bench/RESULTS.md, sessions
+ * 25-26): 16-byte pieces one at a time beat 4 scalar elements loaded ahead (3M: 2.05 against 2.10
+ * ms/step) and two pieces ahead (2.87); more shared memory a Gaussian (the SH gradients' factors
+ * beside the coefficients, saving the coefficients' second read) loses the occupancy it needs (2.74). */
 __global__ void __launch_bounds__(CU_PB_BLOCK, 7)
     k_project_back_update(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, int antialias,
                           cu_proj proj, cu_proj_grad G, cu_update u, float *grad_accum, float *grad_count,

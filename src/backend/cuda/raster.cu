@@ -5,9 +5,10 @@
  *
  * backward_raster walks each pixel back to front from its last contributor. Per Gaussian of a
  * batch the 9 gradient values are reduced over the warp (a fixed shuffle tree); the lanes holding
- * the totals then add them atomically to the Gaussian: as floats (fast mode), or in deterministic
- * mode as 64-bit fixed-point integers (cu_fx), whose sums are the same in any order, turned into
- * floats afterwards (cuda_fx_finish). No float atomics in deterministic mode. */
+ * the totals then add them atomically to the Gaussian (when one pixel of the warp blended it, that
+ * lane adds its own 9 values: the same totals, no shuffles): as floats (fast mode), or in
+ * deterministic mode as 64-bit fixed-point integers (cu_fx), whose sums are the same in any order,
+ * turned into floats afterwards (cuda_fx_finish). No float atomics in deterministic mode. */
 #include "backend/cuda/cuda_internal.h"
 #include "backend/tile_cull.h"
 
@@ -624,13 +625,27 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
             for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
             int any = lo + sl < nc &&
                       bwd_pair(w_mean[sl], w_conic_op[sl], w_color[sl], fx, fy, g0, g1, g2, T, B0, B1, B2, v);
-            if (__any_sync(0xffffffffu, any)) {
+            uint32_t who = __ballot_sync(0xffffffffu, any);
+            if (who & (who - 1)) { /* two or more pixels blended it: the warp sums */
                 float tot = warp_reduce9(v, lane);
                 if (own >= 0) {
                     if (DET) {
                         atomicAdd(own_fx + w_id[sl], cu_fx_of(own_conic ? tot * w_fac[sl] : tot, own_scale));
                     } else {
                         atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
+                    }
+                }
+            } else if (any) { /* one pixel: its values are the warp's totals (the sum adds only zeros) */
+                uint32_t id = w_id[sl];
+#pragma unroll
+                for (int c = 0; c < CU_PAIR_GRADS; c++) {
+                    if (DET) {
+                        float val = cu_fx_class(c) == 1 ? v[c] * w_fac[sl] : v[c];
+                        atomicAdd(fxg.acc + (size_t)c * fxg.n + id, cu_fx_of(val, fxg.scale[cu_fx_class(c)]));
+                    } else {
+                        int st = 0;
+                        float *d = grad_slot(G, c, &st);
+                        atomicAdd(d + (size_t)st * id, v[c]);
                     }
                 }
             }
