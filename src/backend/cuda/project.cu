@@ -241,12 +241,31 @@ CU_HD void cuda_project_one(const cu_params &P, int i, int K, const sp_camera &c
     sh_basis(sh_degree, d[0], d[1], d[2], Y);
     int used = (sh_degree + 1) * (sh_degree + 1);
     const float *sh = P.sh + 3 * (size_t)K * i;
+    float acc[3] = {0.0f, 0.0f, 0.0f};
+#ifdef __CUDA_ARCH__
+    /* 16-byte loads when every Gaussian's coefficients start on a 16-byte boundary (3K a multiple
+     * of 4, the array aligned): 12 loads instead of 48 at degree 3. Element j is coefficient j / 3,
+     * channel j % 3; each channel's sum runs over increasing k as below. */
+    if (!(3 * K & 3) && !((uintptr_t)P.sh & 15u)) {
+        const float4 *s4 = (const float4 *)sh;
+        int nv = 3 * used;
+#pragma unroll
+        for (int q = 0; q < 12; q++) {
+            if (4 * q >= nv) break;
+            float4 f = s4[q];
+            float fv[4] = {f.x, f.y, f.z, f.w};
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                if (4 * q + r < nv) acc[(4 * q + r) % 3] += Y[(4 * q + r) / 3] * fv[r];
+        }
+    } else
+#endif
+        for (int ch = 0; ch < 3; ch++)
+            for (int k = 0; k < used; k++) acc[ch] += Y[k] * sh[3 * k + ch];
     for (int ch = 0; ch < 3; ch++) {
-        float acc = 0.0f;
-        for (int k = 0; k < used; k++) acc += Y[k] * sh[3 * k + ch];
-        acc += 0.5f;
-        out.clamped[3 * i + ch] = acc < 0.0f;
-        out.color[3 * i + ch] = fmaxf(acc, 0.0f);
+        float c = acc[ch] + 0.5f;
+        out.clamped[3 * i + ch] = c < 0.0f;
+        out.color[3 * i + ch] = fmaxf(c, 0.0f);
     }
 }
 
