@@ -119,13 +119,14 @@ static int ensure_scratch(cu_backend *b, int n) {
     cu_free(&b->mem, &b->proj_buf);
     cu_free(&b->mem, &b->pgrad_buf);
     size_t c = (size_t)cap;
-    /* floats: mean2d 2, conic 3, depth 1, opacity 1, color 3, radius 1 | ints: rect 4, touched 1, offsets 1 |
-     * bytes: clamped 3 (rounded up) */
-    size_t pbytes = c * (11 * sizeof(float) + 6 * sizeof(uint32_t)) + ((3 * c + 15) & ~(size_t)15);
+    /* floats: splat records 12 (first: 16-byte aligned), mean2d 2, conic 3, depth 1, opacity 1, color 3,
+     * radius 1 | ints: rect 4, touched 1, offsets 1 | bytes: clamped 3 (rounded up) */
+    size_t pbytes = c * (23 * sizeof(float) + 6 * sizeof(uint32_t)) + ((3 * c + 15) & ~(size_t)15);
     if (cu_alloc(&b->mem, &b->proj_buf, pbytes, "projected Gaussians") ||
         cu_alloc(&b->mem, &b->pgrad_buf, c * 9 * sizeof(float), "projected gradients"))
         return -1;
     float *f = (float *)b->proj_buf.p;
+    b->proj.splat = (float4 *)f, f += 12 * c;
     b->proj.mean2d = f, f += 2 * c;
     b->proj.conic = f, f += 3 * c;
     b->proj.depth = f, f += c;

@@ -54,7 +54,19 @@ typedef struct {
     uint8_t *clamped;
     uint32_t *touched; /* tiles per Gaussian */
     uint32_t *offsets; /* inclusive prefix sum of touched */
+    /* [3n] or NULL: Gaussian i's copy of what the raster kernels gather, in one 48-byte record
+     * (cuda_splat_record): {mean2d x, y, conic 0, 1}, {conic 2, opacity, colour r, g}, {colour b, 0,
+     * 0, 0}; two memory sectors a load instead of four to six from the arrays above */
+    float4 *splat;
 } cu_proj;
+
+/* Writes one cu_proj.splat record. */
+__host__ __device__ static inline void cuda_splat_record(float4 *r, float mx, float my, float c0, float c1, float c2,
+                                                         float opacity, const float *col) {
+    r[0] = make_float4(mx, my, c0, c1);
+    r[1] = make_float4(c2, opacity, col[0], col[1]);
+    r[2] = make_float4(col[2], 0.0f, 0.0f, 0.0f);
+}
 
 typedef struct {
     float *mean2d, *conic, *opacity, *color;

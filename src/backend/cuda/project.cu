@@ -262,11 +262,13 @@ CU_HD void cuda_project_one(const cu_params &P, int i, int K, const sp_camera &c
 #endif
         for (int ch = 0; ch < 3; ch++)
             for (int k = 0; k < used; k++) acc[ch] += Y[k] * sh[3 * k + ch];
+    float col[3];
     for (int ch = 0; ch < 3; ch++) {
         float c = acc[ch] + 0.5f;
         out.clamped[3 * i + ch] = c < 0.0f;
-        out.color[3 * i + ch] = fmaxf(c, 0.0f);
+        out.color[3 * i + ch] = col[ch] = fmaxf(c, 0.0f);
     }
+    if (out.splat) cuda_splat_record(out.splat + 3 * (size_t)i, mx, my, cA, cB, cC, sigma, col);
 }
 
 __global__ void k_project(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, int antialias,

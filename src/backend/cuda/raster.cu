@@ -294,11 +294,14 @@ struct cu_splat {
     float3 col;
 };
 
+/* From Gaussian g's record (cu_proj.splat): three 16-byte loads. */
 __device__ __forceinline__ cu_splat cu_load_splat(const cu_proj &proj, uint32_t g) {
+    const float4 *r = proj.splat + 3 * (size_t)g;
+    float4 a = r[0], b = r[1], c = r[2];
     cu_splat s;
-    s.m = make_float2(proj.mean2d[2 * g], proj.mean2d[2 * g + 1]);
-    s.co = make_float4(proj.conic[3 * g], proj.conic[3 * g + 1], proj.conic[3 * g + 2], proj.opacity[g]);
-    s.col = make_float3(proj.color[3 * g], proj.color[3 * g + 1], proj.color[3 * g + 2]);
+    s.m = make_float2(a.x, a.y);
+    s.co = make_float4(a.z, a.w, b.x, b.y);
+    s.col = make_float3(b.z, b.w, c.x);
     return s;
 }
 
@@ -316,9 +319,8 @@ __global__ void k_warp_masks(cu_proj proj, const K *keys, int shift, const uint3
     if (j >= num_pairs) return;
     int tile = (int)cu_key_tile(keys[j], shift), tx = tile % tiles_x, ty = tile / tiles_x;
     uint32_t g = ids[j];
-    sp_tile_ellipse_t el = sp_tile_ellipse_tau(proj.mean2d[2 * g], proj.mean2d[2 * g + 1], proj.conic[3 * g],
-                                               proj.conic[3 * g + 1], proj.conic[3 * g + 2],
-                                               cu_warp_tau(proj.opacity[g]));
+    float4 a = proj.splat[3 * (size_t)g], b = proj.splat[3 * (size_t)g + 1];
+    sp_tile_ellipse_t el = sp_tile_ellipse_tau(a.x, a.y, a.z, a.w, b.x, cu_warp_tau(b.y));
     uint32_t m = 0;
 #pragma unroll
     for (int k = 0; k < CU_BLOCK / 32; k++) {

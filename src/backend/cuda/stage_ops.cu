@@ -100,7 +100,33 @@ static cu_proj upload_proj(arena *A, const sp_proj *p, int n) {
     d.offsets = (uint32_t *)arena_up(A, offs, N * 4);
     free(touched);
     free(offs);
+    float4 *rec = (float4 *)calloc(3 * (N ? N : 1), sizeof(float4));
+    for (size_t i = 0; rec && i < N; i++)
+        cuda_splat_record(rec + 3 * i, p->mean2d[2 * i], p->mean2d[2 * i + 1], p->conic[3 * i], p->conic[3 * i + 1],
+                          p->conic[3 * i + 2], p->opacity[i], p->color + 3 * i);
+    d.splat = rec ? (float4 *)arena_up(A, rec, N * 3 * sizeof(float4)) : NULL;
+    if (!rec) A->failed = 1;
+    free(rec);
     return d;
+}
+
+/* Whether project's records (cu_proj.splat) hold what it wrote to the arrays, for every Gaussian
+ * with a tile; 0 if so. */
+static int check_splat_records(const sp_proj *out, const float4 *dev, size_t N) {
+    float4 *rec = (float4 *)malloc(3 * (N ? N : 1) * sizeof(float4));
+    if (!rec) return sp_error("stage project: out of memory");
+    down(rec, dev, N * 3 * sizeof(float4));
+    size_t bad = N;
+    for (size_t i = 0; i < N && bad == N; i++) {
+        const int32_t *r = out->rect + 4 * i;
+        if (!(r[0] < r[2] && r[1] < r[3])) continue;
+        float4 want[3];
+        cuda_splat_record(want, out->mean2d[2 * i], out->mean2d[2 * i + 1], out->conic[3 * i], out->conic[3 * i + 1],
+                          out->conic[3 * i + 2], out->opacity[i], out->color + 3 * i);
+        if (memcmp(want, rec + 3 * i, sizeof want)) bad = i;
+    }
+    free(rec);
+    return bad == N ? 0 : sp_error("stage project: Gaussian %zu's splat record differs from its arrays", bad);
 }
 
 static cu_bins upload_bins(arena *A, const sp_bins *b) {
@@ -156,6 +182,8 @@ static int st_project(sp_backend *b, const sp_params *p, const sp_camera *cam, i
     d.clamped = (uint8_t *)arena_alloc(&A, N * 3);
     d.touched = (uint32_t *)arena_alloc(&A, N * 4);
     d.offsets = (uint32_t *)arena_alloc(&A, N * 4);
+    d.splat = (float4 *)arena_alloc(&A, N * 3 * sizeof(float4));
+    int rc = 0;
     if (!A.failed) {
         cuda_project(&P, n, p->K, cam, sh_degree, b->cfg.antialias, &d, 0);
         down(out->mean2d, d.mean2d, N * 2 * 4);
@@ -166,8 +194,10 @@ static int st_project(sp_backend *b, const sp_params *p, const sp_camera *cam, i
         down(out->radius, d.radius, N * 4);
         down(out->rect, d.rect, N * 4 * 4);
         down(out->clamped, d.clamped, N * 3);
+        rc = check_splat_records(out, d.splat, N);
     }
-    return arena_done(&A, "stage project");
+    int done = arena_done(&A, "stage project");
+    return rc ? rc : done;
 }
 
 /* emit_pairs, sort, tile_ranges as forward() runs them (the same in both modes: the pairs' places
@@ -491,6 +521,7 @@ static int host_project_with(int antialias, const sp_params *p, const sp_camera 
     memset(out->opacity, 0, N * 4), memset(out->color, 0, N * 12), memset(out->clamped, 0, N * 3);
     d.touched = (uint32_t *)malloc((N ? N : 1) * 4);
     d.offsets = NULL;
+    d.splat = NULL;
     cuda_project_host(&P, p->n, p->K, cam, sh_degree, antialias, &d);
     free(d.touched);
     return 0;
@@ -502,7 +533,7 @@ static int host_project_back_with(int antialias, const sp_params *p, const sp_ca
     cu_proj d;
     d.mean2d = proj->mean2d, d.conic = proj->conic, d.depth = proj->depth, d.opacity = proj->opacity;
     d.color = proj->color, d.radius = proj->radius, d.rect = proj->rect, d.clamped = proj->clamped;
-    d.touched = NULL, d.offsets = NULL;
+    d.touched = NULL, d.offsets = NULL, d.splat = NULL;
     cu_proj_grad G;
     G.mean2d = g->mean2d, G.conic = g->conic, G.opacity = g->opacity, G.color = g->color;
     cu_params O;
