@@ -55,12 +55,12 @@ typedef struct {
     uint32_t *touched; /* tiles per Gaussian */
     uint32_t *offsets; /* inclusive prefix sum of touched */
     /* [3n] or NULL: Gaussian i's copy of what the raster kernels gather, in one 48-byte record
-     * (cuda_splat_record): {mean2d x, y, conic 0, 1}, {conic 2, opacity, colour r, g}, {colour b, 0,
-     * 0, 0}; two memory sectors a load instead of four to six from the arrays above */
+     * (sp_proj_record's layout): {mean2d x, y, conic 0, 1}, {conic 2, opacity, colour r, g},
+     * {colour b, 0, 0, 0}; two memory sectors a load instead of four to six from the arrays above */
     float4 *splat;
 } cu_proj;
 
-/* Writes one cu_proj.splat record. */
+/* Writes one cu_proj.splat record (the layout of backend/ref/stages.h's sp_proj_record). */
 __host__ __device__ static inline void cuda_splat_record(float4 *r, float mx, float my, float c0, float c1, float c2,
                                                          float opacity, const float *col) {
     r[0] = make_float4(mx, my, c0, c1);

@@ -101,9 +101,7 @@ static cu_proj upload_proj(arena *A, const sp_proj *p, int n) {
     free(touched);
     free(offs);
     float4 *rec = (float4 *)calloc(3 * (N ? N : 1), sizeof(float4));
-    for (size_t i = 0; rec && i < N; i++)
-        cuda_splat_record(rec + 3 * i, p->mean2d[2 * i], p->mean2d[2 * i + 1], p->conic[3 * i], p->conic[3 * i + 1],
-                          p->conic[3 * i + 2], p->opacity[i], p->color + 3 * i);
+    for (size_t i = 0; rec && i < N; i++) sp_proj_record(p, i, &rec[3 * i].x);
     d.splat = rec ? (float4 *)arena_up(A, rec, N * 3 * sizeof(float4)) : NULL;
     if (!rec) A->failed = 1;
     free(rec);
@@ -120,9 +118,8 @@ static int check_splat_records(const sp_proj *out, const float4 *dev, size_t N) 
     for (size_t i = 0; i < N && bad == N; i++) {
         const int32_t *r = out->rect + 4 * i;
         if (!(r[0] < r[2] && r[1] < r[3])) continue;
-        float4 want[3];
-        cuda_splat_record(want, out->mean2d[2 * i], out->mean2d[2 * i + 1], out->conic[3 * i], out->conic[3 * i + 1],
-                          out->conic[3 * i + 2], out->opacity[i], out->color + 3 * i);
+        float want[12];
+        sp_proj_record(out, i, want);
         if (memcmp(want, rec + 3 * i, sizeof want)) bad = i;
     }
     free(rec);

@@ -9,6 +9,7 @@
 #define SPLAT_REF_STAGES_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "scene/camera.h"
@@ -41,6 +42,15 @@ typedef struct {
     float *radius;    /* [N] screen radius in pixels (max of the two half-extents), 0 if not visible */
     uint8_t *clamped; /* [N][3] 1 where SH + 0.5 < 0 (colour gradient is zero there) */
 } sp_proj;
+
+/* Gaussian i's raster record, the copy of its projection that the GPU backends' raster kernels
+ * gather in one piece: mean2d x, y, conic a, b | conic c, opacity, colour r, g | colour b, 0, 0, 0. */
+static inline void sp_proj_record(const sp_proj *p, size_t i, float r[12]) {
+    const float *m = p->mean2d + 2 * i, *c = p->conic + 3 * i, *col = p->color + 3 * i;
+    r[0] = m[0], r[1] = m[1], r[2] = c[0], r[3] = c[1];
+    r[4] = c[2], r[5] = p->opacity[i], r[6] = col[0], r[7] = col[1];
+    r[8] = col[2], r[9] = r[10] = r[11] = 0.0f;
+}
 
 /* Gradients w.r.t. the projected quantities (output of backward_raster). */
 typedef struct {
