@@ -43,8 +43,9 @@ typedef struct {
     uint8_t *clamped; /* [N][3] 1 where SH + 0.5 < 0 (colour gradient is zero there) */
 } sp_proj;
 
-/* Gaussian i's raster record, the copy of its projection that the GPU backends' raster kernels
- * gather in one piece: mean2d x, y, conic a, b | conic c, opacity, colour r, g | colour b, 0, 0, 0. */
+/* Gaussian i's raster record, the copy of its projection that the CUDA backend's raster kernels
+ * gather in one piece (cu_proj.splat): mean2d x, y, conic a, b | conic c, opacity, colour r, g |
+ * colour b, 0, 0, 0. */
 static inline void sp_proj_record(const sp_proj *p, size_t i, float r[12]) {
     const float *m = p->mean2d + 2 * i, *c = p->conic + 3 * i, *col = p->color + 3 * i;
     r[0] = m[0], r[1] = m[1], r[2] = c[0], r[3] = c[1];
