@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The step at millions of Gaussians (issue 27's 3M bar): trains lego with refine.max_gaussians = N up
+# The step at millions of Gaussians (the 3M-Gaussian lego step): trains lego with refine.max_gaussians = N up
 # to WARM steps (MCMC grows the model to N on the way), keeps that checkpoint, then resumes it for
 # STEPS more steps with profiling on, once per binary of BINS, each from its own copy of the same
 # checkpoint; prints each binary's per-stage ms/step, busy ms/step and busy share of the wall.
 #   STAGE=/tmp/stage BINS="build-gpu/splat /tmp/other/splat" bench/many.sh
-#   STAGE=../shared/data/nerf_synthetic N=20000 WARM=300 STEPS=50 KIND=cpu BINS=build/splat bench/many.sh
+#   STAGE=../shared/data/nerf_synthetic N=120000 WARM=200 STEPS=30 KIND=cpu BINS=build/splat bench/many.sh
 # Variables: STAGE (holds lego/), BINS (first one trains the checkpoint; default build-gpu/splat),
 # N (default 3000000), WARM (default 8000), STEPS (default 1000), KIND (default cuda), EXTRA (more
 # --set arguments for every command), WORK (runs, default /tmp/splat-many), RESULTS (logs; default
