@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The step at millions of Gaussians (the 3M-Gaussian lego step): trains lego with refine.max_gaussians = N up
-# to WARM steps (MCMC grows the model to N on the way), keeps that checkpoint, then resumes it for
+# The step at millions of Gaussians: trains lego with refine.max_gaussians = N (3M by default) up to
+# WARM steps (MCMC grows the model to N on the way), keeps that checkpoint, then resumes it for
 # STEPS more steps with profiling on, once per binary of BINS, each from its own copy of the same
 # checkpoint; prints each binary's per-stage ms/step, busy ms/step and busy share of the wall.
 #   STAGE=/tmp/stage BINS="build-gpu/splat /tmp/other/splat" bench/many.sh
