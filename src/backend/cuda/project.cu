@@ -476,7 +476,7 @@ CU_HD static void cu_store_ggrad(const cu_params &out, int i, const cu_ggrad &g)
  * overlap. */
 #define CU_SH_UNROLL 8
 template <int B>
-__device__ static void cu_sh_span(const float *P_sh, int n, int K, float *s_sh) {
+__device__ __forceinline__ static void cu_sh_span(const float *P_sh, int n, int K, float *s_sh) {
     int i0 = blockIdx.x * B, per = 3 * K, stride = per + 1;
     int count = min(B, n - i0) * per;
     const float *src = P_sh + (size_t)per * i0;
@@ -571,17 +571,21 @@ __device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int l
     }
 }
 
-/* 7 blocks a multiprocessor: their shared memory (3K + 12 floats a Gaussian, 30 KiB at degree 3)
+/* KC: the SH coefficient count K as a compile-time constant (1, 4, 9 or 16; 0: K at run time), so
+ * that the spans' divisions by 3K are multiplications (3M Gaussians on lego: 2.05 -> 1.85 ms/step).
+ * 7 blocks a multiprocessor: their shared memory (3K + 12 floats a Gaussian, 30 KiB at degree 3)
  * fits, with up to 73 registers a thread (72 used, few spills). Measured (bench/RESULTS.md, sessions
  * 25-26): 16-byte pieces one at a time beat 4 scalar elements loaded ahead (3M: 2.05 against 2.10
  * ms/step) and two pieces ahead (2.87); more shared memory a Gaussian (the SH gradients' factors
  * beside the coefficients, saving the coefficients' second read) loses the occupancy it needs (2.74). */
+template <int KC>
 __global__ void __launch_bounds__(CU_PB_BLOCK, 7)
-    k_project_back_update(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, int antialias,
+    k_project_back_update(cu_params P, int n, int Kr, sp_camera cam, float3 C, int sh_degree, int antialias,
                           cu_proj proj, cu_proj_grad G, cu_update u, float *grad_accum, float *grad_count,
                           float *max_radius) {
     extern __shared__ float s_sh[];
     const int B = CU_PB_BLOCK;
+    const int K = KC ? KC : Kr;
     int i0 = blockIdx.x * B, t = (int)threadIdx.x, i = i0 + t;
     int per = 3 * K, stride = per + 1, cnt = min(B, n - i0);
     float *s_g = s_sh + B * stride; /* means 3B, log_scales 3B, quats 4B, opacity B */
@@ -622,8 +626,17 @@ void cuda_project_back_update(cu_params *p, int n, int K, const sp_camera *cam, 
     if (n <= 0) return;
     sh_degree = cap_degree(sh_degree, K);
     size_t smem = (size_t)CU_PB_BLOCK * (3 * K + 1 + 11) * sizeof(float);
-    k_project_back_update<<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(
-        *p, n, K, *cam, camera_center(cam), sh_degree, antialias, *proj, *g, *u, grad_accum, grad_count, max_radius);
+#define CU_PBU(KC)                                                                                          \
+    k_project_back_update<KC><<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(                              \
+        *p, n, K, *cam, camera_center(cam), sh_degree, antialias, *proj, *g, *u, grad_accum, grad_count, max_radius)
+    switch (K) {
+    case 1: CU_PBU(1); break;
+    case 4: CU_PBU(4); break;
+    case 9: CU_PBU(9); break;
+    case 16: CU_PBU(16); break;
+    default: CU_PBU(0); break;
+    }
+#undef CU_PBU
 }
 
 void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, int sh_degree, int antialias,
