@@ -1,5 +1,6 @@
 /* test_adam.c — the `adam` stage (cpu_adam): exact values of the first steps worked out by
- * hand, zero gradients, thread-count independence, and convergence on a quadratic. */
+ * hand, the folded bias correction against the textbook form, zero gradients, thread-count
+ * independence, and convergence on a quadratic. */
 #include <math.h>
 #include <omp.h>
 
@@ -87,6 +88,29 @@ static void test_interleaved_settings(void **state) {
     assert_memory_equal(v1, v2, sizeof v1);
 }
 
+/* The update with the bias correction folded into lr and eps (sp_adam_bias) against the textbook
+ * form lr · (m / (1 − β1^t)) / (sqrt(v / (1 − β2^t)) + eps) in double, over steps 1 .. 30000 and
+ * moments spread over many decades: within a few float roundings of it. */
+static void test_folded_bias_matches_textbook(void **state) {
+    (void)state;
+    const float b1 = 0.9f, b2 = 0.999f, eps = 1e-15f, lr = 1.6e-4f;
+    const int steps[] = {1, 2, 3, 10, 100, 1000, 7000, 30000};
+    double worst = 0.0;
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++)
+        for (int e = -20; e <= 2; e++) {
+            float p = 0.0f, m = 0.0f, v = 0.0f, g = (float)pow(10.0, e) * (e & 1 ? -1.0f : 1.0f);
+            /* moments as if the gradient had been g for a while */
+            m = 0.7f * g, v = 0.8f * g * g;
+            double mi = (double)(b1 * m + (1.0f - b1) * g), vi = (double)(b2 * v + (1.0f - b2) * g * g);
+            double want = -(double)lr * (mi / (1.0 - pow(b1, steps[k]))) /
+                          (sqrt(vi / (1.0 - pow(b2, steps[k]))) + (double)eps);
+            cpu_adam(&p, &g, &m, &v, 1, lr, b1, b2, eps, steps[k], 0);
+            double rel = fabs((double)p - want) / fabs(want);
+            if (rel > worst) worst = rel;
+        }
+    if (worst > 4e-7) fail_msg("folded update %.3g away from the textbook form (relative)", worst);
+}
+
 /* f(p) = Σ a_i (p_i − c_i)², badly scaled on purpose (Adam is scale-free per coordinate). */
 static void test_quadratic_converges(void **state) {
     (void)state;
@@ -131,6 +155,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sparse_skips_zero_gradients),
         cmocka_unit_test(test_hand_computed_steps),
+        cmocka_unit_test(test_folded_bias_matches_textbook),
         cmocka_unit_test(test_zero_gradient_and_empty),
         cmocka_unit_test(test_thread_count_independent),
         cmocka_unit_test(test_interleaved_settings),

@@ -20,6 +20,7 @@
 extern "C" {
 #include "backend/ref/loss.h"
 #include "backend/ref/mcmc.h" /* cpu_mcmc_weights: the regularizers' weights, as the host computes them */
+#include "backend/ref/stages.h" /* sp_adam_bias: the update's factors, as the reference makes them */
 }
 
 /* ---- memory ---- */
@@ -170,15 +171,15 @@ static cu_params params_of(cu_backend *b, cu_buf *buf) { return cu_params_at((fl
 
 static cu_bins current_bins(cu_backend *b);
 
-/* The Adam arguments of a step (bias corrections in double, rounded once, as the reference). */
+/* The Adam arguments of a step: the learning rates and eps with the bias correction folded in
+ * (sp_adam_bias, as the reference). */
 static cu_adam_args adam_args(const sp_step_args *a) {
     cu_adam_args aa;
-    aa.lr[0] = a->lr.means, aa.lr[1] = a->lr.log_scales, aa.lr[2] = a->lr.quats;
-    aa.lr[3] = a->lr.opacity, aa.lr[4] = a->lr.sh_dc, aa.lr[5] = a->lr.sh_rest;
-    aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = a->eps;
+    sp_adam_bias_t bias = sp_adam_bias(a->beta1, a->beta2, a->eps, a->adam_step);
+    const float lr[6] = {a->lr.means, a->lr.log_scales, a->lr.quats, a->lr.opacity, a->lr.sh_dc, a->lr.sh_rest};
+    for (int k = 0; k < 6; k++) aa.lr[k] = sp_adam_lr(&bias, lr[k]);
+    aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = bias.eps;
     aa.sparse = a->adam_sparse;
-    aa.bc1 = (float)(1.0 - pow((double)a->beta1, (double)a->adam_step));
-    aa.bc2 = (float)(1.0 - pow((double)a->beta2, (double)a->adam_step));
     return aa;
 }
 

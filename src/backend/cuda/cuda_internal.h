@@ -271,8 +271,8 @@ void cuda_score_image(const float *rgb, const uint8_t *g8, uint8_t *p8, int w, i
                       double *partial, unsigned long long *sse, cudaStream_t s);
 /* adam.cu: one kernel over all groups of n Gaussians (the packed layout). */
 typedef struct {
-    float lr[6]; /* means, log_scales, quats, opacity, sh_dc, sh_rest */
-    float beta1, beta2, eps, bc1, bc2;
+    float lr[6]; /* lr_t (sp_adam_bias) of means, log_scales, quats, opacity, sh_dc, sh_rest */
+    float beta1, beta2, eps; /* eps: eps_t */
     int sparse; /* adam.sparse: elements whose gradient is exactly 0 are left alone */
 } cu_adam_args;
 /* The update of elements first .. end-1 of n Gaussians' parameters in the packed layout (cu_params_at

@@ -11,6 +11,9 @@
 
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_test_api.h"
+extern "C" {
+#include "backend/ref/stages.h" /* sp_adam_bias; C linkage before stage_ops.h includes it again */
+}
 #include "backend/stage_ops.h"
 #include "backend/tile_cull.h"
 
@@ -373,11 +376,10 @@ static int st_adam(sp_backend *b, float *param, const float *grad, float *m, flo
     if (!A.failed) {
         cu_adam_args a;
         memset(&a, 0, sizeof a);
-        a.beta1 = beta1, a.beta2 = beta2, a.eps = eps;
+        sp_adam_bias_t bias = sp_adam_bias(beta1, beta2, eps, step);
+        a.beta1 = beta1, a.beta2 = beta2, a.eps = bias.eps;
         a.sparse = sparse;
-        a.bc1 = (float)(1.0 - pow((double)beta1, (double)step));
-        a.bc2 = (float)(1.0 - pow((double)beta2, (double)step));
-        cuda_adam_flat(dp, dg, dm, dv, count, lr, &a, 0);
+        cuda_adam_flat(dp, dg, dm, dv, count, sp_adam_lr(&bias, lr), &a, 0);
         down(param, dp, bytes);
         down(m, dm, bytes);
         down(v, dv, bytes);

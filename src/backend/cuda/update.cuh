@@ -13,15 +13,16 @@ extern "C" {
 #include "backend/ref/mcmc.h" /* the noise gate: SP_MCMC_GATE_K, SP_MCMC_GATE_X0 */
 }
 
-/* One element's Adam update, every operation rounded on its own in the reference's order (no
- * contraction into fused multiply-adds, which the compiler would choose per kernel): every kernel
- * that updates gives the same bits, and so does backend/ref/adam.c. */
+/* One element's Adam update with the step's lr_t and eps_t (sp_adam_bias: the bias correction is
+ * in them), every operation rounded on its own in the reference's order (no contraction into
+ * fused multiply-adds, which the compiler would choose per kernel): every kernel that updates
+ * gives the same bits, and so does backend/ref/adam.c. */
 __device__ __forceinline__ void adam_val(float *p, float gi, float *m, float *v, float lr, const cu_adam_args *a) {
     float mi = __fadd_rn(__fmul_rn(a->beta1, *m), __fmul_rn(__fsub_rn(1.0f, a->beta1), gi));
     float vi = __fadd_rn(__fmul_rn(a->beta2, *v), __fmul_rn(__fmul_rn(__fsub_rn(1.0f, a->beta2), gi), gi));
     *m = mi;
     *v = vi;
-    float step = __fdiv_rn(__fmul_rn(lr, __fdiv_rn(mi, a->bc1)), __fadd_rn(__fsqrt_rn(__fdiv_rn(vi, a->bc2)), a->eps));
+float step = __fdiv_rn(__fmul_rn(lr, mi), __fadd_rn(__fsqrt_rn(vi), a->eps));
     *p = __fsub_rn(*p, step);
 }
 

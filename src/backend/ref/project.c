@@ -78,10 +78,11 @@ void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_gra
     sp_mcam_init_f(&mc, cam);
     const int K = p->K, per = 3 * K;
     int reg = u->opacity_reg != 0.0f || u->scale_reg != 0.0f;
-    float wo = 0.0f, ws = 0.0f, bc1, bc2;
+    float wo = 0.0f, ws = 0.0f;
     if (reg) cpu_mcmc_weights(u->opacity_reg, u->scale_reg, p->n, &wo, &ws);
-    cpu_adam_bias(u->beta1, u->beta2, u->step, &bc1, &bc2);
-    float b1 = u->beta1, b2 = u->beta2, eps = u->eps;
+    sp_adam_bias_t bias = sp_adam_bias(u->beta1, u->beta2, u->eps, u->step);
+    float b1 = u->beta1, b2 = u->beta2, eps = bias.eps, lr[6];
+    for (int k = 0; k < 6; k++) lr[k] = sp_adam_lr(&bias, u->lr[k]);
 #pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
     for (int i = 0; i < p->n; i++) {
         float gm[3] = {0}, gls[3] = {0}, gq[4] = {0}, glogit = 0.0f, gsh[3 * 16] = {0};
@@ -98,18 +99,16 @@ void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_gra
             const float *g;
             int count;
             float lr;
-        } grp[4] = {{pm, m->means + 3 * i, v->means + 3 * i, gm, 3, u->lr[0]},
-                    {pls, m->log_scales + 3 * i, v->log_scales + 3 * i, gls, 3, u->lr[1]},
-                    {pq, m->quats + 4 * i, v->quats + 4 * i, gq, 4, u->lr[2]},
-                    {p->opacity_logits + i, m->opacity_logits + i, v->opacity_logits + i, &glogit, 1, u->lr[3]}};
+        } grp[4] = {{pm, m->means + 3 * i, v->means + 3 * i, gm, 3, lr[0]},
+                    {pls, m->log_scales + 3 * i, v->log_scales + 3 * i, gls, 3, lr[1]},
+                    {pq, m->quats + 4 * i, v->quats + 4 * i, gq, 4, lr[2]},
+                    {p->opacity_logits + i, m->opacity_logits + i, v->opacity_logits + i, &glogit, 1, lr[3]}};
         for (int k = 0; k < 4; k++)
             for (int e = 0; e < grp[k].count; e++)
-                cpu_adam_one(grp[k].p + e, grp[k].g[e], grp[k].m + e, grp[k].v + e, grp[k].lr, b1, b2, eps, bc1, bc2,
-                             u->sparse);
+                cpu_adam_one(grp[k].p + e, grp[k].g[e], grp[k].m + e, grp[k].v + e, grp[k].lr, b1, b2, eps, u->sparse);
         float *msh = m->sh + (size_t)i * per, *vsh = v->sh + (size_t)i * per;
         for (int e = 0; e < per; e++)
-            cpu_adam_one(psh + e, gsh[e], msh + e, vsh + e, e < 3 ? u->lr[4] : u->lr[5], b1, b2, eps, bc1, bc2,
-                         u->sparse);
+            cpu_adam_one(psh + e, gsh[e], msh + e, vsh + e, e < 3 ? lr[4] : lr[5], b1, b2, eps, u->sparse);
         if (u->noise_scale != 0.0f)
             cpu_mcmc_noise_one(pm, pq, pls, p->opacity_logits[i], u->noise_scale, u->noise_seed, i);
     }

@@ -164,18 +164,28 @@ void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
                  float beta1, float beta2, float eps, int step, int sparse);
 
-/* The bias corrections 1 - beta^step of an update (step below 1 taken as 1), in double rounded to
- * float, and the update of one element with them: what cpu_adam does to each element (for callers
- * that update element by element, such as the cpu backend's fused step). */
-void cpu_adam_bias(float beta1, float beta2, int step, float *bc1, float *bc2);
-static inline void cpu_adam_one(float *p, float g, float *m, float *v, float lr, float beta1, float beta2, float eps,
-                                float bc1, float bc2, int sparse) {
+/* The bias correction of a step's update, folded into its learning rates and eps:
+ *   p −= lr · (m / (1 − β1^t)) / (sqrt(v / (1 − β2^t)) + eps)
+ *      = lr_t · m / (sqrt(v) + eps_t),  lr_t = lr · sqrt(1 − β2^t) / (1 − β1^t),  eps_t = eps · sqrt(1 − β2^t)
+ * (t below 1 taken as 1): two divisions fewer per element. lr_scale is sqrt(1 − β2^t) / (1 − β1^t) in
+ * double; every backend makes lr_t = sp_adam_lr(&b, lr) and eps_t = b.eps on the host, so all of them
+ * update with the same floats. */
+typedef struct {
+    double lr_scale;
+    float eps;
+} sp_adam_bias_t;
+sp_adam_bias_t sp_adam_bias(float beta1, float beta2, float eps, int step);
+static inline float sp_adam_lr(const sp_adam_bias_t *b, float lr) { return (float)((double)lr * b->lr_scale); }
+/* One element's update with a step's lr_t and eps_t (sp_adam_bias): what cpu_adam does to each
+ * element (for callers that update element by element, such as the cpu backend's fused step). */
+static inline void cpu_adam_one(float *p, float g, float *m, float *v, float lr_t, float beta1, float beta2,
+                                float eps_t, int sparse) {
     if (sparse && g == 0.0f) return;
     float mi = beta1 * *m + (1.0f - beta1) * g;
     float vi = beta2 * *v + (1.0f - beta2) * g * g;
     *m = mi;
     *v = vi;
-    *p -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+    *p -= lr_t * mi / (sqrtf(vi) + eps_t);
 }
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "backend/ref/loss.h"
 #include "backend/ref/mcmc.h"
+#include "backend/ref/stages.h" /* sp_adam_bias */
 #include "backend/stage_ops.h"
 #include "backend/tile_cull.h"
 #include "backend/vulkan/vk_backend.h"
@@ -425,13 +426,11 @@ int vk_rec_project_back(vk_backend *b, vk_cmd *k, const sp_camera *cam, int degr
 }
 
 static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
-    int step = a->adam_step < 1 ? 1 : a->adam_step;
+    sp_adam_bias_t bias = sp_adam_bias(a->beta1, a->beta2, a->eps, a->adam_step);
     uint32_t w[32] = {0};
     const float lr[6] = {a->lr.means, a->lr.log_scales, a->lr.quats, a->lr.opacity, a->lr.sh_dc, a->lr.sh_rest};
-    for (int i = 0; i < 6; i++) w[i] = vk_f2u(lr[i]);
-    w[6] = vk_f2u(a->beta1), w[7] = vk_f2u(a->beta2), w[8] = vk_f2u(a->eps);
-    w[9] = vk_f2u((float)(1.0 - pow((double)a->beta1, (double)step)));
-    w[10] = vk_f2u((float)(1.0 - pow((double)a->beta2, (double)step)));
+    for (int i = 0; i < 6; i++) w[i] = vk_f2u(sp_adam_lr(&bias, lr[i]));
+    w[6] = vk_f2u(a->beta1), w[7] = vk_f2u(a->beta2), w[8] = vk_f2u(bias.eps);
     uint32_t reg[10];
     adam_regions(b, reg);
     memcpy(w + 11, reg, sizeof reg);

@@ -226,12 +226,10 @@ static int st_adam(sp_backend *base, float *param, const float *grad, float *m, 
     if (vk_wait_all(b) || vk_ensure_gaussians(b, (int)(count / sp_gaussian_floats(b->K)) + 1, b->sh_degree)) return -1;
     if (up(b, &b->P, param, bytes) || up(b, &b->Gr, grad, bytes) || up(b, &b->M1, m, bytes) || up(b, &b->M2, v, bytes))
         return -1;
-    if (step < 1) step = 1;
+    sp_adam_bias_t bias = sp_adam_bias(beta1, beta2, eps, step);
     uint32_t w[32] = {0};
-    w[0] = vk_f2u(lr);
-    w[6] = vk_f2u(beta1), w[7] = vk_f2u(beta2), w[8] = vk_f2u(eps);
-    w[9] = vk_f2u((float)(1.0 - pow((double)beta1, (double)step)));
-    w[10] = vk_f2u((float)(1.0 - pow((double)beta2, (double)step)));
+    w[0] = vk_f2u(sp_adam_lr(&bias, lr));
+    w[6] = vk_f2u(beta1), w[7] = vk_f2u(beta2), w[8] = vk_f2u(bias.eps);
     const uint32_t reg[10] = {0, (uint32_t)count};
     memcpy(w + 11, reg, sizeof reg);
     w[21] = 3, w[22] = vk_adam_groups(reg), w[23] = sparse ? 1u : 0u;

@@ -7,8 +7,9 @@
 // layout: vk_ensure_gaussians keeps the capacity a multiple of 4), and the floats of a region's
 // last group of four that lie past its length keep their values (they are slack of the buffer,
 // which no other invocation touches).
-// Words (no camera here): 0-5 lr means, log_scales, quats, opacity, sh dc, sh rest;
-// 6 beta1, 7 beta2, 8 eps, 9 1-beta1^t, 10 1-beta2^t; 11-20 (start, length) x 5; 21 floats per
+// Words (no camera here): 0-5 lr_t means, log_scales, quats, opacity, sh dc, sh rest (the learning
+// rates with the bias correction folded in, sp_adam_bias); 6 beta1, 7 beta2, 8 eps_t; 9, 10 unused;
+// 11-20 (start, length) x 5; 21 floats per
 // Gaussian's SH (3K); 22 groups of four to visit (the sum of ceil(length / 4)); 23 sparse (1: an
 // element whose gradient is exactly 0 keeps its value and moments, adam.sparse).
 #include "common.glsl"
@@ -42,7 +43,7 @@ void main() {
         if (++k == per) k = 0u;
         if (off + uint(i) >= len) lr[i] = -1.0; // past the region: left as it is
     }
-    float b1 = pf(6), b2 = pf(7), eps = pf(8), bc1 = pf(9), bc2 = pf(10);
+    float b1 = pf(6), b2 = pf(7), eps = pf(8);
     vec4 m = M1[quad], v = M2[quad], p = P[quad];
     [[unroll]] for (int i = 0; i < 4; i++) {
         float gi = g[i];
@@ -51,7 +52,7 @@ void main() {
         float vi = b2 * v[i] + (1.0 - b2) * gi * gi;
         m[i] = mi;
         v[i] = vi;
-        p[i] -= lr[i] * (mi / bc1) / (sqrt(vi / bc2) + eps);
+        p[i] -= lr[i] * mi / (sqrt(vi) + eps);
     }
     M1[quad] = m;
     M2[quad] = v;
