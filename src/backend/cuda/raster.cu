@@ -5,8 +5,8 @@
  *
  * backward_raster walks each pixel back to front from its last contributor. Per Gaussian of a
  * batch the 9 gradient values are reduced over the warp (a fixed shuffle tree); the lanes holding
- * the totals then add them atomically to the Gaussian (when one pixel of the warp blended it, that
- * lane adds its own 9 values: the same totals, no shuffles): as floats (fast mode), or in
+ * the totals then add them atomically to the Gaussian (when at most CU_BWD_DIRECT pixels of the warp
+ * blended it, those lanes add their own 9 values instead, no shuffles): as floats (fast mode), or in
  * deterministic mode as 64-bit fixed-point integers (cu_fx), whose sums are the same in any order,
  * turned into floats afterwards (cuda_fx_finish). No float atomics in deterministic mode. */
 #include "backend/cuda/cuda_internal.h"
@@ -537,6 +537,12 @@ __device__ __forceinline__ int bwd_pair(float2 m, float4 co, float3 col, float f
     return 1;
 }
 
+/* At most this many pixels of a warp blending one Gaussian add their 9 values each, atomically,
+ * instead of the warp sum (its shuffle tree costs more instructions than a few lanes' atomics): at
+ * 3M Gaussians on lego 1.72 -> 1.64 ms/step for backward_raster with 4, against 1.68 with 2, 1.79
+ * with 6, 2.21 with 8 (bench/RESULTS.md, 2026-12-04 session 27). */
+#define CU_BWD_DIRECT 4
+
 /* Each warp walks its chunk's positions back to front on its own, 32 at a time (from its own last
  * contributor down), through its slice of shared memory, the next batch loaded ahead, and only over
  * the Gaussians whose ellipse reaches its 8x4 pixels; no block-wide barrier. The (tile, chunk)
@@ -628,7 +634,7 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
             int any = lo + sl < nc &&
                       bwd_pair(w_mean[sl], w_conic_op[sl], w_color[sl], fx, fy, g0, g1, g2, T, B0, B1, B2, v);
             uint32_t who = __ballot_sync(0xffffffffu, any);
-            if (who & (who - 1)) { /* two or more pixels blended it: the warp sums */
+            if (__popc(who) > CU_BWD_DIRECT) { /* more than a few pixels blended it: the warp sums */
                 float tot = warp_reduce9(v, lane);
                 if (own >= 0) {
                     if (DET) {
@@ -637,7 +643,7 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
                         atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
                     }
                 }
-            } else if (any) { /* one pixel: its values are the warp's totals (the sum adds only zeros) */
+            } else if (any) { /* a few pixels: each adds its own values (fewer instructions than the sum) */
                 uint32_t id = w_id[sl];
 #pragma unroll
                 for (int c = 0; c < CU_PAIR_GRADS; c++) {
