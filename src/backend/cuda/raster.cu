@@ -294,14 +294,28 @@ struct cu_splat {
     float3 col;
 };
 
-/* From Gaussian g's record (cu_proj.splat): three 16-byte loads. */
-__device__ __forceinline__ cu_splat cu_load_splat(const cu_proj &proj, uint32_t g) {
+/* Gaussian g's record (cu_proj.splat) as the raster kernels keep it: its three 16-byte words, the
+ * third's spare fields (y, z) free for the kernel's own use (the Gaussian's id, a factor). A warp's
+ * batch sits in shared memory as these records, one slot of three words per lane: one base
+ * address for everything a blend reads (separate arrays per field cost the kernels a few
+ * instructions per blend to recompute their addresses). */
+struct cu_rec {
+    float4 a, b, c;
+};
+
+__device__ __forceinline__ cu_rec cu_load_rec(const cu_proj &proj, uint32_t g) {
     const float4 *r = proj.splat + 3 * (size_t)g;
-    float4 a = r[0], b = r[1], c = r[2];
+    cu_rec x;
+    x.a = r[0], x.b = r[1], x.c = r[2];
+    return x;
+}
+
+/* A record's fields: 2D mean, conic and opacity, colour. */
+__device__ __forceinline__ cu_splat cu_rec_splat(float4 a, float4 b, float cz) {
     cu_splat s;
     s.m = make_float2(a.x, a.y);
     s.co = make_float4(a.z, a.w, b.x, b.y);
-    s.col = make_float3(b.z, b.w, c.x);
+    s.col = make_float3(b.z, b.w, cz);
     return s;
 }
 
@@ -349,9 +363,7 @@ void cuda_warp_masks(const cu_proj *proj, const cu_bins *bins, cu_keys keys, uin
 template <int STATE>
 __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj proj, cu_bins bins, int w, int h,
                                                                  float3 bg, cu_raster out, cu_buckets bk) {
-    __shared__ float2 s_mean[CU_RASTER_THREADS];
-    __shared__ float4 s_conic_op[CU_RASTER_THREADS];
-    __shared__ float3 s_color[CU_RASTER_THREADS];
+    __shared__ cu_rec s_rec[CU_RASTER_THREADS];
     __shared__ unsigned long long s_wsum[STATE == 3 ? CU_RASTER_THREADS : 1];
     __shared__ uint32_t s_wid[STATE == 3 ? CU_RASTER_THREADS : 1];
     int slot = (int)(blockIdx.x / CU_RASTER_PARTS);
@@ -368,9 +380,7 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
     int start = (int)rg.x, end = (int)rg.y;
     float4 *chunk = STATE == 2 ? bk.chunk + (size_t)cu_chunk_first(start, tile) * CU_BLOCK + t : NULL;
     int wl = (int)threadIdx.x >> 5; /* the warp within this block */
-    float2 *w_mean = s_mean + wl * 32;
-    float4 *w_conic_op = s_conic_op + wl * 32;
-    float3 *w_color = s_color + wl * 32;
+    cu_rec *w_rec = s_rec + wl * 32;
     unsigned long long *w_wsum = s_wsum + (STATE == 3 ? wl * 32 : 0);
     uint32_t *w_wid = s_wid + (STATE == 3 ? wl * 32 : 0);
     float T = 1.0f, C0 = 0.0f, C1 = 0.0f, C2 = 0.0f;
@@ -379,21 +389,21 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
     /* this lane's Gaussian of the next batch, loaded ahead; with warp masks only when it reaches
      * this warp (mcur: its bit for the batch in hand, mnext: for the one after) */
     const uint8_t *wm = bins.wmask;
-    cu_splat sp = {};
+    cu_rec sp = {};
     uint32_t gid = 0u;
     int mcur = start + lane < end ? (wm[start + lane] >> wp) & 1 : 0;
     int mnext = start + 32 + lane < end ? (wm[start + 32 + lane] >> wp) & 1 : 0;
-    if (mcur) sp = cu_load_splat(proj, gid = bins.ids[start + lane]);
+    if (mcur) sp = cu_load_rec(proj, gid = bins.ids[start + lane]);
     for (int base = start; base < end; base += 32) {
         if (__all_sync(0xffffffffu, done)) break;
         int hit = mcur;
-        if (hit) w_mean[lane] = sp.m, w_conic_op[lane] = sp.co, w_color[lane] = sp.col;
+        if (hit) w_rec[lane] = sp;
         if (STATE == 3) w_wsum[lane] = 0ull, w_wid[lane] = gid;
         uint32_t bits = __ballot_sync(0xffffffffu, hit);
         __syncwarp();
         mcur = mnext;
         mnext = base + 64 + lane < end ? (wm[base + 64 + lane] >> wp) & 1 : 0;
-        if (mcur) sp = cu_load_splat(proj, gid = bins.ids[base + 32 + lane]);
+        if (mcur) sp = cu_load_rec(proj, gid = bins.ids[base + 32 + lane]);
         if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
             chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
         /* CU_RASTER_ILP hits at a time: their alphas are independent, so they are computed together
@@ -409,11 +419,11 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
 #pragma unroll
             for (int u = 0; u < CU_RASTER_ILP; u++) {
                 int k = kk[u] < 0 ? 0 : kk[u];
-                float2 mk = w_mean[k];
-                float4 ck = w_conic_op[k];
-                float dx = mk.x - fx, dy = mk.y - fy;
-                float power = -0.5f * (ck.x * dx * dx + ck.z * dy * dy) - ck.y * dx * dy;
-                float alpha = fminf(0.99f, ck.w * __expf(power));
+                float4 ra = w_rec[k].a;
+                float2 rb = make_float2(w_rec[k].b.x, w_rec[k].b.y);
+                float dx = ra.x - fx, dy = ra.y - fy; /* mean; conic ra.z, ra.w, rb.x; opacity rb.y */
+                float power = -0.5f * (ra.z * dx * dx + rb.x * dy * dy) - ra.w * dx * dy;
+                float alpha = fminf(0.99f, rb.y * __expf(power));
                 a[u] = (kk[u] >= 0 && power <= 0.0f && alpha >= 1.0f / 255.0f) ? alpha : 0.0f; /* 0: skipped */
             }
 #pragma unroll
@@ -424,7 +434,8 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
                     done = 1;
                     break;
                 }
-                float3 c = w_color[kk[u]];
+                float4 rb = w_rec[kk[u]].b;
+                float3 c = make_float3(rb.z, rb.w, w_rec[kk[u]].c.x);
                 float wgt = a[u] * T;
                 C0 += c.x * wgt, C1 += c.y * wgt, C2 += c.z * wgt;
                 if (STATE == 3) atomicAdd(&w_wsum[kk[u]], (unsigned long long)__float2ull_rn(wgt * (float)SP_BLEND_WEIGHT_UNIT));
@@ -555,11 +566,7 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
     k_backward_pixel(cu_proj proj, cu_bins bins, int w, int h, float3 bg, cu_raster fwd, const float *dl_drgb,
                      cu_buckets bk, cu_chunk_work work, cu_fx fxg, cu_proj_grad G) {
     constexpr int NT = CU_BWD_THREADS, PARTS = CU_BLOCK / NT;
-    __shared__ uint32_t s_id[NT];
-    __shared__ float2 s_mean[NT];
-    __shared__ float4 s_conic_op[NT];
-    __shared__ float3 s_color[NT];
-    __shared__ float s_fac[DET ? NT : 1]; /* DET: each slot's cu_fx_conic_fac, made once per load */
+    __shared__ cu_rec s_rec[NT]; /* c.y: the Gaussian's id; DET: c.z its cu_fx_conic_fac, made once per load */
     int it = (int)(blockIdx.x / PARTS);
     if (it >= *work.num_items) return; /* the grid is an upper bound */
     uint2 item = work.items[it];
@@ -600,55 +607,57 @@ __global__ void __launch_bounds__(CU_BWD_THREADS, 20)
     }
     int warp_nc = __reduce_max_sync(0xffffffffu, nc); /* positions past it are skipped by the whole warp */
     int wl = (int)threadIdx.x >> 5; /* the warp within this block */
-    uint32_t *w_id = s_id + wl * 32;
-    float2 *w_mean = s_mean + wl * 32;
-    float4 *w_conic_op = s_conic_op + wl * 32;
-    float3 *w_color = s_color + wl * 32;
-    float *w_fac = DET ? s_fac + wl * 32 : s_fac;
+    cu_rec *w_rec = s_rec + wl * 32;
     int top = min(c_hi, warp_nc);
     /* this lane's Gaussian of the next batch, loaded ahead; with warp masks only when it reaches
      * this warp (mcur: its bit for the batch in hand, mnext: for the one below) */
     const uint8_t *wm = bins.wmask;
     uint32_t g = 0;
-    cu_splat sp = {};
+    cu_rec sp = {};
     int k = top - 32 + lane;
     int mcur = k >= c_lo && k < top ? (wm[start + k] >> warp) & 1 : 0;
     int mnext = k - 32 >= c_lo ? (wm[start + k - 32] >> warp) & 1 : 0;
-    if (mcur) sp = cu_load_splat(proj, g = bins.ids[start + k]);
+    if (mcur) sp = cu_load_rec(proj, g = bins.ids[start + k]);
     for (; top > c_lo; top -= 32) {
         int lo = top - 32; /* slot s holds position lo + s; positions below c_lo are not loaded */
         int hit = mcur;
-        if (hit) w_id[lane] = g, w_mean[lane] = sp.m, w_conic_op[lane] = sp.co, w_color[lane] = sp.col;
-        if (DET && hit) w_fac[lane] = cu_fx_conic_fac(sp.co.x, sp.co.y, sp.co.z);
+        if (hit) {
+            sp.c.y = __uint_as_float(g);
+            if (DET) sp.c.z = cu_fx_conic_fac(sp.a.z, sp.a.w, sp.b.x);
+            w_rec[lane] = sp;
+        }
         uint32_t bits = __ballot_sync(0xffffffffu, hit);
         __syncwarp();
         k = lo - 32 + lane;
         mcur = mnext;
         mnext = k - 32 >= c_lo ? (wm[start + k - 32] >> warp) & 1 : 0;
-        if (mcur) sp = cu_load_splat(proj, g = bins.ids[start + k]);
+        if (mcur) sp = cu_load_rec(proj, g = bins.ids[start + k]);
         while (bits) { /* back to front: the highest slot first */
             int sl = 31 - __clz(bits);
             bits ^= 1u << sl;
             float v[CU_PAIR_GRADS];
             for (int c = 0; c < CU_PAIR_GRADS; c++) v[c] = 0.0f;
-            int any = lo + sl < nc &&
-                      bwd_pair(w_mean[sl], w_conic_op[sl], w_color[sl], fx, fy, g0, g1, g2, T, B0, B1, B2, v);
+            float4 ra = w_rec[sl].a, rb = w_rec[sl].b;
+            float2 rc = make_float2(w_rec[sl].c.x, w_rec[sl].c.y);
+            cu_splat q = cu_rec_splat(ra, rb, rc.x);
+            int any = lo + sl < nc && bwd_pair(q.m, q.co, q.col, fx, fy, g0, g1, g2, T, B0, B1, B2, v);
             uint32_t who = __ballot_sync(0xffffffffu, any);
             if (__popc(who) > CU_BWD_DIRECT) { /* more than a few pixels blended it: the warp sums */
                 float tot = warp_reduce9(v, lane);
                 if (own >= 0) {
+                    uint32_t id = __float_as_uint(rc.y);
                     if (DET) {
-                        atomicAdd(own_fx + w_id[sl], cu_fx_of(own_conic ? tot * w_fac[sl] : tot, own_scale));
+                        atomicAdd(own_fx + id, cu_fx_of(own_conic ? tot * w_rec[sl].c.z : tot, own_scale));
                     } else {
-                        atomicAdd(own_dst + (size_t)own_stride * w_id[sl], tot);
+                        atomicAdd(own_dst + (size_t)own_stride * id, tot);
                     }
                 }
             } else if (any) { /* a few pixels: each adds its own values (fewer instructions than the sum) */
-                uint32_t id = w_id[sl];
+                uint32_t id = __float_as_uint(rc.y);
 #pragma unroll
                 for (int c = 0; c < CU_PAIR_GRADS; c++) {
                     if (DET) {
-                        float val = cu_fx_class(c) == 1 ? v[c] * w_fac[sl] : v[c];
+                        float val = cu_fx_class(c) == 1 ? v[c] * w_rec[sl].c.z : v[c];
                         atomicAdd(fxg.acc + (size_t)c * fxg.n + id, cu_fx_of(val, fxg.scale[cu_fx_class(c)]));
                     } else {
                         int st = 0;
