@@ -530,7 +530,7 @@ __device__ __forceinline__ int bwd_pair(float2 m, float4 co, float3 col, float f
     float gw = co.w * e;
     float alpha = fminf(0.99f, gw);
     if (!(power <= 0.0f && alpha >= 1.0f / 255.0f)) return 0;
-    float ia = __frcp_rn(1.0f - alpha);
+    float ia = __fdividef(1.0f, 1.0f - alpha); /* 1 - alpha >= 0.01: the fast reciprocal's error is ~2 ulp */
     float Tj = T * ia;
     float at = alpha * Tj;
     v[6] = at * g0, v[7] = at * g1, v[8] = at * g2;
