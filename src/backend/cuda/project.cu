@@ -498,10 +498,22 @@ __device__ __forceinline__ static void cu_sh_span(const float *P_sh, int n, int 
  * least 8 blocks per multiprocessor (64 registers, a few spilled): more warps hide the latency of
  * the loads (0.103 -> 0.088 ms/step with the unrolled span on lego at 340k, H200). */
 #define CU_PB_BLOCK 128
+/* The kernels' SH coefficient count K as a compile-time constant where it is one of the degrees'
+ * counts (1, 4, 9, 16; 0: K at run time): the spans' divisions by 3K become multiplications. */
+#define CU_SH_K_DISPATCH(K, LAUNCH)                                                                        \
+    switch (K) {                                                                                           \
+    case 1: LAUNCH(1); break;                                                                              \
+    case 4: LAUNCH(4); break;                                                                              \
+    case 9: LAUNCH(9); break;                                                                              \
+    case 16: LAUNCH(16); break;                                                                            \
+    default: LAUNCH(0); break;                                                                             \
+    }
+template <int KC>
 __global__ void __launch_bounds__(CU_PB_BLOCK, 8)
-    k_project_back(cu_params P, int n, int K, sp_camera cam, float3 C, int sh_degree, int antialias, cu_proj proj,
+    k_project_back(cu_params P, int n, int Kr, sp_camera cam, float3 C, int sh_degree, int antialias, cu_proj proj,
                    cu_proj_grad G, cu_params out, float *grad_accum, float *grad_count, float *max_radius) {
     extern __shared__ float s_sh[];
+    const int K = KC ? KC : Kr;
     int i0 = blockIdx.x * CU_PB_BLOCK, i = i0 + (int)threadIdx.x;
     int per = 3 * K, stride = per + 1;
     int count = min(CU_PB_BLOCK, n - i0) * per;
@@ -571,8 +583,7 @@ __device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int l
     }
 }
 
-/* KC: the SH coefficient count K as a compile-time constant (1, 4, 9 or 16; 0: K at run time), so
- * that the spans' divisions by 3K are multiplications (3M Gaussians on lego: 2.05 -> 1.85 ms/step).
+/* KC: K at compile time (CU_SH_K_DISPATCH; 3M Gaussians on lego: 2.05 -> 1.85 ms/step).
  * 7 blocks a multiprocessor: their shared memory (3K + 12 floats a Gaussian, 30 KiB at degree 3)
  * fits, with up to 73 registers a thread (72 used, few spills). Measured (bench/RESULTS.md, sessions
  * 25-26): 16-byte pieces one at a time beat 4 scalar elements loaded ahead (3M: 2.05 against 2.10
@@ -629,13 +640,7 @@ void cuda_project_back_update(cu_params *p, int n, int K, const sp_camera *cam, 
 #define CU_PBU(KC)                                                                                          \
     k_project_back_update<KC><<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(                              \
         *p, n, K, *cam, camera_center(cam), sh_degree, antialias, *proj, *g, *u, grad_accum, grad_count, max_radius)
-    switch (K) {
-    case 1: CU_PBU(1); break;
-    case 4: CU_PBU(4); break;
-    case 9: CU_PBU(9); break;
-    case 16: CU_PBU(16); break;
-    default: CU_PBU(0); break;
-    }
+    CU_SH_K_DISPATCH(K, CU_PBU)
 #undef CU_PBU
 }
 
@@ -645,9 +650,11 @@ void cuda_project_back(const cu_params *p, int n, int K, const sp_camera *cam, i
     if (n <= 0) return;
     sh_degree = cap_degree(sh_degree, K);
     size_t smem = (size_t)CU_PB_BLOCK * (3 * K + 1) * sizeof(float);
-    k_project_back<<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(*p, n, K, *cam, camera_center(cam), sh_degree,
-                                                                      antialias, *proj, *g, *out, grad_accum,
-                                                                      grad_count, max_radius);
+#define CU_PB(KC)                                                                                           \
+    k_project_back<KC><<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(                                     \
+        *p, n, K, *cam, camera_center(cam), sh_degree, antialias, *proj, *g, *out, grad_accum, grad_count, max_radius)
+    CU_SH_K_DISPATCH(K, CU_PB)
+#undef CU_PB
 }
 
 /* The same per-Gaussian math run on the host (no GPU needed): lets tests check the kernels'
