@@ -22,7 +22,7 @@ __device__ __forceinline__ void adam_val(float *p, float gi, float *m, float *v,
     float vi = __fadd_rn(__fmul_rn(a->beta2, *v), __fmul_rn(__fmul_rn(__fsub_rn(1.0f, a->beta2), gi), gi));
     *m = mi;
     *v = vi;
-float step = __fdiv_rn(__fmul_rn(lr, mi), __fadd_rn(__fsqrt_rn(vi), a->eps));
+    float step = __fdiv_rn(__fmul_rn(lr, mi), __fadd_rn(__fsqrt_rn(vi), a->eps));
     *p = __fsub_rn(*p, step);
 }
 
