@@ -539,20 +539,21 @@ static int step_deterministic_repeat(const tcase *c, sp_backend *unused) {
  * stage checks compare with the CPU. Deterministic runs of 24 steps, each way, from the same
  * parameters and nonzero moments, give the same parameters and moments bit for bit: dense steps,
  * then sparse ones, with the MCMC terms and noise on (a fifth of the Gaussians nearly transparent,
- * so the noise moves them) and a third SH band that the steps do not use (zero gradients: the
- * dense update decays its moments, the sparse one leaves them). A backend that does not fuse
- * compares two identical runs. 501 Gaussians: in the packed layout most parameter groups then
- * start off a 16-byte boundary and the last block's spans end ragged (the fused update moves
- * 16-byte pieces and the elements around them on their own). */
-static int step_fused_update(const tcase *c, sp_backend *unused) {
+ * so the noise moves them) and, from degree 1 up, a top SH band that the steps do not use (zero
+ * gradients: the dense update decays its moments, the sparse one leaves them). A backend that does
+ * not fuse compares two identical runs. 501 Gaussians: in the packed layout most parameter groups
+ * then start off a 16-byte boundary and the last block's spans end ragged (the fused update moves
+ * 16-byte pieces and the elements around them on their own). Every SH degree of the store, 0 to 3:
+ * the CUDA kernels are compiled for each coefficient count (CU_SH_K_DISPATCH). */
+static int fused_update_degree(const tcase *c, int deg) {
     enum { NG = 501 };
-    sp_rng r = pt_rng(935);
+    sp_rng r = pt_rng(935 + (uint64_t)deg);
     sp_gaussians gt, init, m0, v0, out[2][3];
     pt_random_gaussians(&gt, &r, 300, 1, 0.8f);
-    pt_random_gaussians(&init, &r, NG, 2, 0.8f);
+    pt_random_gaussians(&init, &r, NG, deg, 0.8f);
     for (int i = 0; i < init.n; i += 5) init.opacity_logits[i] = -7.0f;
-    pt_random_gaussians(&m0, &r, NG, 2, 0.01f);
-    pt_random_gaussians(&v0, &r, NG, 2, 0.01f);
+    pt_random_gaussians(&m0, &r, NG, deg, 0.01f);
+    pt_random_gaussians(&v0, &r, NG, deg, 0.01f);
     float *vv[5] = {v0.means, v0.log_scales, v0.quats, v0.opacity_logits, v0.sh};
     size_t cnt[5] = {3 * NG, 3 * NG, 4 * NG, NG, 3 * (size_t)v0.K * NG};
     for (int k = 0; k < 5; k++)
@@ -569,6 +570,7 @@ static int step_fused_update(const tcase *c, sp_backend *unused) {
         assert_int_equal(b->ops->set_gaussians(b, &init, &m0, &v0), 0);
         for (int s = 1; s <= 24; s++) {
             sp_step_args a = step_args(s, s % NVIEWS);
+            a.sh_degree = deg > 0 ? deg - 1 : 0;
             a.adam_sparse = s > 12;
             if (b->ops->mcmc_apply) a.opacity_reg = 0.01f, a.scale_reg = 0.01f, a.noise_scale = 0.02f;
             a.noise_seed = 77 + (uint64_t)s;
@@ -586,19 +588,27 @@ static int step_fused_update(const tcase *c, sp_backend *unused) {
                         *gy[5] = {y->means, y->log_scales, y->quats, y->opacity_logits, y->sh};
             static const char *names[5] = {"means", "log_scales", "quats", "opacity_logits", "sh"};
             for (int k = 0; k < 5; k++)
-                printf("INFO %s fused update: %s %s max |fused - split| %.3g\n", c->label,
+                printf("INFO %s fused update (degree %d): %s %s max |fused - split| %.3g\n", c->label, deg,
                        j == 0 ? "parameters" : j == 1 ? "m" : "v", names[k], pt_max_abs(gx[k], gy[k], cnt[k]));
         }
     int moved = memcmp(out[0][0].means, init.means, (size_t)init.n * 12) != 0;
-    int ok = pt_report(same && moved, c->label, "fused update",
-                       "24 steps fused vs split_update (dense, sparse, MCMC terms and noise): parameters",
-                       "bit-identical (1=yes)", same && moved, 1);
-    ok &= pt_report(same_m, c->label, "fused update", "24 steps fused vs split_update: Adam moments",
-                    "bit-identical (1=yes)", same_m, 1);
+    char what[128];
+    snprintf(what, sizeof what,
+             "24 steps fused vs split_update (dense, sparse, MCMC terms and noise), SH degree %d: parameters", deg);
+    int ok = pt_report(same && moved, c->label, "fused update", what, "bit-identical (1=yes)", same && moved, 1);
+    snprintf(what, sizeof what, "24 steps fused vs split_update, SH degree %d: Adam moments", deg);
+    ok &= pt_report(same_m, c->label, "fused update", what, "bit-identical (1=yes)", same_m, 1);
     for (int k = 0; k < 2; k++)
         for (int j = 0; j < 3; j++) sp_gaussians_free(&out[k][j]);
     free_views(views);
     sp_gaussians_free(&gt), sp_gaussians_free(&init), sp_gaussians_free(&m0), sp_gaussians_free(&v0);
+    return ok;
+}
+
+static int step_fused_update(const tcase *c, sp_backend *unused) {
+    (void)unused;
+    int ok = 1;
+    for (int deg = 0; deg <= 3; deg++) ok &= fused_update_degree(c, deg);
     return ok;
 }
 
