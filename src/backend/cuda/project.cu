@@ -471,23 +471,38 @@ CU_HD static void cu_store_ggrad(const cu_params &out, int i, const cu_ggrad &g)
     out.opacity_logits[i] = g.opacity_logit;
 }
 
-/* Copies the 3K SH coefficients of each of the block's B Gaussians to s_sh (stride 3K + 1):
- * coalesced loads, CU_SH_UNROLL of them issued before their stores so that their latencies
- * overlap. */
+/* Copies the 3K SH coefficients of each of the block's B Gaussians to s_sh (stride 3K + 1: value e
+ * of the span, Gaussian e / 3K's coefficient e % 3K, at s_sh[e + e / 3K]): coalesced loads,
+ * CU_SH_UNROLL of them issued before their stores so that their latencies overlap; without
+ * bounds tests when the span is a whole number of rounds (full blocks at degree 3). */
 #define CU_SH_UNROLL 8
-template <int B>
+template <int B, int KC>
 __device__ __forceinline__ static void cu_sh_span(const float *P_sh, int n, int K, float *s_sh) {
-    int i0 = blockIdx.x * B, per = 3 * K, stride = per + 1;
+    const int per = 3 * (KC ? KC : K);
+    int i0 = blockIdx.x * B;
     int count = min(B, n - i0) * per;
     const float *src = P_sh + (size_t)per * i0;
+    if (count % (B * CU_SH_UNROLL) == 0) {
+        for (int e0 = threadIdx.x; e0 < count; e0 += B * CU_SH_UNROLL) {
+            float v[CU_SH_UNROLL];
+#pragma unroll
+            for (int u = 0; u < CU_SH_UNROLL; u++) v[u] = src[e0 + u * B];
+#pragma unroll
+            for (int u = 0; u < CU_SH_UNROLL; u++) {
+                int e = e0 + u * B;
+                s_sh[e + e / per] = v[u];
+            }
+        }
+        return;
+    }
     for (int e0 = threadIdx.x; e0 < count; e0 += B * CU_SH_UNROLL) {
         float v[CU_SH_UNROLL];
 #pragma unroll
         for (int u = 0; u < CU_SH_UNROLL; u++) v[u] = e0 + u * B < count ? src[e0 + u * B] : 0.0f;
 #pragma unroll
         for (int u = 0; u < CU_SH_UNROLL; u++) {
-            int e = e0 + u * B, g = e / per;
-            if (e < count) s_sh[g * stride + (e - g * per)] = v[u];
+            int e = e0 + u * B;
+            if (e < count) s_sh[e + e / per] = v[u];
         }
     }
 }
@@ -517,7 +532,7 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 8)
     int i0 = blockIdx.x * CU_PB_BLOCK, i = i0 + (int)threadIdx.x;
     int per = 3 * K, stride = per + 1;
     int count = min(CU_PB_BLOCK, n - i0) * per;
-    cu_sh_span<CU_PB_BLOCK>(P.sh, n, K, s_sh);
+    cu_sh_span<CU_PB_BLOCK, KC>(P.sh, n, K, s_sh);
     __syncthreads();
     float *mine = s_sh + threadIdx.x * stride;
     if (i < n)
@@ -527,7 +542,7 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 8)
     __syncthreads();
     float *dst = out.sh + (size_t)per * i0;
 #pragma unroll 4
-    for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) dst[e] = s_sh[(e / per) * stride + e % per];
+    for (int e = threadIdx.x; e < count; e += CU_PB_BLOCK) dst[e] = s_sh[e + e / per];
 }
 
 /* project_back fused with the step's update (cuda_project_back_update): the gradients of a
@@ -537,14 +552,56 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 8)
  * group (cu_adam_span: consecutive threads on consecutive 16-byte pieces). Then the position
  * noise (it reads the updated opacity, scales and rotation). The same arithmetic, in the same
  * order, as k_project_back + k_mcmc_reg + k_adam4 + k_mcmc_noise. */
+/* Where a span's gradients and learning rates come from (cu_adam_span): elem(e) / rate(e) for one
+ * value e of the span; for the body's 16-byte pieces at(e) places a cursor on a piece's first
+ * value, grad(j) / lr(j) read its value j (0..3) and next() moves it on by 4 CU_PB_BLOCK values
+ * (a thread's next piece). cu_span_flat: a parameter group's span, gradient e at g[e], one
+ * learning rate. */
+struct cu_span_flat {
+    const float *g;
+    float r;
+    int e;
+    __device__ float elem(int i) const { return g[i]; }
+    __device__ float rate(int) const { return r; }
+    __device__ void at(int i) { e = i; }
+    __device__ float grad(int j) const { return g[e + j]; }
+    __device__ float lr(int) const { return r; }
+    __device__ void next() { e += 4 * CU_PB_BLOCK; }
+};
+
+/* The SH span: value e is coefficient e % per of the block's Gaussian e / per, its gradient in that
+ * Gaussian's shared slot (stride per + 1: at s[e + e / per]), its rate lr[4] for the three DC
+ * values (e % per < 3), else lr[5]. The body's cursor keeps the Gaussian g and place c of its
+ * piece's first value, moved on by additions instead of dividing each value's index by per (a
+ * piece's value j is in the next Gaussian when c + j >= per: its slot one float further). With
+ * cu_sh_span's full-block path, 3M Gaussians on lego: 1.64 -> 1.59 ms/step (bench/RESULTS.md,
+ * session 28; the same bits). */
+template <int PER>
+struct cu_span_sh {
+    const float *s;
+    float r_dc, r_rest;
+    int per, e, g, c;
+    __device__ int P() const { return PER ? PER : per; }
+    __device__ float elem(int i) const { return s[i + i / P()]; }
+    __device__ float rate(int i) const { return i % P() < 3 ? r_dc : r_rest; }
+    __device__ void at(int i) { e = i, g = i / P(), c = i - g * P(); }
+    __device__ float grad(int j) const { return s[e + g + j + (c + j >= P())]; }
+    __device__ float lr(int j) const { return c + j < 3 || c + j >= P() ? r_dc : r_rest; }
+    __device__ void next() {
+        const int step = 4 * CU_PB_BLOCK, sg = step / P();
+        e += step, g += sg, c += step - sg * P();
+        if (c >= P()) c -= P(), g++;
+    }
+};
+
 /* One element's update (a span's ragged ends). */
-template <typename GradFn, typename RateFn>
-__device__ __forceinline__ void cu_adam_elem(float *p, float *m, float *v, int e, GradFn grad, RateFn rate,
+template <typename Span>
+__device__ __forceinline__ void cu_adam_elem(float *p, float *m, float *v, int e, const Span &sp,
                                              const cu_adam_args &a) {
-    float gi = grad(e);
+    float gi = sp.elem(e);
     if (a.sparse && gi == 0.0f) return;
     float pp = p[e], mm = m[e], vv = v[e];
-    adam_val(&pp, gi, &mm, &vv, rate(e), &a);
+    adam_val(&pp, gi, &mm, &vv, sp.rate(e), &a);
     p[e] = pp, m[e] = mm, v[e] = vv;
 }
 
@@ -553,23 +610,22 @@ __device__ __forceinline__ void cu_adam_elem(float *p, float *m, float *v, int e
  * one on their own (a group starts wherever the groups before it end in the flat arrays). p, m and
  * v sit at the same offset past a 16-byte boundary (the same layout in cudaMalloc'd buffers); if
  * they did not, every element would go on its own. */
-template <typename GradFn, typename RateFn>
-__device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int len, GradFn grad, RateFn rate,
-                                             const cu_adam_args &a) {
+template <typename Span>
+__device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int len, Span sp, const cu_adam_args &a) {
     uintptr_t ap = (uintptr_t)p;
     int same = !((ap ^ (uintptr_t)m) & 15u) && !((ap ^ (uintptr_t)v) & 15u) && !(ap & 3u);
     int head = same ? min((int)((4u - ((ap >> 2) & 3u)) & 3u), len) : len;
     int nq = (len - head) >> 2, tail = head + 4 * nq, t = (int)threadIdx.x;
-    if (t < head) cu_adam_elem(p, m, v, t, grad, rate, a);
-    else if (t - head < len - tail) cu_adam_elem(p, m, v, tail + t - head, grad, rate, a);
+    if (t < head) cu_adam_elem(p, m, v, t, sp, a);
+    else if (t - head < len - tail) cu_adam_elem(p, m, v, tail + t - head, sp, a);
     float4 *p4 = (float4 *)(p + head), *m4 = (float4 *)(m + head), *v4 = (float4 *)(v + head);
-    for (int q = t; q < nq; q += CU_PB_BLOCK) {
-        int e = head + 4 * q;
+    if (t < nq) sp.at(head + 4 * t);
+    for (int q = t; q < nq; q += CU_PB_BLOCK, sp.next()) {
         float gg[4];
         bool on[4], any = false;
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            gg[j] = grad(e + j);
+            gg[j] = sp.grad(j);
             on[j] = !a.sparse || gg[j] != 0.0f;
             any |= on[j];
         }
@@ -578,7 +634,7 @@ __device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int l
         float *fp = &pp.x, *fm = &mm.x, *fv = &vv.x;
 #pragma unroll
         for (int j = 0; j < 4; j++)
-            if (on[j]) adam_val(&fp[j], gg[j], &fm[j], &fv[j], rate(e + j), &a);
+            if (on[j]) adam_val(&fp[j], gg[j], &fm[j], &fv[j], sp.lr(j), &a);
         p4[q] = pp, m4[q] = mm, v4[q] = vv;
     }
 }
@@ -600,7 +656,7 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 7)
     int i0 = blockIdx.x * B, t = (int)threadIdx.x, i = i0 + t;
     int per = 3 * K, stride = per + 1, cnt = min(B, n - i0);
     float *s_g = s_sh + B * stride; /* means 3B, log_scales 3B, quats 4B, opacity B */
-    cu_sh_span<CU_PB_BLOCK>(P.sh, n, K, s_sh);
+    cu_sh_span<CU_PB_BLOCK, KC>(P.sh, n, K, s_sh);
     __syncthreads();
     if (i < n) {
         cu_ggrad g = cuda_project_back_one(P, i, K, cam, C, sh_degree, antialias, proj, G, s_sh + t * stride,
@@ -615,17 +671,14 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 7)
     __syncthreads();
     const cu_adam_args &a = u.adam;
     size_t b3 = 3 * (size_t)i0, b4 = 4 * (size_t)i0, bs = (size_t)per * i0;
-    cu_adam_span(P.means + b3, u.m1.means + b3, u.m2.means + b3, 3 * cnt, [&](int e) { return s_g[e]; },
-                 [&](int) { return a.lr[0]; }, a);
+    cu_adam_span(P.means + b3, u.m1.means + b3, u.m2.means + b3, 3 * cnt, cu_span_flat{s_g, a.lr[0]}, a);
     cu_adam_span(P.log_scales + b3, u.m1.log_scales + b3, u.m2.log_scales + b3, 3 * cnt,
-                 [&](int e) { return s_g[3 * B + e]; }, [&](int) { return a.lr[1]; }, a);
-    cu_adam_span(P.quats + b4, u.m1.quats + b4, u.m2.quats + b4, 4 * cnt, [&](int e) { return s_g[6 * B + e]; },
-                 [&](int) { return a.lr[2]; }, a);
+                 cu_span_flat{s_g + 3 * B, a.lr[1]}, a);
+    cu_adam_span(P.quats + b4, u.m1.quats + b4, u.m2.quats + b4, 4 * cnt, cu_span_flat{s_g + 6 * B, a.lr[2]}, a);
     cu_adam_span(P.opacity_logits + i0, u.m1.opacity_logits + i0, u.m2.opacity_logits + i0, cnt,
-                 [&](int e) { return s_g[10 * B + e]; }, [&](int) { return a.lr[3]; }, a);
-    cu_adam_span(P.sh + bs, u.m1.sh + bs, u.m2.sh + bs, per * cnt,
-                 [&](int e) { return s_sh[(e / per) * stride + e % per]; },
-                 [&](int e) { return e % per < 3 ? a.lr[4] : a.lr[5]; }, a);
+                 cu_span_flat{s_g + 10 * B, a.lr[3]}, a);
+    cu_adam_span(P.sh + bs, u.m1.sh + bs, u.m2.sh + bs, per * cnt, cu_span_sh<3 * KC>{s_sh, a.lr[4], a.lr[5], per},
+                 a);
     if (u.noise == 0.0f) return;
     __syncthreads(); /* the block's updates are visible to the noise of each Gaussian */
     if (i < n) mcmc_noise_one(P, i, u.noise, u.seed);
