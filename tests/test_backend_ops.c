@@ -685,6 +685,15 @@ static int check_adam_mode(const tcase *c, sp_backend *b, const sp_stage_ops *op
     tu_fill_uniform(&r, p[0], (size_t)n, -2.0f, 2.0f);
     tu_fill_uniform(&r, m[0], (size_t)n, -0.1f, 0.1f);
     tu_fill_uniform(&r, v[0], (size_t)n, 0.0f, 0.01f);
+    /* moments and gradients at the edges of the GPU's square root and division (their slow paths):
+     * all zero (a value untouched since its reset), a second moment below 2^-100 (denormal ones
+     * too) with no gradient, a gradient whose square underflows to zero */
+    for (int64_t i = 0; i < n; i++) {
+        if (i % 11 == 5) g[i] = m[0][i] = v[0][i] = 0.0f;
+        else if (i % 13 == 6) /* (m small enough that the step stays below 1) */
+            g[i] = 0.0f, m[0][i] *= 1e-14f, v[0][i] = ldexpf(1.0f + (float)(i % 7), -100 - (int)(i % 49));
+        else if (i % 17 == 2) g[i] = 1e-30f, m[0][i] = v[0][i] = 0.0f;
+    }
     for (int k = 1; k < 3; k++) memcpy(p[k], p[0], bytes), memcpy(m[k], m[0], bytes), memcpy(v[k], v[0], bytes);
     int ok = 1;
     char what[96];
