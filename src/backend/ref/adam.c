@@ -46,8 +46,13 @@ void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count
     if (count <= 0) return;
     sp_adam_bias_t b = sp_adam_bias(beta1, beta2, eps, step);
     float lr_t = sp_adam_lr(&b, lr);
+    if (sparse) {
 #pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN) num_threads(sp_omp_threads())
-    for (int64_t i = 0; i < count; i++) cpu_adam_one(&param[i], grad[i], &m[i], &v[i], lr_t, beta1, beta2, b.eps, sparse);
+        for (int64_t i = 0; i < count; i++) cpu_adam_one(&param[i], grad[i], &m[i], &v[i], lr_t, beta1, beta2, b.eps, 1);
+    } else { /* no branch in the loop: it vectorizes */
+#pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN) num_threads(sp_omp_threads())
+        for (int64_t i = 0; i < count; i++) cpu_adam_one(&param[i], grad[i], &m[i], &v[i], lr_t, beta1, beta2, b.eps, 0);
+    }
 }
 
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
@@ -56,9 +61,20 @@ void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, in
     sp_adam_bias_t b = sp_adam_bias(beta1, beta2, eps, step);
     float lr_t_dc = sp_adam_lr(&b, lr_dc), lr_t_rest = sp_adam_lr(&b, lr_rest);
     int64_t per = 3 * (int64_t)K;
+    if (sparse) {
 #pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN) num_threads(sp_omp_threads())
-    for (int64_t i = 0; i < n * per; i++) {
-        float lr = i % per < 3 ? lr_t_dc : lr_t_rest;
-        cpu_adam_one(&sh[i], grad[i], &m[i], &v[i], lr, beta1, beta2, b.eps, sparse);
+        for (int64_t i = 0; i < n * per; i++) {
+            float lr = i % per < 3 ? lr_t_dc : lr_t_rest;
+            cpu_adam_one(&sh[i], grad[i], &m[i], &v[i], lr, beta1, beta2, b.eps, 1);
+        }
+        return;
+    }
+    /* dense: a Gaussian at a time, its DC terms then the rest, no branch in the loops (they vectorize) */
+#pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN) num_threads(sp_omp_threads())
+    for (int64_t g = 0; g < n; g++) {
+        int64_t o = g * per;
+        for (int64_t e = o; e < o + 3; e++) cpu_adam_one(&sh[e], grad[e], &m[e], &v[e], lr_t_dc, beta1, beta2, b.eps, 0);
+        for (int64_t e = o + 3; e < o + per; e++)
+            cpu_adam_one(&sh[e], grad[e], &m[e], &v[e], lr_t_rest, beta1, beta2, b.eps, 0);
     }
 }

@@ -107,8 +107,13 @@ void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_gra
             for (int e = 0; e < grp[k].count; e++)
                 cpu_adam_one(grp[k].p + e, grp[k].g[e], grp[k].m + e, grp[k].v + e, grp[k].lr, b1, b2, eps, u->sparse);
         float *msh = m->sh + (size_t)i * per, *vsh = v->sh + (size_t)i * per;
-        for (int e = 0; e < per; e++)
-            cpu_adam_one(psh + e, gsh[e], msh + e, vsh + e, e < 3 ? lr[4] : lr[5], b1, b2, eps, u->sparse);
+        if (u->sparse) {
+            for (int e = 0; e < per; e++)
+                cpu_adam_one(psh + e, gsh[e], msh + e, vsh + e, e < 3 ? lr[4] : lr[5], b1, b2, eps, 1);
+        } else { /* dense: no branch in the loop, so the SH rest's loop vectorizes */
+            for (int e = 0; e < 3; e++) cpu_adam_one(psh + e, gsh[e], msh + e, vsh + e, lr[4], b1, b2, eps, 0);
+            for (int e = 3; e < per; e++) cpu_adam_one(psh + e, gsh[e], msh + e, vsh + e, lr[5], b1, b2, eps, 0);
+        }
         if (u->noise_scale != 0.0f)
             cpu_mcmc_noise_one(pm, pq, pls, p->opacity_logits[i], u->noise_scale, u->noise_seed, i);
     }
