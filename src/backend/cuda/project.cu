@@ -552,6 +552,7 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 8)
  * group (cu_adam_span: consecutive threads on consecutive 16-byte pieces). Then the position
  * noise (it reads the updated opacity, scales and rotation). The same arithmetic, in the same
  * order, as k_project_back + k_mcmc_reg + k_adam4 + k_mcmc_noise. */
+
 /* Where a span's gradients and learning rates come from (cu_adam_span): elem(e) / rate(e) for one
  * value e of the span; for the body's 16-byte pieces at(e) places a cursor on a piece's first
  * value, grad(j) / lr(j) read its value j (0..3) and next() moves it on by 4 CU_PB_BLOCK values
