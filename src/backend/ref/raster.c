@@ -174,24 +174,33 @@ int cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
                                      "the tile ranges", IMAGE_HINT);
     if (!range) return -1;
     bins->range = range;
-    int64_t *cur = sp_try_alloc((size_t)tiles + 1, sizeof(int64_t), "the tile counts", IMAGE_HINT);
+    /* emit_pairs in K index ranges of the Gaussians at once (each range by one thread): counts per
+     * (range, tile), cursors from a prefix over tiles then ranges, and each range fills its tiles'
+     * slots in index order, so every tile's list starts sorted by index whatever the thread count */
+    const int K = sp_maxi(1, sp_mini(sp_mini(sp_omp_threads(), 64), n / 1024));
+    int64_t *cur = sp_try_alloc((size_t)K * tiles + 1, sizeof(int64_t), "the tile counts", IMAGE_HINT);
     if (!cur) return -1;
-
-    /* emit_pairs: count per tile, then exclusive prefix sum */
-    for (int i = 0; i < n; i++) {
-        const int32_t *r = proj->rect + 4 * i;
-        if (!rect_visible(r)) continue;
-        sp_tile_ellipse_t e = tile_ellipse(proj, i);
-        for (int y = r[1]; y < r[3]; y++)
-            for (int x = r[0]; x < r[2]; x++) cur[y * tx + x] += sp_tile_hit(&e, x, y);
+#pragma omp parallel for schedule(static, 1) if (K > 1) num_threads(K)
+    for (int k = 0; k < K; k++) {
+        int64_t *c = cur + (size_t)k * tiles;
+        for (int i = (int)((int64_t)n * k / K), i1 = (int)((int64_t)n * (k + 1) / K); i < i1; i++) {
+            const int32_t *r = proj->rect + 4 * i;
+            if (!rect_visible(r)) continue;
+            sp_tile_ellipse_t e = tile_ellipse(proj, i);
+            for (int y = r[1]; y < r[3]; y++)
+                for (int x = r[0]; x < r[2]; x++) c[y * tx + x] += sp_tile_hit(&e, x, y);
+        }
     }
     int64_t total = 0, maxlen = 0;
     for (int t = 0; t < tiles; t++) {
-        int64_t c = cur[t];
-        if (c > maxlen) maxlen = c;
-        cur[t] = total;
         bins->range[2 * t] = (uint32_t)total;
-        total += c;
+        int64_t first = total;
+        for (int k = 0; k < K; k++) {
+            int64_t c = cur[(size_t)k * tiles + t];
+            cur[(size_t)k * tiles + t] = total;
+            total += c;
+        }
+        if (total - first > maxlen) maxlen = total - first;
         bins->range[2 * t + 1] = (uint32_t)total;
     }
     bins->num_pairs = total;
@@ -208,14 +217,17 @@ int cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
         }
         bins->cap = cap;
     }
-    /* fill in index order (so each tile's list starts sorted by index) */
-    for (int i = 0; i < n; i++) {
-        const int32_t *r = proj->rect + 4 * i;
-        if (!rect_visible(r)) continue;
-        sp_tile_ellipse_t e = tile_ellipse(proj, i);
-        for (int y = r[1]; y < r[3]; y++)
-            for (int x = r[0]; x < r[2]; x++)
-                if (sp_tile_hit(&e, x, y)) bins->ids[cur[y * tx + x]++] = (uint32_t)i;
+#pragma omp parallel for schedule(static, 1) if (K > 1) num_threads(K)
+    for (int k = 0; k < K; k++) {
+        int64_t *c = cur + (size_t)k * tiles;
+        for (int i = (int)((int64_t)n * k / K), i1 = (int)((int64_t)n * (k + 1) / K); i < i1; i++) {
+            const int32_t *r = proj->rect + 4 * i;
+            if (!rect_visible(r)) continue;
+            sp_tile_ellipse_t e = tile_ellipse(proj, i);
+            for (int y = r[1]; y < r[3]; y++)
+                for (int x = r[0]; x < r[2]; x++)
+                    if (sp_tile_hit(&e, x, y)) bins->ids[c[y * tx + x]++] = (uint32_t)i;
+        }
     }
     free(cur);
 
