@@ -304,6 +304,35 @@ static void test_missing_image(void **state) {
     rm_scene(d);
 }
 
+/* ".//a" and "././/b" are the scene's a and b (the slashes after "./" do not make a path at the
+ * file system's root); a missing ".//c" is named inside the scene. */
+static void test_dot_slash_paths(void **state) {
+    (void)state;
+    char *d = make_scene();
+    char *json = sp_strfmt("{\"camera_angle_x\": 0.8, \"frames\": ["
+                           "{\"file_path\": \".//a\", \"transform_matrix\": %s},"
+                           "{\"file_path\": \"././/b.png\", \"transform_matrix\": %s}]}",
+                           MAT, MAT);
+    write_json(d, "transforms_train.json", json);
+    free(json);
+    sp_load_opts o = {.downscale = 1, .threads = 1, .load_pixels = 1};
+    sp_dataset ds;
+    sp_problems pr = {0};
+    if (sp_load_blender(d, &o, &ds, &pr)) fail_msg("%s", sp_last_error());
+    assert_int_equal(ds.train.n, 2);
+    assert_int_equal(ds.train.views[0].pixels[1], 7);
+    sp_dataset_free(&ds);
+    sp_problems_free(&pr);
+    json = sp_strfmt("{\"camera_angle_x\": 0.8, \"frames\": [{\"file_path\": \".//c\", \"transform_matrix\": %s}]}",
+                     MAT);
+    write_json(d, "transforms_train.json", json);
+    free(json);
+    char *want = sp_strfmt("%s/c.png: no such file (frame 0 of transforms_train.json)", d);
+    expect_problem(d, want);
+    free(want);
+    rm_scene(d);
+}
+
 static void test_corrupt_png(void **state) {
     (void)state;
     char *d = make_scene();
@@ -432,6 +461,7 @@ int main(void) {
         cmocka_unit_test(test_invalid_json),
         cmocka_unit_test(test_missing_matrix),
         cmocka_unit_test(test_missing_image),
+        cmocka_unit_test(test_dot_slash_paths),
         cmocka_unit_test(test_corrupt_png),
         cmocka_unit_test(test_wrong_size),
         cmocka_unit_test(test_empty_frames),

@@ -74,7 +74,12 @@ static double get_num(const cJSON *obj, const char *key, const char *where, sp_p
 /* Resolves file_path against dir: as given, then with .png, .jpg, .jpeg appended. Returns the
  * found path or NULL; *shown receives the path to name in a "no such file" message. */
 static char *resolve_image(const char *dir, const char *file_path, char **shown) {
-    while (file_path[0] == '.' && file_path[1] == '/') file_path += 2; /* "./train/r_0" */
+    /* "./train/r_0", ".//r_0": the leading "./" and the slashes after it stay in the json's folder
+     * (dropping only the "./" of ".//r_0" would leave "/r_0", a path at the file system's root) */
+    while (file_path[0] == '.' && file_path[1] == '/') {
+        file_path += 2;
+        while (file_path[0] == '/') file_path++;
+    }
     char *base = sp_path_join(dir, file_path);
     static const char *exts[] = {"", ".png", ".jpg", ".jpeg", ".PNG", ".JPG", ".JPEG"};
     for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
