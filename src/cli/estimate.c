@@ -18,10 +18,11 @@
  * degree 3, 300 steps at a constant count of 80k and 280k Gaussians took 131 and 347 ms of CPU
  * time per step, about 1.1 us per Gaussian, and 20k at degree 0 took 58 ms. The rest, 45 ms there,
  * is inflated by the large Gaussians of a random start: on the demo scene under mcmc (10k growing
- * to 60k) the step time grew about as fast as the count, so the part that does not grow with it is
- * taken smaller, 0.4 us per pixel. */
-#define CPU_S_PER_PIXEL 0.4e-6
-#define CPU_S_PER_GAUSSIAN 1.2e-6
+ * to 60k) the step time grew about as fast as the count, so the part that does not grow with it was
+ * taken smaller, 0.4 us per pixel. Both scaled by 0.625 on 2026-12-04 (docs/cpu.md): the same runs
+ * took 0.63 of those times, and a 2000-step lego run trained in 160 s against 247 s estimated. */
+#define CPU_S_PER_PIXEL 0.25e-6
+#define CPU_S_PER_GAUSSIAN 0.75e-6
 /* What each thread after the first adds, assumed (not measured: on a busy machine the automatic thread
  * count drops to what the machine gives, and the progress line measures what it gets). */
 #define CPU_EXTRA_THREAD 0.7
