@@ -165,6 +165,23 @@ static void sort_tile(uint32_t *key, uint32_t *ids, int64_t n, uint32_t *tk, uin
     if (si != ids) memcpy(ids, si, sizeof(uint32_t) * (size_t)n);
 }
 
+/* emit_pairs over the k-th of K index ranges of the Gaussians, in index order: without ids, adds
+ * each reached tile's count into c[tile]; with ids, writes each Gaussian into its tiles' slots at
+ * the cursors c[tile] and moves them on. */
+static void emit_range(const sp_proj *proj, int n, int K, int k, int tx, int64_t *c, uint32_t *ids) {
+    for (int i = (int)((int64_t)n * k / K), i1 = (int)((int64_t)n * (k + 1) / K); i < i1; i++) {
+        const int32_t *r = proj->rect + 4 * i;
+        if (!rect_visible(r)) continue;
+        sp_tile_ellipse_t e = tile_ellipse(proj, i);
+        for (int y = r[1]; y < r[3]; y++)
+            for (int x = r[0]; x < r[2]; x++) {
+                if (!sp_tile_hit(&e, x, y)) continue;
+                if (ids) ids[c[y * tx + x]++] = (uint32_t)i;
+                else c[y * tx + x]++;
+            }
+    }
+}
+
 int cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     const int tx = (cam->width + SP_TILE - 1) / SP_TILE, ty = (cam->height + SP_TILE - 1) / SP_TILE;
     const int tiles = tx * ty;
@@ -181,16 +198,7 @@ int cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
     int64_t *cur = sp_try_alloc((size_t)K * tiles + 1, sizeof(int64_t), "the tile counts", IMAGE_HINT);
     if (!cur) return -1;
 #pragma omp parallel for schedule(static, 1) if (K > 1) num_threads(K)
-    for (int k = 0; k < K; k++) {
-        int64_t *c = cur + (size_t)k * tiles;
-        for (int i = (int)((int64_t)n * k / K), i1 = (int)((int64_t)n * (k + 1) / K); i < i1; i++) {
-            const int32_t *r = proj->rect + 4 * i;
-            if (!rect_visible(r)) continue;
-            sp_tile_ellipse_t e = tile_ellipse(proj, i);
-            for (int y = r[1]; y < r[3]; y++)
-                for (int x = r[0]; x < r[2]; x++) c[y * tx + x] += sp_tile_hit(&e, x, y);
-        }
-    }
+    for (int k = 0; k < K; k++) emit_range(proj, n, K, k, tx, cur + (size_t)k * tiles, NULL);
     int64_t total = 0, maxlen = 0;
     for (int t = 0; t < tiles; t++) {
         bins->range[2 * t] = (uint32_t)total;
@@ -218,17 +226,7 @@ int cpu_bin(const sp_proj *proj, int n, const sp_camera *cam, sp_bins *bins) {
         bins->cap = cap;
     }
 #pragma omp parallel for schedule(static, 1) if (K > 1) num_threads(K)
-    for (int k = 0; k < K; k++) {
-        int64_t *c = cur + (size_t)k * tiles;
-        for (int i = (int)((int64_t)n * k / K), i1 = (int)((int64_t)n * (k + 1) / K); i < i1; i++) {
-            const int32_t *r = proj->rect + 4 * i;
-            if (!rect_visible(r)) continue;
-            sp_tile_ellipse_t e = tile_ellipse(proj, i);
-            for (int y = r[1]; y < r[3]; y++)
-                for (int x = r[0]; x < r[2]; x++)
-                    if (sp_tile_hit(&e, x, y)) bins->ids[c[y * tx + x]++] = (uint32_t)i;
-        }
-    }
+    for (int k = 0; k < K; k++) emit_range(proj, n, K, k, tx, cur + (size_t)k * tiles, bins->ids);
     free(cur);
 
     /* sort: each tile by depth, stable */
