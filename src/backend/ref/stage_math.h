@@ -471,15 +471,20 @@ static inline SP_REAL SPM(sp_m_splat_pmin)(SP_REAL op) {
     return op > 0 ? -SPM(sp_m_log)(SP_R(255) * op) - SP_R(1e-3) : SP_R(-1e30);
 }
 
-/* The alpha of splat g at offset (dx, dy) = mean - pixel centre, clamped to 0.99, and its exp
- * term in *e; 0 when the pair is skipped (power outside [pmin, 0], or alpha below 1/255). */
-static inline SP_REAL SPM(sp_m_alpha)(const SPM(sp_msplat) * g, SP_REAL dx, SP_REAL dy, SP_REAL *e) {
-    SP_REAL power = SP_R(-0.5) * (g->a * dx * dx + g->c * dy * dy) - g->b * dx * dy;
+/* The alpha of splat g at a pixel where its power (docs/math.md) is `power`, clamped to 0.99, and
+ * its exp term in *e; 0 when the pair is skipped (power outside [pmin, 0], or alpha below 1/255). */
+static inline SP_REAL SPM(sp_m_alpha_of_power)(const SPM(sp_msplat) * g, SP_REAL power, SP_REAL *e) {
     if (power < g->pmin || power > 0) return 0;
     *e = SPM(sp_m_exp)(power);
     SP_REAL al = g->op * *e;
     if (al > SP_R(0.99)) al = SP_R(0.99);
     return al < SP_R(1) / SP_R(255) ? 0 : al;
+}
+
+/* sp_m_alpha_of_power at offset (dx, dy) = mean - pixel centre. */
+static inline SP_REAL SPM(sp_m_alpha)(const SPM(sp_msplat) * g, SP_REAL dx, SP_REAL dy, SP_REAL *e) {
+    SP_REAL power = SP_R(-0.5) * (g->a * dx * dx + g->c * dy * dy) - g->b * dx * dy;
+    return SPM(sp_m_alpha_of_power)(g, power, e);
 }
 
 /* Composites splats s[0..n) front to back at pixel (px, py) (integer pixel coordinates).
@@ -623,8 +628,9 @@ typedef SP_REAL SPM(sp_mv4) __attribute__((vector_size(4 * sizeof(SP_REAL))));
  * whose power is not below g->pmin: the pixels sp_m_alpha does not skip at once. The power is
  * computed as sp_m_alpha computes it, operation for operation, four pixels at a time, so a clear
  * bit is a pixel that would have been skipped (NaN powers keep their bit, as sp_m_alpha passes
- * them on). bx1 - bx0 <= 32. */
-static inline uint32_t SPM(sp_m_row_reach)(const SPM(sp_msplat) * g, int x0, int bx0, int bx1, SP_REAL dy) {
+ * them on); pw[lx - bx0] receives each pixel's power. bx1 - bx0 <= 32. */
+static inline uint32_t SPM(sp_m_row_reach)(const SPM(sp_msplat) * g, int x0, int bx0, int bx1, SP_REAL dy,
+                                           SP_REAL pw[32]) {
     uint32_t bits = 0;
     SP_REAL cdd = g->c * dy * dy;
     for (int lx = bx0; lx < bx1; lx += 4) {
@@ -632,6 +638,7 @@ static inline uint32_t SPM(sp_m_row_reach)(const SPM(sp_msplat) * g, int x0, int
         SPM(sp_mv4) cx = {c0, c0 + SP_R(1), c0 + SP_R(2), c0 + SP_R(3)};
         SPM(sp_mv4) dx = g->x - (cx + SP_R(0.5));
         SPM(sp_mv4) power = SP_R(-0.5) * (g->a * dx * dx + cdd) - g->b * dx * dy;
+        memcpy(pw + (lx - bx0), &power, sizeof power);
         bits |= (SP_M_BITS4(power < g->pmin) ^ 15u) << (lx - bx0);
     }
     return bx1 - bx0 < 32 ? bits & ((1u << (bx1 - bx0)) - 1u) : bits;
@@ -671,13 +678,13 @@ static inline void SPM(sp_m_raster_tile)(const SPM(sp_msplat) * s, int n, int x0
             uint32_t cand = (live[ly] >> bx0) & ((1u << (bx1 - bx0)) - 1u);
             if (!cand) continue;
             SP_REAL dy = g->y - ((SP_REAL)(y0 + ly) + SP_R(0.5));
-            cand &= SPM(sp_m_row_reach)(g, x0, bx0, bx1, dy);
+            SP_REAL pw[32], e;
+            cand &= SPM(sp_m_row_reach)(g, x0, bx0, bx1, dy, pw);
             while (cand) { /* the row's pixels left to right, as the plain loop visits them */
                 int lx = bx0 + __builtin_ctz(cand);
                 cand &= cand - 1u;
                 int p = ly * tw + lx;
-                SP_REAL dx = g->x - ((SP_REAL)(x0 + lx) + SP_R(0.5)), e;
-                SP_REAL al = SPM(sp_m_alpha)(g, dx, dy, &e);
+                SP_REAL al = SPM(sp_m_alpha_of_power)(g, pw[lx - bx0], &e);
                 if (al == 0) continue;
                 SP_REAL Tn = T[p] * (SP_R(1) - al);
                 if (Tn < SP_R(1e-4)) {
@@ -725,13 +732,14 @@ static inline void SPM(sp_m_raster_tile_back)(const SPM(sp_msplat) * s, int n, i
             uint32_t cand = SPM(sp_m_row_after)(n_contrib + ly * tw, bx0, bx1, j);
             if (!cand) continue;
             SP_REAL dy = g->y - ((SP_REAL)(y0 + ly) + SP_R(0.5));
-            cand &= SPM(sp_m_row_reach)(g, x0, bx0, bx1, dy);
+            SP_REAL pw[32];
+            cand &= SPM(sp_m_row_reach)(g, x0, bx0, bx1, dy, pw);
             while (cand) { /* the row's pixels left to right, as the plain loop visits them */
                 int lx = bx0 + __builtin_ctz(cand);
                 cand &= cand - 1u;
                 int p = ly * tw + lx;
                 SP_REAL dx = g->x - ((SP_REAL)(x0 + lx) + SP_R(0.5)), e;
-                SP_REAL al = SPM(sp_m_alpha)(g, dx, dy, &e);
+                SP_REAL al = SPM(sp_m_alpha_of_power)(g, pw[lx - bx0], &e);
                 if (al == 0) continue;
                 const SP_REAL *Gp = G + 3 * p;
                 SP_REAL inv = SP_R(1) / (SP_R(1) - al);
