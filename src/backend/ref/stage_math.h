@@ -578,9 +578,9 @@ static inline void SPM(sp_m_raster_pixel_back)(const SPM(sp_msplat) * s, int n_c
  * of its footprint box (the ellipse where power >= pmin, widened by a pixel), in row-major order,
  * and pixels outside it would skip that splat anyway. Within the box, row by row, only the pixels
  * that can take part are visited: still blending (forward) or within their n_contrib (backward),
- * and with a power that reaches pmin (sp_m_row_reach), each test four pixels at a time (lego on the
- * cpu backend: rasterize -13 % and -8 % more with movmskps, backward -3 %; bench/RESULTS.md
- * 2026-12-04 session 29). Every pixel sees exactly the sequence of
+ * and with a power that reaches pmin (sp_m_row_reach, whose powers then give the alphas), each test
+ * four pixels at a time (lego on the cpu backend: rasterize 23.1 -> 17-19 ms a step, backward 34 ->
+ * 29-33; bench/RESULTS.md 2026-12-04 session 29). Every pixel sees exactly the sequence of
  * decisions and arithmetic of sp_m_raster_pixel / sp_m_raster_pixel_back, and every splat's
  * gradient is summed over pixels in row-major order as there, so the results are bit-identical;
  * this form is just faster. Tiles are at most 16 x 16 pixels. */
