@@ -11,6 +11,7 @@ pkgs+=(chromium chromium-driver python3-selenium python3-pil)  # tests/e2e_view.
 pkgs+=(libzstd-dev)  # .spz version 4 (zstd streams), read and written by src/io/spz.c
 pkgs+=(spirv-cross)  # tests/e2e_msl.sh translates every shader variant to Metal's language (MoltenVK's path)
 pkgs+=(libwebp-dev)  # .sog: lossless WebP images, read and written by src/io/sog.c
+pkgs+=(clang libomp-dev)  # tests/e2e_clang.sh compiles every source with clang too (make fuzz's compiler)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

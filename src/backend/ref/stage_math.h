@@ -603,22 +603,27 @@ static inline void SPM(sp_m_splat_box)(const SPM(sp_msplat) * g, int x0, int y0,
 }
 
 #ifndef SP_M_BITS4
-/* Bit k set where lane k of a four-lane comparison result (all ones or zero per lane) is set:
- * one movmskps on x86-64 for float lanes, a portable fold otherwise. */
+/* Bit k set where lane k of a four-lane int comparison result (all ones or zero per lane) is set:
+ * one movmskps on x86-64, a portable fold otherwise. */
 typedef int32_t sp_m_v4i __attribute__((vector_size(16)));
-typedef int64_t sp_m_v4l __attribute__((vector_size(32)));
+typedef float sp_m_v4f __attribute__((vector_size(16)));
+typedef double sp_m_v4d __attribute__((vector_size(32)));
 static inline uint32_t sp_m_bits4_i(sp_m_v4i m) {
 #if defined(__SSE__)
-    typedef float v4f_ __attribute__((vector_size(16)));
-    return (uint32_t)__builtin_ia32_movmskps((v4f_)m);
+    return (uint32_t)__builtin_ia32_movmskps((sp_m_v4f)m);
 #else
     return (uint32_t)(m[0] & 1) | (uint32_t)(m[1] & 2) | (uint32_t)(m[2] & 4) | (uint32_t)(m[3] & 8);
 #endif
 }
-static inline uint32_t sp_m_bits4_l(sp_m_v4l m) {
+/* Bit k set where a[k] < b. Float lanes compare to int lanes (sp_m_bits4_i); double lanes to 64-bit
+ * lanes, long with gcc and long long with clang, so that result is folded as whatever it is. */
+static inline uint32_t sp_m_lt_bits4_f(sp_m_v4f a, float b) { return sp_m_bits4_i((sp_m_v4i)(a < b)); }
+static inline uint32_t sp_m_lt_bits4_d(sp_m_v4d a, double b) {
+    __typeof__(a < b) m = a < b;
     return (uint32_t)(m[0] & 1) | (uint32_t)(m[1] & 2) | (uint32_t)(m[2] & 4) | (uint32_t)(m[3] & 8);
 }
-#define SP_M_BITS4(m) _Generic((m), sp_m_v4i: sp_m_bits4_i, sp_m_v4l: sp_m_bits4_l)(m)
+#define SP_M_BITS4(m) sp_m_bits4_i(m)
+#define SP_M_LT_BITS4(a, b) _Generic((a)[0], float: sp_m_lt_bits4_f, double: sp_m_lt_bits4_d)(a, b)
 #endif
 
 /* Four pixels of a row at once (GCC vector extensions: SSE on x86-64, NEON on arm64). */
@@ -639,7 +644,7 @@ static inline uint32_t SPM(sp_m_row_reach)(const SPM(sp_msplat) * g, int x0, int
         SPM(sp_mv4) dx = g->x - (cx + SP_R(0.5));
         SPM(sp_mv4) power = SP_R(-0.5) * (g->a * dx * dx + cdd) - g->b * dx * dy;
         memcpy(pw + (lx - bx0), &power, sizeof power);
-        bits |= (SP_M_BITS4(power < g->pmin) ^ 15u) << (lx - bx0);
+        bits |= (SP_M_LT_BITS4(power, g->pmin) ^ 15u) << (lx - bx0);
     }
     return bx1 - bx0 < 32 ? bits & ((1u << (bx1 - bx0)) - 1u) : bits;
 }
