@@ -270,19 +270,40 @@ static inline void load_splat(const sp_proj *p, uint32_t id, sp_msplat_f *s) {
     s->pmin = sp_m_splat_pmin_f(s->op);
 }
 
+/* 1 + the largest Gaussian index in the lists (0 for none). */
+static int listed_count(const sp_bins *bins) {
+    int n = 0;
+#pragma omp parallel for schedule(static) reduction(max : n) num_threads(sp_omp_threads())
+    for (int64_t k = 0; k < bins->num_pairs; k++)
+        if ((int)bins->ids[k] + 1 > n) n = (int)bins->ids[k] + 1;
+    return n;
+}
+
+/* rec[i] = Gaussian i's splat (load_splat) for every i < n with a visible rect (the others are in
+ * no list): the tile loops then gather one record per pair, not four arrays' entries and a log.
+ * A work-shared loop: called by every thread of a parallel region. */
+static void splat_records(const sp_proj *proj, int n, sp_msplat_f *rec) {
+#pragma omp for schedule(static)
+    for (int i = 0; i < n; i++)
+        if (rect_visible(proj->rect + 4 * (size_t)i)) load_splat(proj, (uint32_t)i, &rec[i]);
+}
+
 /* The forward pass over every tile; with pair_w (num_pairs entries) each pair's blending weight
  * summed over its tile's pixels. */
 static void raster_tiles(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
                          sp_raster_out *out, float *pair_w) {
     const int W = cam->width, H = cam->height, tx = bins->tiles_x, tiles = bins->tiles_x * bins->tiles_y;
     const int64_t maxlen = max_tile_len(bins);
+    const int count = listed_count(bins);
+    sp_msplat_f *rec = sp_malloc(sizeof(sp_msplat_f) * (size_t)(count > 0 ? count : 1));
 #pragma omp parallel num_threads(sp_omp_threads())
     {
         sp_msplat_f *buf = sp_malloc(sizeof(sp_msplat_f) * (size_t)(maxlen > 0 ? maxlen : 1));
+        splat_records(proj, count, rec);
 #pragma omp for schedule(dynamic, 1)
         for (int t = 0; t < tiles; t++) {
             const uint32_t s = bins->range[2 * t], n = bins->range[2 * t + 1] - s;
-            for (uint32_t j = 0; j < n; j++) load_splat(proj, bins->ids[s + j], &buf[j]);
+            for (uint32_t j = 0; j < n; j++) buf[j] = rec[bins->ids[s + j]];
             const int x0 = (t % tx) * SP_TILE, y0 = (t / tx) * SP_TILE;
             const int tw = sp_mini(SP_TILE, W - x0), th = sp_mini(SP_TILE, H - y0);
             float rgb[SP_TILE * SP_TILE * 3], T[SP_TILE * SP_TILE];
@@ -299,6 +320,7 @@ static void raster_tiles(const sp_proj *proj, const sp_bins *bins, const sp_came
         }
         free(buf);
     }
+    free(rec);
 }
 
 void cpu_rasterize(const sp_proj *proj, const sp_bins *bins, const sp_camera *cam, const float bg[3],
@@ -338,22 +360,30 @@ void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_came
     const int64_t np = bins->num_pairs;
     if (np == 0) return;
     /* n = 1 + largest index in the lists; pairs of Gaussian i are slots goff[i] .. goff[i+1] */
-    int n = 0;
-    for (int64_t k = 0; k < np; k++)
-        if ((int)bins->ids[k] + 1 > n) n = (int)bins->ids[k] + 1;
+    const int n = listed_count(bins);
     int64_t *goff = SP_NEW(int64_t, (size_t)n + 1);
+    /* Gaussian i's slot of tile (tx, ty) is at[i].base + ty * at[i].w + tx: one gather per pair */
+    struct {
+        int64_t base;
+        int64_t w;
+    } *at = sp_malloc(sizeof *at * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++) {
         const int32_t *r = proj->rect + 4 * i;
-        goff[i + 1] = goff[i] + (rect_visible(r) ? (int64_t)(r[2] - r[0]) * (r[3] - r[1]) : 0);
+        int vis = rect_visible(r);
+        goff[i + 1] = goff[i] + (vis ? (int64_t)(r[2] - r[0]) * (r[3] - r[1]) : 0);
+        at[i].w = vis ? r[2] - r[0] : 0;
+        at[i].base = goff[i] - (int64_t)r[1] * at[i].w - r[0];
     }
     /* one slot per tile of each rect; tiles the Gaussian does not reach (tile_cull.h) stay zero */
     sp_msplat_f *slots = sp_calloc((size_t)(goff[n] > 0 ? goff[n] : 1), sizeof(sp_msplat_f));
     const int64_t maxlen = max_tile_len(bins);
+    sp_msplat_f *rec = sp_malloc(sizeof(sp_msplat_f) * (size_t)n);
 
 #pragma omp parallel num_threads(sp_omp_threads())
     {
         sp_msplat_f *buf = sp_malloc(sizeof(sp_msplat_f) * 2 * (size_t)(maxlen > 0 ? maxlen : 1));
         sp_msplat_f *acc = buf + maxlen;
+        splat_records(proj, n, rec);
 #pragma omp for schedule(dynamic, 1)
         for (int t = 0; t < tiles; t++) {
             const uint32_t s = bins->range[2 * t], n_t = bins->range[2 * t + 1] - s;
@@ -370,13 +400,11 @@ void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_came
                 memcpy(nc + ly * tw, fwd->n_contrib + pix, sizeof(int32_t) * tw);
             }
             for (int p = 0; p < tw * th; p++) used = sp_maxi(used, nc[p]);
-            for (int32_t j = 0; j < used; j++) load_splat(proj, bins->ids[s + j], &buf[j]);
+            for (int32_t j = 0; j < used; j++) buf[j] = rec[bins->ids[s + j]];
             sp_m_raster_tile_back_f(buf, (int)n_t, x0, y0, tw, th, bg, T, nc, G, acc);
             for (uint32_t j = 0; j < n_t; j++) {
                 uint32_t id = bins->ids[s + j];
-                const int32_t *r = proj->rect + 4 * id;
-                int64_t local = (int64_t)(tile_y - r[1]) * (r[2] - r[0]) + (tile_x - r[0]);
-                slots[goff[id] + local] = acc[j];
+                slots[at[id].base + tile_y * at[id].w + tile_x] = acc[j];
             }
         }
         free(buf);
@@ -411,4 +439,6 @@ void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_came
     }
     free(slots);
     free(goff);
+    free(at);
+    free(rec);
 }
