@@ -47,6 +47,19 @@ void cpu_project_aa(const sp_params *p, const sp_camera *cam, int sh_degree, int
     }
 }
 
+/* Whether Gaussian i goes through project_back: its rect is visible and some pixel gave it a
+ * gradient. A visible Gaussian that no pixel blended (hidden behind others, or faint everywhere it
+ * reaches) has all nine gradients exactly 0, and every term project_back would add is then a
+ * product with one of them: +0 or -0, which leaves the +0 it adds to as it was. So the results are
+ * bit-identical without the work (lego 200x200 on the cpu backend: bench/RESULTS.md 2026-12-04). */
+static inline int takes_back(const sp_proj *proj, const sp_proj_grad *g, int i) {
+    const int32_t *r = proj->rect + 4 * (size_t)i;
+    if (!(r[0] < r[2] && r[1] < r[3])) return 0;
+    const float *m = g->mean2d + 2 * (size_t)i, *c = g->conic + 3 * (size_t)i, *col = g->color + 3 * (size_t)i;
+    return m[0] != 0.0f || m[1] != 0.0f || c[0] != 0.0f || c[1] != 0.0f || c[2] != 0.0f || g->opacity[i] != 0.0f ||
+           col[0] != 0.0f || col[1] != 0.0f || col[2] != 0.0f;
+}
+
 void cpu_project_back(const sp_params *p, const sp_camera *cam, int sh_degree, const sp_proj *proj,
                       const sp_proj_grad *g, sp_params_grad *out) {
     cpu_project_back_aa(p, cam, sh_degree, 0, proj, g, out);
@@ -60,8 +73,7 @@ void cpu_project_back_aa(const sp_params *p, const sp_camera *cam, int sh_degree
     const int K = p->K;
 #pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
     for (int i = 0; i < p->n; i++) {
-        const int32_t *r = proj->rect + 4 * i;
-        if (!(r[0] < r[2] && r[1] < r[3])) continue;
+        if (!takes_back(proj, g, i)) continue;
         sp_m_project_back_f(&mc, p->means + 3 * i, p->log_scales + 3 * i, p->quats + 4 * i, p->opacity_logits[i],
                             p->sh + (size_t)i * K * 3, sh_degree, antialias, proj->clamped + 3 * i, g->mean2d + 2 * i,
                             g->conic + 3 * i, g->opacity[i], g->color + 3 * i, out->means + 3 * i,
@@ -88,8 +100,7 @@ void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_gra
         float gm[3] = {0}, gls[3] = {0}, gq[4] = {0}, glogit = 0.0f, gsh[3 * 16] = {0};
         float *pm = p->means + 3 * i, *pls = p->log_scales + 3 * i, *pq = p->quats + 4 * i;
         float *psh = p->sh + (size_t)i * per;
-        const int32_t *r = proj->rect + 4 * i;
-        if (r[0] < r[2] && r[1] < r[3])
+        if (takes_back(proj, g, i))
             sp_m_project_back_f(&mc, pm, pls, pq, p->opacity_logits[i], psh, sh_degree, antialias,
                                 proj->clamped + 3 * i, g->mean2d + 2 * i, g->conic + 3 * i, g->opacity[i],
                                 g->color + 3 * i, gm, gls, gq, &glogit, gsh);
