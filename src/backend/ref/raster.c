@@ -367,13 +367,14 @@ void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_came
         int64_t base;
         int64_t w;
     } *at = sp_malloc(sizeof *at * (size_t)(n > 0 ? n : 1));
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
     for (int i = 0; i < n; i++) {
         const int32_t *r = proj->rect + 4 * i;
         int vis = rect_visible(r);
-        goff[i + 1] = goff[i] + (vis ? (int64_t)(r[2] - r[0]) * (r[3] - r[1]) : 0);
+        goff[i + 1] = vis ? (int64_t)(r[2] - r[0]) * (r[3] - r[1]) : 0;
         at[i].w = vis ? r[2] - r[0] : 0;
-        at[i].base = goff[i] - (int64_t)r[1] * at[i].w - r[0];
     }
+    for (int i = 0; i < n; i++) goff[i + 1] += goff[i];
     /* one slot per tile of each rect; tiles the Gaussian does not reach (tile_cull.h) stay zero */
     sp_msplat_f *slots = sp_calloc((size_t)(goff[n] > 0 ? goff[n] : 1), sizeof(sp_msplat_f));
     const int64_t maxlen = max_tile_len(bins);
@@ -384,6 +385,8 @@ void cpu_backward_raster(const sp_proj *proj, const sp_bins *bins, const sp_came
         sp_msplat_f *buf = sp_malloc(sizeof(sp_msplat_f) * 2 * (size_t)(maxlen > 0 ? maxlen : 1));
         sp_msplat_f *acc = buf + maxlen;
         splat_records(proj, n, rec);
+#pragma omp for schedule(static)
+        for (int i = 0; i < n; i++) at[i].base = goff[i] - (int64_t)proj->rect[4 * i + 1] * at[i].w - proj->rect[4 * i];
 #pragma omp for schedule(dynamic, 1)
         for (int t = 0; t < tiles; t++) {
             const uint32_t s = bins->range[2 * t], n_t = bins->range[2 * t + 1] - s;
