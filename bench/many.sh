@@ -8,7 +8,8 @@
 # Variables: STAGE (holds lego/), BINS (first one trains the checkpoint; default build-gpu/splat),
 # N (default 3000000), WARM (default 8000), STEPS (default 1000), KIND (default cuda), EXTRA (more
 # --set arguments for every command), WORK (runs, default /tmp/splat-many), RESULTS (logs; default
-# $OUT or WORK/results).
+# $OUT or WORK/results), REUSE (1: resume from the checkpoint an earlier call left in WORK/warm,
+# when it holds one, instead of training it again: a second call of a sitting, other binaries).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 STAGE=${STAGE:-/tmp/stage}
@@ -22,6 +23,9 @@ RESULTS=${RESULTS:-${OUT:-$WORK/results}}
 mkdir -p "$WORK" "$RESULTS"
 read -ra bins <<<"$BINS"
 base=$WORK/warm
+if [ "${REUSE:-0}" = 1 ] && [ -f "$base/checkpoint.bin" ]; then
+  echo "warm-up: reusing $base"
+else
 rm -rf "$base"
 # shellcheck disable=SC2086
 "${bins[0]}" train --config configs/lego.toml --set data.path="$STAGE/lego" --set backend.kind="$KIND" \
@@ -32,6 +36,7 @@ rm -rf "$base"
   exit 1
 }
 echo "warm-up: $WARM steps to $N Gaussians with ${bins[0]} ($RESULTS/warm.log)"
+fi
 k=0
 for bin in "${bins[@]}"; do
   k=$((k + 1))
