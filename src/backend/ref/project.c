@@ -51,7 +51,7 @@ void cpu_project_aa(const sp_params *p, const sp_camera *cam, int sh_degree, int
  * gradient. A visible Gaussian that no pixel blended (hidden behind others, or faint everywhere it
  * reaches) has all nine gradients exactly 0, and every term project_back would add is then a
  * product with one of them: +0 or -0, which leaves the +0 it adds to as it was. So the results are
- * bit-identical without the work (lego 200x200 on the cpu backend: bench/RESULTS.md 2026-12-04). */
+ * bit-identical without the work (lego 200x200 on the cpu backend: bench/RESULTS.md 2026-12-05). */
 static inline int takes_back(const sp_proj *proj, const sp_proj_grad *g, int i) {
     const int32_t *r = proj->rect + 4 * (size_t)i;
     if (!(r[0] < r[2] && r[1] < r[3])) return 0;
