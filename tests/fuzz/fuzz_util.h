@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -25,10 +26,14 @@ static inline void fz_cleanup(void) {
 }
 
 /* The scratch folder (created on first use; quiet logging from then on). In /dev/shm where there is
- * one: the writers sync their files to the disk, which on a disk costs milliseconds an input. */
+ * one with room (256 MiB free): the writers sync their files to the disk, which on a disk costs
+ * milliseconds an input. */
 static inline const char *fz_dir(void) {
     if (!fz_root[0]) {
-        snprintf(fz_root, sizeof fz_root, "%s/splat-fuzz-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+        struct statvfs st;
+        int shm = access("/dev/shm", W_OK) == 0 && statvfs("/dev/shm", &st) == 0 &&
+                  (unsigned long long)st.f_bavail * st.f_frsize >= (256ull << 20);
+        snprintf(fz_root, sizeof fz_root, "%s/splat-fuzz-XXXXXX", shm ? "/dev/shm" : "/tmp");
         if (!mkdtemp(fz_root)) abort();
         atexit(fz_cleanup);
         sp_log_set_level(SP_LOG_ERROR);
