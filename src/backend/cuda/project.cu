@@ -617,8 +617,8 @@ __device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int l
     int same = !((ap ^ (uintptr_t)m) & 15u) && !((ap ^ (uintptr_t)v) & 15u) && !(ap & 3u);
     int head = same ? min((int)((4u - ((ap >> 2) & 3u)) & 3u), len) : len;
     int nq = (len - head) >> 2, tail = head + 4 * nq, t = (int)threadIdx.x;
-    if (t < head) cu_adam_elem(p, m, v, t, sp, a);
-    else if (t - head < len - tail) cu_adam_elem(p, m, v, tail + t - head, sp, a);
+    /* the ragged ends, element k of head + (len - tail) (all len when not aligned alike) */
+    for (int k = t; k < head + (len - tail); k += CU_PB_BLOCK) cu_adam_elem(p, m, v, k < head ? k : tail + k - head, sp, a);
     float4 *p4 = (float4 *)(p + head), *m4 = (float4 *)(m + head), *v4 = (float4 *)(v + head);
     if (t < nq) sp.at(head + 4 * t);
     for (int q = t; q < nq; q += CU_PB_BLOCK, sp.next()) {
