@@ -407,10 +407,14 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
         if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
             chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
         /* CU_RASTER_ILP hits at a time: their alphas are independent, so they are computed together
-         * (the warp is no longer stalled on one exp at a time), then blended in order. */
+         * (the warp is no longer stalled on one exp at a time), then blended in order without a
+         * branch per hit (the transmittance chain is the only serial part: the colours are read with
+         * the alphas and added under a predicate). A warp walking a dense tile alone at the end of
+         * the kernel waits on that chain. */
         while (bits && !done) {
             int kk[CU_RASTER_ILP];
             float a[CU_RASTER_ILP];
+            float3 c[CU_RASTER_ILP];
 #pragma unroll
             for (int u = 0; u < CU_RASTER_ILP; u++) {
                 kk[u] = bits ? __ffs(bits) - 1 : -1;
@@ -419,8 +423,8 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
 #pragma unroll
             for (int u = 0; u < CU_RASTER_ILP; u++) {
                 int k = kk[u] < 0 ? 0 : kk[u];
-                float4 ra = w_rec[k].a;
-                float2 rb = make_float2(w_rec[k].b.x, w_rec[k].b.y);
+                float4 ra = w_rec[k].a, rb = w_rec[k].b;
+                c[u] = make_float3(rb.z, rb.w, w_rec[k].c.x);
                 float dx = ra.x - fx, dy = ra.y - fy; /* mean; conic ra.z, ra.w, rb.x; opacity rb.y */
                 float power = -0.5f * (ra.z * dx * dx + rb.x * dy * dy) - ra.w * dx * dy;
                 float alpha = fminf(0.99f, rb.y * __expf(power));
@@ -428,19 +432,18 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
             }
 #pragma unroll
             for (int u = 0; u < CU_RASTER_ILP; u++) {
-                if (a[u] == 0.0f) continue;
                 float Tn = T * (1.0f - a[u]);
-                if (Tn < 1e-4f) {
-                    done = 1;
-                    break;
+                int stop = !done && a[u] != 0.0f && Tn < 1e-4f;
+                int blend = !done && a[u] != 0.0f && !stop;
+                done |= stop;
+                if (blend) {
+                    float wgt = a[u] * T;
+                    C0 += c[u].x * wgt, C1 += c[u].y * wgt, C2 += c[u].z * wgt;
+                    if (STATE == 3)
+                        atomicAdd(&w_wsum[kk[u]], (unsigned long long)__float2ull_rn(wgt * (float)SP_BLEND_WEIGHT_UNIT));
+                    T = Tn;
+                    n_contrib = base - start + kk[u] + 1;
                 }
-                float4 rb = w_rec[kk[u]].b;
-                float3 c = make_float3(rb.z, rb.w, w_rec[kk[u]].c.x);
-                float wgt = a[u] * T;
-                C0 += c.x * wgt, C1 += c.y * wgt, C2 += c.z * wgt;
-                if (STATE == 3) atomicAdd(&w_wsum[kk[u]], (unsigned long long)__float2ull_rn(wgt * (float)SP_BLEND_WEIGHT_UNIT));
-                T = Tn;
-                n_contrib = base - start + kk[u] + 1;
             }
         }
         __syncwarp();
