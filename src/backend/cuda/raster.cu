@@ -276,7 +276,8 @@ const uint32_t *cuda_tile_order(const uint2 *range, int tiles, void *scratch, cu
  * a lane whose position's warp mask (cuda_warp_masks) has the warp's bit loads that Gaussian into
  * the warp's slice of shared memory, and the warp then blends only those hits, in list order. No
  * block-wide barrier inside the walk: a warp whose pixels are all done leaves while the others go
- * on, and the next batch's loads are issued before the current one is blended.
+ * on, and the next batch's loads are issued before the current one is blended (its ids a batch earlier
+ * still, so the record loads wait on no other load).
  * STATE 2 (training: the per-pixel backward in chunks): at every CU_CHUNK-th position of its
  * tile's list a pixel still blending stores (T, accumulated colour) into its chunk's slot; STATE 3:
  * blend weights summed per Gaussian (cu_buckets.weight). With bk.tile_max_nc the block
@@ -390,10 +391,11 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
      * this warp (mcur: its bit for the batch in hand, mnext: for the one after) */
     const uint8_t *wm = bins.wmask;
     cu_rec sp = {};
-    uint32_t gid = 0u;
+    uint32_t gid = 0u, gnext = 0u; /* gnext: this lane's id of the next batch, read a batch ahead of its record */
     int mcur = start + lane < end ? (wm[start + lane] >> wp) & 1 : 0;
     int mnext = start + 32 + lane < end ? (wm[start + 32 + lane] >> wp) & 1 : 0;
     if (mcur) sp = cu_load_rec(proj, gid = bins.ids[start + lane]);
+    if (start + 32 + lane < end) gnext = bins.ids[start + 32 + lane];
     for (int base = start; base < end; base += 32) {
         if (__all_sync(0xffffffffu, done)) break;
         int hit = mcur;
@@ -402,8 +404,11 @@ __global__ void __launch_bounds__(CU_RASTER_THREADS, 20) k_rasterize(cu_proj pro
         uint32_t bits = __ballot_sync(0xffffffffu, hit);
         __syncwarp();
         mcur = mnext;
-        mnext = base + 64 + lane < end ? (wm[base + 64 + lane] >> wp) & 1 : 0;
-        if (mcur) sp = cu_load_rec(proj, gid = bins.ids[base + 32 + lane]);
+        uint32_t g1 = gnext;
+        int ahead = base + 64 + lane < end; /* the batch after the next: its mask bit and id */
+        mnext = ahead ? (wm[base + 64 + lane] >> wp) & 1 : 0;
+        gnext = ahead ? bins.ids[base + 64 + lane] : 0u;
+        if (mcur) sp = cu_load_rec(proj, gid = g1);
         if (STATE == 2 && !done && !((base - start) & (CU_CHUNK - 1)))
             chunk[(size_t)((base - start) >> CU_CHUNK_LOG) * CU_BLOCK] = make_float4(T, C0, C1, C2);
         /* CU_RASTER_ILP hits at a time: their alphas are independent, so they are computed together
