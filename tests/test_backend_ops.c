@@ -839,6 +839,7 @@ static int check_refine(const tcase *c, sp_backend *b, const sp_stage_ops *ops, 
 #include "backend_ops_steps.h"
 #include "backend_ops_mcmc.h"
 #include "backend_ops_sort.h"
+#include "backend_ops_reorder.h"
 
 /* ---- the table of checks ---- */
 typedef int (*stage_check_fn)(const tcase *, sp_backend *, const sp_stage_ops *, const size_case *, int);
@@ -876,6 +877,7 @@ static const struct {
     {"prune by blend weight", NULL, step_blend_weights_drop},
     {"evaluation scores on the device", NULL, step_score},
     {"sort on its own", NULL, step_sort},
+    {"reorder (Morton order) as the host's", NULL, step_reorder},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8

@@ -218,6 +218,12 @@ typedef struct sp_backend_ops {
      * call may start making it now, beside the views' and the model's upload and the first steps.
      * NULL: nothing to start. */
     void (*mcmc_prepare)(sp_backend *b);
+    /* The Gaussians put in Morton order of their means (backend/morton_rule.h; the order
+     * backend/ref/reorder.c gives, exactly): parameters and Adam moments move with their Gaussian;
+     * the densification statistics are reset and a pending batch's gradients dropped, as refine
+     * does. Gaussians near in space then sit near in memory, so a tile's pairs read fewer cache
+     * lines (refine.reorder). NULL: the backend keeps the order it has. */
+    int (*reorder)(sp_backend *b);
 } sp_backend_ops;
 
 struct sp_backend {

@@ -1041,6 +1041,16 @@ static int periodic_save(run *r) {
     return 0;
 }
 
+/* refine.reorder: after the Adam step of views prev+1 .. step, if a refine of the strategy ran in
+ * it (adc's densify, mcmc's relocation and growth: both append or move Gaussians wherever their
+ * sources lie), the backend puts the Gaussians in Morton order of their means. */
+static int reorder_after_refine(run *r, int prev, int step) {
+    if (!r->cfg->refine.reorder || !r->b->ops->reorder ||
+        !sp_strategy_last_due(&r->sched, prev, step, sp_schedule_refine_due))
+        return 0;
+    return r->b->ops->reorder(r->b);
+}
+
 /* Trains until max_steps or a cancel (*stopped). Returns 0, 1 when the run diverged, -1 on error. */
 static int train_loop(run *r, const sp_train_opts *o, int *stopped) {
     const sp_config *cfg = r->cfg;
@@ -1051,7 +1061,7 @@ static int train_loop(run *r, const sp_train_opts *o, int *stopped) {
         step_args(r, step, &a);
         if (train_views(r, prev, step, &a)) return -1;
         r->step = step;
-        if (r->strat->refine(&r->env, prev, step)) return -1;
+        if (r->strat->refine(&r->env, prev, step) || reorder_after_refine(r, prev, step)) return -1;
         int log_now = sp_batch_crossed(prev, step, cfg->trainer.log_every) || step == max_steps;
         int loss_now = sp_batch_crossed(prev, step, LOSS_EVERY), last = step == max_steps;
         if ((log_now || loss_now) && read_loss(r, step, log_now)) return 1;

@@ -11,6 +11,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/ref/mcmc.h"
 #include "backend/ref/refine.h"
+#include "backend/ref/reorder.h"
 #include "backend/ref/stages.h"
 #include "backend/stage_ops.h"
 #include "core/core.h"
@@ -350,6 +351,19 @@ static int cpu_mcmc_apply_op(sp_backend *base, const sp_mcmc_plan *p) {
     return rc;
 }
 
+static int cpu_reorder_op(sp_backend *base) {
+    cpu_backend *b = (cpu_backend *)base;
+    double t0 = sp_now();
+    int old = sp_omp_threads_set(b->threads.cur);
+    int rc = cpu_reorder(&b->g, &b->m, &b->v);
+    if (rc == 0) sp_gaussians_zero(&b->grad);
+    if (rc == 0) rc = sp_refine_stats_reset(&b->stats, b->g.n);
+    b->grad_pending = 0;
+    sp_omp_threads_set(old);
+    b->stage_s[ST_REFINE] += sp_now() - t0;
+    return rc;
+}
+
 static int cpu_render(sp_backend *base, const sp_camera *cam, int sh_degree, const float bg[3], float *rgb) {
     cpu_backend *b = (cpu_backend *)base;
     int old = sp_omp_threads_set(b->threads.cur);
@@ -501,6 +515,7 @@ static const sp_backend_ops cpu_ops = {
     .mcmc_read = cpu_mcmc_read,
     .mcmc_apply = cpu_mcmc_apply_op,
     .blend_weights = cpu_blend_weights_op,
+    .reorder = cpu_reorder_op,
 };
 
 static sp_backend *cpu_create(const sp_backend_config *cfg) {

@@ -429,6 +429,16 @@ static int cu_mcmc_refine(sp_backend *base, float dead_opacity, int add, uint64_
     return rc;
 }
 
+static int cu_reorder(sp_backend *base) {
+    cu_backend *b = (cu_backend *)base;
+    cu_prof_open(b, 0);
+    cu_prof_begin(b, SP_STAGE_REFINE);
+    int rc = cuda_reorder(b);
+    cu_prof_end(b);
+    cu_prof_close(b);
+    return rc;
+}
+
 static int cu_device_memory(sp_backend *base, size_t *free_bytes, size_t *total_bytes) {
     (void)base;
     return cu_check(cudaMemGetInfo(free_bytes, total_bytes), "device memory");
@@ -836,6 +846,7 @@ static const sp_backend_ops k_cuda_ops = {
     cu_train_step,   cu_take_loss,    cu_refine,       cu_render,        cu_params_finite, cu_get_profile,
     &cuda_stage_ops, cu_stage_view,   NULL /* render_many */, cu_mcmc_read, cu_mcmc_apply,
     cu_blend_weights, cu_score,      cu_stage_slots,  cu_mcmc_refine,   cu_device_memory,
+    NULL /* mcmc_prepare */, cu_reorder,
 };
 
 extern "C" int sp_cuda_device_count(void) {

@@ -407,4 +407,7 @@ int cuda_mcmc_apply(cu_backend *b, const sp_mcmc_plan *p);
 /* backend.h's mcmc_refine: the decisions on the device (backend/mcmc_rule.h). */
 int cuda_mcmc_refine(cu_backend *b, float dead_opacity, int add, uint64_t seed, int *relocated, int *added);
 
+/* reorder.cu: backend.h's reorder (the Gaussians in Morton order of their means). */
+int cuda_reorder(cu_backend *b);
+
 #endif
