@@ -37,6 +37,8 @@
  *                  (backend_ops_mcmc.h; a backend without MCMC is skipped)
  *   sort           (a backend's pair sort on its own, where its stage table has one) the order of a
  *                  stable sort, exactly, on keys made to reach every path of a radix sort
+ *   reorder        (where the backend has it) parameters and moments in the host's Morton order,
+ *                  bit-identical (backend_ops_reorder.h)
  *   whole step     render max abs 1e-4 (threshold flips 0.1 %); train_step loss 1e-5 relative and
  *                  gradients (read back through Adam's first moment) relative L2 < 1e-3; the second
  *                  moment and the update agree with the first (1e-5 relative, plus p's rounding)

@@ -1048,7 +1048,11 @@ static int reorder_after_refine(run *r, int prev, int step) {
     if (!r->cfg->refine.reorder || !r->b->ops->reorder ||
         !sp_strategy_last_due(&r->sched, prev, step, sp_schedule_refine_due))
         return 0;
-    return r->b->ops->reorder(r->b);
+    double t0 = sp_now();
+    if (r->b->ops->reorder(r->b)) return -1;
+    sp_log_to_file("step %d reorder: %d Gaussians in Morton order (%.1f ms)", step, r->b->ops->num_gaussians(r->b),
+                   1e3 * (sp_now() - t0));
+    return 0;
 }
 
 /* Trains until max_steps or a cancel (*stopped). Returns 0, 1 when the run diverged, -1 on error. */
