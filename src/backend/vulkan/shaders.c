@@ -102,6 +102,15 @@ static const uint32_t spv_mcmc_apply[] =
 static const uint32_t spv_score[] =
 #include "score.spv.h"
     ;
+static const uint32_t spv_reorder_box[] =
+#include "reorder_box.spv.h"
+    ;
+static const uint32_t spv_reorder_codes[] =
+#include "reorder_codes.spv.h"
+    ;
+static const uint32_t spv_reorder_gather[] =
+#include "reorder_gather.spv.h"
+    ;
 
 #define S(name) {#name, spv_##name, sizeof spv_##name}
 const vk_spirv vk_shaders[VP_COUNT] = {
@@ -111,4 +120,5 @@ const vk_spirv vk_shaders[VP_COUNT] = {
     S(loss_ssim),    S(loss_grad),
     S(refine_gather), S(finite), S(pair_args), S(chunk_items), S(rasterize_w), S(mcmc),
     S(mcmc_weights), S(mcmc_blocks), S(mcmc_finish), S(mcmc_draw), S(mcmc_spread), S(mcmc_apply), S(score),
+    S(reorder_box), S(reorder_codes), S(reorder_gather),
 };

@@ -527,9 +527,9 @@ static void vk_destroy(sp_backend *base) {
                          &b->val[1], &b->pair_gid, &b->sorted_gid, &b->wmask, &b->slots, &b->hist, &b->scan_tmp[0],
                          &b->scan_tmp[1], &b->scan_tmp[2], &b->scan_tmp[3], &b->rgb, &b->final_T, &b->n_contrib,
                          &b->target, &b->dl_drgb, &b->Gm, &b->part, &b->range, &b->chunk_st, &b->chunk_work, &b->pix,
-                         &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->pargs, &b->wsum, &b->mc_prefix, &b->mc_rank,
-                         &b->mc_list, &b->mc_blocks, &b->mc_drawn, &b->mc_times, &b->mc_sp, &b->mc_scal,
-                         &b->mc_tab, &b->score_u8, &b->score_f64};
+                         &b->rb, &b->ring, &b->rsrc, &b->rtmp, &b->ro_box, &b->pargs, &b->wsum, &b->mc_prefix,
+                         &b->mc_rank, &b->mc_list, &b->mc_blocks, &b->mc_drawn, &b->mc_times, &b->mc_sp,
+                         &b->mc_scal, &b->mc_tab, &b->score_u8, &b->score_f64};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) vk_buf_free(c, all[i]);
         vk_cmd_free(c, &b->ka);
         vk_cmd_free(c, &b->kb);
@@ -870,6 +870,17 @@ static int vk_refine(sp_backend *base, const sp_refine_args *a, sp_refine_result
     return rc;
 }
 
+/* On the device (vk_reorder.c); its host time, the device's work included, is the `refine` row,
+ * as refine's. */
+static int vk_reorder(sp_backend *base) {
+    vk_backend *b = (vk_backend *)base;
+    if (vk_wait_all(b)) return -1; /* the steps in flight are their own rows */
+    double t0 = sp_now();
+    int rc = vk_reorder_run(b);
+    b->ms[SP_STAGE_REFINE] += 1e3 * (sp_now() - t0);
+    return rc;
+}
+
 static int vk_mcmc_read(sp_backend *base, float *opacity_logits, float *log_scales) {
     vk_backend *b = (vk_backend *)base;
     vk_layout l = vk_layout_of(b);
@@ -1046,6 +1057,7 @@ static const sp_backend_ops vk_ops = {
     .mcmc_refine = vk_mcmc_refine,
     .mcmc_prepare = vk_mcmc_prepare,
     .score = vk_score,
+    .reorder = vk_reorder,
     .stages = &vk_stage_ops,
 };
 

@@ -45,6 +45,7 @@ typedef struct {
     vk_buf mean2d, conic, depth, opac, color, rect, radius, clamped, offsets, pgrad;
     vk_buf st_accum, st_count, st_maxr;
     vk_buf rsrc, rtmp; /* refine: per output Gaussian its sources, gathered SH rows */
+    vk_buf ro_box; /* reorder: the means' box, six words (shaders/reorder_box.comp) */
     /* per pair (two key words, sort value = emission index, Gaussian index) */
     int64_t np, pair_cap;
     vk_buf key_hi[2], key_lo[2], val[2], pair_gid, sorted_gid, slots, hist;
@@ -175,6 +176,9 @@ int vk_refine_run(vk_backend *b, const sp_refine_args *a, sp_refine_result *r);
 int vk_mcmc_apply_run(vk_backend *b, const sp_mcmc_plan *p);
 /* MCMC decided on the device (vk_mcmc.c, shaders/mcmc_*.comp): backend.h's mcmc_refine. */
 int vk_mcmc_refine_run(vk_backend *b, float dead_opacity, int add, uint64_t seed, int *relocated, int *added);
+/* backend.h's reorder on the device (vk_reorder.c): the Gaussians in Morton order of their means,
+ * gradients and statistics cleared. */
+int vk_reorder_run(vk_backend *b);
 int vk_rec_mcmc_reg(vk_backend *b, vk_cmd *k, float opacity_reg, float scale_reg);
 int vk_rec_mcmc_noise(vk_backend *b, vk_cmd *k, float noise_scale, uint64_t seed);
 /* A store (parameters, gradients or moments: the layout of P) up to or down from a buffer. */
