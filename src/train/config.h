@@ -70,7 +70,7 @@ typedef struct {
         double mcmc_grow, mcmc_noise_lr, mcmc_opacity_reg, mcmc_scale_reg;
         double prune_weight;    /* fraction removed at each prune by blend weight (train/prune.h) */
         int prune_weight_every; /* 0: once, at stop */
-        bool reorder;           /* Morton order after each refine (backend.h's reorder) */
+        bool reorder;           /* Morton order at a new run's start and after each refine (backend.h) */
     } refine;
     struct {
         double means_lr, means_lr_final, scales_lr, quats_lr, opacity_lr, sh_dc_lr, sh_rest_lr;
