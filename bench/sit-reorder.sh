@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A GPU sitting for refine.reorder (the Gaussians in Morton order after each refine) and sparse Adam at
+# 3M Gaussians on lego. One binary does every variant (both are run-time switches): BIN_DIR holds
+# splat and test_backend_ops built from the same commit (bench/stage.sh bin). Lego must be staged in
+# /tmp/stage first (stage-lego-1..3). Prints: the CUDA parity harness's result (reorder is checked
+# there bit for bit against the host), the steady 3M step (bench/many.sh: steps 8000-8500 of one
+# warm-up, plain / reorder / sparse / reorder + sparse / plain again), then whole 20k-step runs at a
+# 3M budget, profiled (the way the 3M bar is measured), with and without reorder.
+#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all]
+set -u
+cd "$(dirname "$0")/.." || exit 1
+B=${BIN_DIR:-/tmp/bin12}
+R=${OUT:-/tmp/sit-reorder}
+mkdir -p "$R"
+export LD_LIBRARY_PATH=$B
+what=${1:-all}
+wrap() { printf '#!/bin/sh\nexec %s/splat "$@" %s\n' "$B" "$2" >"$B/$1"; chmod +x "$B/$1"; }
+wrap ro "--set refine.reorder=true"
+wrap sp "--set adam.sparse=true"
+wrap rosp "--set refine.reorder=true --set adam.sparse=true"
+if [ "$what" = parity ] || [ "$what" = all ]; then
+  timeout 200 "$B/test_backend_ops" --backend cuda >"$R/parity.txt" 2>&1
+  echo "parity rc $?"; grep -E "FAIL" "$R/parity.txt" | head; grep -E "reorder" "$R/parity.txt" | head -8; tail -1 "$R/parity.txt"
+fi
+if [ "$what" = many ] || [ "$what" = all ]; then
+  STAGE=/tmp/stage BINS="$B/splat $B/ro $B/sp $B/rosp $B/splat" STEPS=500 RESULTS=$R/many timeout 300 \
+    bash bench/many.sh 2>&1 | grep -E "==|^  (rasterize|backward_raster|project_back|refine)|busy" | tee "$R/many.txt"
+fi
+if [ "$what" = whole ] || [ "$what" = all ]; then
+  for bin in ro splat; do
+    rm -rf /tmp/whole-$bin
+    /usr/bin/time -f "%e s wall" "$B/$bin" train --config configs/lego.toml --set data.path=/tmp/stage/lego \
+      --set refine.max_gaussians=3000000 --set backend.profile=true --set output.save_renders=false \
+      --set output.run_dir=/tmp/whole-$bin >"$R/whole-$bin.log" 2>&1
+    echo "== whole 3M run, $bin: $(grep -E '^test: PSNR' "$R/whole-$bin.log" | head -1)"
+    grep -E "^busy [0-9.]+ ms of|s wall|^(rasterize|backward_raster|project_back|refine) " "$R/whole-$bin.log"
+    grep -c "reorder:" /tmp/whole-$bin/log.txt | sed 's/^/  reorders: /'
+  done | tee "$R/whole.txt"
+fi
