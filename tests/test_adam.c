@@ -26,7 +26,7 @@ static void test_hand_computed_steps(void **state) {
     const double want_m[3][2] = {{0.05, 0.3}, {-0.055, 0.57}, {-0.0245, 0.5129}};
     const double want_v[3][2] = {{2.5e-4, 9e-3}, {1.24975e-3, 1.7991e-2}, {1.31100025e-3, 1.797301e-2}};
     for (int s = 0; s < 3; s++) {
-        cpu_adam(p, grads[s], m, v, 2, 0.1f, 0.9f, 0.999f, 1e-8f, s + 1, 0);
+        cpu_adam(p, grads[s], m, v, 2, 0.1f, 0.9f, 0.999f, 1e-8f, s + 1, 0, NULL, 1);
         for (int i = 0; i < 2; i++) {
             if (fabs(p[i] - want_p[s][i]) > 1e-6) fail_msg("step %d param %d: %.9g, want %.9g", s + 1, i, p[i], want_p[s][i]);
             assert_true(fabs(m[i] - want_m[s][i]) < 1e-6 * fmax(1.0, fabs(want_m[s][i])));
@@ -39,13 +39,13 @@ static void test_hand_computed_steps(void **state) {
 static void test_zero_gradient_and_empty(void **state) {
     (void)state;
     float p[3] = {1, 2, 3}, g[3] = {0, 0, 0}, m[3] = {0, 0, 0}, v[3] = {0, 0, 0};
-    cpu_adam(p, g, m, v, 3, 0.5f, 0.9f, 0.999f, 1e-15f, 1, 0);
+    cpu_adam(p, g, m, v, 3, 0.5f, 0.9f, 0.999f, 1e-15f, 1, 0, NULL, 1);
     assert_true(p[0] == 1 && p[1] == 2 && p[2] == 3);
     assert_true(m[0] == 0 && v[2] == 0);
-    cpu_adam(NULL, NULL, NULL, NULL, 0, 0.1f, 0.9f, 0.999f, 1e-8f, 1, 0); /* nothing to do */
+    cpu_adam(NULL, NULL, NULL, NULL, 0, 0.1f, 0.9f, 0.999f, 1e-8f, 1, 0, NULL, 1); /* nothing to do */
     /* A step below 1 is treated as the first step (no division by 1 − β^0 = 0). */
     float q = 1.0f, gq = 0.5f, mq = 0, vq = 0;
-    cpu_adam(&q, &gq, &mq, &vq, 1, 0.1f, 0.9f, 0.999f, 1e-8f, 0, 0);
+    cpu_adam(&q, &gq, &mq, &vq, 1, 0.1f, 0.9f, 0.999f, 1e-8f, 0, 0, NULL, 1);
     assert_true(isfinite(q) && fabs(q - 0.9) < 1e-6);
 }
 
@@ -62,9 +62,9 @@ static void test_thread_count_independent(void **state) {
     for (int s = 1; s <= 4; s++) {
         tu_fill_uniform(&r, g, N, -2, 2);
         omp_set_num_threads(1);
-        cpu_adam(p1, g, m1, v1, N, 0.01f, 0.9f, 0.999f, 1e-15f, s, 0);
+        cpu_adam(p1, g, m1, v1, N, 0.01f, 0.9f, 0.999f, 1e-15f, s, 0, NULL, 1);
         omp_set_num_threads(3);
-        cpu_adam(p2, g, m2, v2, N, 0.01f, 0.9f, 0.999f, 1e-15f, s, 0);
+        cpu_adam(p2, g, m2, v2, N, 0.01f, 0.9f, 0.999f, 1e-15f, s, 0, NULL, 1);
     }
     omp_set_num_threads(threads);
     assert_memory_equal(p1, p2, N * sizeof(float));
@@ -79,11 +79,11 @@ static void test_interleaved_settings(void **state) {
     float q[3] = {0.5f, 0, 2}, mq[3] = {0}, vq[3] = {0};
     const float g[2] = {0.3f, -0.7f}, gq[3] = {1, 2, 3};
     for (int s = 1; s <= 5; s++) {
-        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.5f, 0.9f, 1e-8f, s, 0);   /* same step, other betas */
-        cpu_adam(p1, g, m1, v1, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s, 0);
-        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.9f, 0.999f, 1e-8f, 100 - s, 0); /* same betas, other step */
+        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.5f, 0.9f, 1e-8f, s, 0, NULL, 1);   /* same step, other betas */
+        cpu_adam(p1, g, m1, v1, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s, 0, NULL, 1);
+        cpu_adam(q, gq, mq, vq, 3, 0.1f, 0.9f, 0.999f, 1e-8f, 100 - s, 0, NULL, 1); /* same betas, other step */
     }
-    for (int s = 1; s <= 5; s++) cpu_adam(p2, g, m2, v2, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s, 0);
+    for (int s = 1; s <= 5; s++) cpu_adam(p2, g, m2, v2, 2, 0.01f, 0.9f, 0.999f, 1e-8f, s, 0, NULL, 1);
     assert_memory_equal(p1, p2, sizeof p1);
     assert_memory_equal(v1, v2, sizeof v1);
 }
@@ -104,7 +104,7 @@ static void test_folded_bias_matches_textbook(void **state) {
             double mi = (double)(b1 * m + (1.0f - b1) * g), vi = (double)(b2 * v + (1.0f - b2) * g * g);
             double want = -(double)lr * (mi / (1.0 - pow(b1, steps[k]))) /
                           (sqrt(vi / (1.0 - pow(b2, steps[k]))) + (double)eps);
-            cpu_adam(&p, &g, &m, &v, 1, lr, b1, b2, eps, steps[k], 0);
+            cpu_adam(&p, &g, &m, &v, 1, lr, b1, b2, eps, steps[k], 0, NULL, 1);
             double rel = fabs((double)p - want) / fabs(want);
             if (rel > worst) worst = rel;
         }
@@ -120,7 +120,7 @@ static void test_quadratic_converges(void **state) {
     for (int s = 1; s <= 3000; s++) {
         for (int i = 0; i < N; i++) g[i] = 2.0f * a[i] * (p[i] - c[i]);
         float lr = 0.05f * powf(0.01f, (float)s / 3000.0f); /* exponential decay, as for the means */
-        cpu_adam(p, g, m, v, N, lr, 0.9f, 0.999f, 1e-15f, s, 0);
+        cpu_adam(p, g, m, v, N, lr, 0.9f, 0.999f, 1e-15f, s, 0, NULL, 1);
     }
     for (int i = 0; i < N; i++)
         if (fabsf(p[i] - c[i]) > 1e-2f) fail_msg("coordinate %d: %g, minimum at %g", i, p[i], c[i]);
@@ -134,8 +134,8 @@ static void test_sparse_skips_zero_gradients(void **state) {
     float pd[4], md[4], vd[4];
     memcpy(pd, p, sizeof p), memcpy(md, m, sizeof m), memcpy(vd, v, sizeof v);
     const float g[4] = {0.5f, 0.0f, -0.25f, 0.0f};
-    cpu_adam(p, g, m, v, 4, 0.01f, 0.9f, 0.999f, 1e-15f, 3, 1);
-    cpu_adam(pd, g, md, vd, 4, 0.01f, 0.9f, 0.999f, 1e-15f, 3, 0);
+    cpu_adam(p, g, m, v, 4, 0.01f, 0.9f, 0.999f, 1e-15f, 3, 1, NULL, 1);
+    cpu_adam(pd, g, md, vd, 4, 0.01f, 0.9f, 0.999f, 1e-15f, 3, 0, NULL, 1);
     for (int i = 0; i < 4; i += 2) {
         assert_memory_equal(&p[i], &pd[i], sizeof(float));
         assert_memory_equal(&m[i], &md[i], sizeof(float));
@@ -146,14 +146,45 @@ static void test_sparse_skips_zero_gradients(void **state) {
     assert_true(pd[1] != 2.0f); /* dense: the momentum still moves it */
     /* SH: the DC and rest rates as cpu_adam_sh applies them, zeros left alone */
     float sh[6] = {1, 1, 1, 1, 1, 1}, gs[6] = {1, 0, 1, 1, 0, 1}, ms[6] = {0}, vs[6] = {0};
-    cpu_adam_sh(sh, gs, ms, vs, 1, 2, 0.1f, 0.001f, 0.9f, 0.999f, 1e-15f, 1, 1);
+    cpu_adam_sh(sh, gs, ms, vs, 1, 2, 0.1f, 0.001f, 0.9f, 0.999f, 1e-15f, 1, 1, NULL);
     assert_true(sh[1] == 1.0f && sh[4] == 1.0f && ms[1] == 0.0f && vs[4] == 0.0f);
     assert_true(fabsf(sh[0] - 0.9f) < 1e-6f && fabsf(sh[3] - 0.999f) < 1e-6f);
+}
+
+/* Sparse with a Gaussian in view: its zero-gradient values take the dense update (their momentum
+ * goes on), while a Gaussian out of view keeps its zero-gradient values and updates the others. */
+static void test_sparse_in_view_takes_whole_update(void **state) {
+    (void)state;
+    /* two Gaussians of 3 values: the first in view, the second not */
+    float p[6] = {1, 2, 3, 4, 5, 6}, m[6] = {0.1f, -0.2f, 0.3f, 0.1f, -0.2f, 0.3f};
+    float v[6] = {0.01f, 0.02f, 0.03f, 0.01f, 0.02f, 0.03f}, pd[6], md[6], vd[6];
+    memcpy(pd, p, sizeof p), memcpy(md, m, sizeof m), memcpy(vd, v, sizeof v);
+    const float g[6] = {0.5f, 0.0f, 0.0f, 0.5f, 0.0f, 0.0f};
+    const uint8_t seen[2] = {1, 0};
+    cpu_adam(p, g, m, v, 6, 0.01f, 0.9f, 0.999f, 1e-15f, 3, 1, seen, 3);
+    cpu_adam(pd, g, md, vd, 6, 0.01f, 0.9f, 0.999f, 1e-15f, 3, 0, NULL, 1);
+    assert_memory_equal(p, pd, 4 * sizeof(float)); /* in view: as dense; out of view: its nonzero one too */
+    assert_memory_equal(m, md, 4 * sizeof(float));
+    assert_memory_equal(v, vd, 4 * sizeof(float));
+    assert_true(p[4] == 5.0f && p[5] == 6.0f && m[4] == -0.2f && v[5] == 0.03f);
+    /* SH, K = 2 (6 values a Gaussian): the same per Gaussian */
+    float sh[12], gs[12] = {0}, ms[12], vs[12], shd[12], msd[12], vsd[12];
+    for (int i = 0; i < 12; i++) sh[i] = 1.0f + (float)i, ms[i] = 0.05f, vs[i] = 0.01f;
+    gs[0] = gs[6] = 1.0f;
+    memcpy(shd, sh, sizeof sh), memcpy(msd, ms, sizeof ms), memcpy(vsd, vs, sizeof vs);
+    const uint8_t seen2[2] = {0, 1};
+    cpu_adam_sh(sh, gs, ms, vs, 2, 2, 0.1f, 0.001f, 0.9f, 0.999f, 1e-15f, 2, 1, seen2);
+    cpu_adam_sh(shd, gs, msd, vsd, 2, 2, 0.1f, 0.001f, 0.9f, 0.999f, 1e-15f, 2, 0, NULL);
+    assert_memory_equal(sh + 6, shd + 6, 6 * sizeof(float));
+    assert_memory_equal(ms + 6, msd + 6, 6 * sizeof(float));
+    assert_memory_equal(sh, shd, sizeof(float)); /* out of view, gradient 1: updated */
+    for (int i = 1; i < 6; i++) assert_true(sh[i] == 1.0f + (float)i && ms[i] == 0.05f && vs[i] == 0.01f);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sparse_skips_zero_gradients),
+        cmocka_unit_test(test_sparse_in_view_takes_whole_update),
         cmocka_unit_test(test_hand_computed_steps),
         cmocka_unit_test(test_folded_bias_matches_textbook),
         cmocka_unit_test(test_zero_gradient_and_empty),

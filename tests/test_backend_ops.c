@@ -39,6 +39,8 @@
  *                  stable sort, exactly, on keys made to reach every path of a radix sort
  *   reorder        (where the backend has it) parameters and moments in the host's Morton order,
  *                  bit-identical (backend_ops_reorder.h)
+ *   sparse adam    out-of-view Gaussians' zero-gradient values and moments kept bit for bit, in-view
+ *                  ones' zero-gradient values the dense update (first moment 1e-6 relative)
  *   whole step     render max abs 1e-4 (threshold flips 0.1 %); train_step loss 1e-5 relative and
  *                  gradients (read back through Adam's first moment) relative L2 < 1e-3; the second
  *                  moment and the update agree with the first (1e-5 relative, plus p's rounding)
@@ -699,7 +701,7 @@ static int check_adam_mode(const tcase *c, sp_backend *b, const sp_stage_ops *op
     for (int k = 1; k < 3; k++) memcpy(p[k], p[0], bytes), memcpy(m[k], m[0], bytes), memcpy(v[k], v[0], bytes);
     int ok = 1;
     char what[96];
-    cpu_adam(p[0], g, m[0], v[0], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7, sparse);
+    cpu_adam(p[0], g, m[0], v[0], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7, sparse, NULL, 1);
     if (ops->adam(b, p[1], g, m[1], v[1], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7, sparse)) {
         ok = pt_report(0, c->label, stage, sz->name, sp_last_error(), 1, 0);
         goto out;
@@ -842,6 +844,7 @@ static int check_refine(const tcase *c, sp_backend *b, const sp_stage_ops *ops, 
 #include "backend_ops_mcmc.h"
 #include "backend_ops_sort.h"
 #include "backend_ops_reorder.h"
+#include "backend_ops_sparse.h"
 
 /* ---- the table of checks ---- */
 typedef int (*stage_check_fn)(const tcase *, sp_backend *, const sp_stage_ops *, const size_case *, int);
@@ -880,6 +883,7 @@ static const struct {
     {"evaluation scores on the device", NULL, step_score},
     {"sort on its own", NULL, step_sort},
     {"reorder (Morton order) as the host's", NULL, step_reorder},
+    {"sparse Adam: the Gaussians in view take the whole update", NULL, step_sparse_in_view},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8

@@ -290,6 +290,10 @@ static void test_config(void **state) {
     assert_string_equal(problems_of(NULL, NULL), "");
     assert_string_equal(problems_of("backend.kind=vulkan", NULL), ""); /* vulkan has it too */
     assert_non_null(strstr(problems_of("backend.devices=0,1", NULL), "runs on one device"));
+    /* sparse Adam's in-view flags differ between devices' views */
+    assert_non_null(strstr(problems_with("refine.strategy=adc", "backend.devices=0,1", "adam.sparse=true"),
+                           "sparse Adam trains on one device"));
+    assert_string_equal(problems_with("refine.strategy=adc", "backend.devices=0,1", NULL), "");
     assert_non_null(strstr(problems_of("refine.max_gaussians=5000", "init.count=6000"), "init.count (6000)"));
     assert_string_equal(problems_of("refine.max_gaussians=5000", "init.method=points"), "");
     assert_non_null(strstr(problems_of("refine.strategy=gibbs", NULL), "refine.strategy"));

@@ -58,8 +58,9 @@ typedef struct {
     /* Adam */
     int adam_step; /* 1-based, for bias correction */
     float beta1, beta2, eps;
-    /* 1 = sparse Adam (adam.sparse): an element whose gradient sum is exactly 0 is left alone, its
-     * moments not decayed and no momentum step taken (a Gaussian no pixel reached this step) */
+    /* 1 = sparse Adam (adam.sparse): a Gaussian out of view in every view of the update (its
+     * screen rectangle empty) keeps each value whose gradient sum is exactly 0, its moments not
+     * decayed and no momentum step taken; a Gaussian in view takes the whole update. */
     int adam_sparse;
     sp_lrs lr;
     int collect_stats; /* accumulate densification statistics this step */

@@ -39,7 +39,7 @@ typedef struct sp_stage_ops {
     /* loss: value and (when dl_drgb != NULL) gradient w.r.t. rgb. */
     int (*loss)(sp_backend *b, const float *rgb, const float *target, int w, int h, float ssim_weight, double *loss,
                 float *dl_drgb);
-    /* adam over a flat array, in place (param, m, v); sparse as cpu_adam's. */
+    /* adam over a flat array, in place (param, m, v); sparse as cpu_adam's with no Gaussian in view. */
     int (*adam)(sp_backend *b, float *param, const float *grad, float *m, float *v, int64_t count, float lr,
                 float beta1, float beta2, float eps, int step, int sparse);
     /* refine over host stores (as cpu_refine): g, m, v are replaced by the refined stores (resized);

@@ -189,9 +189,10 @@ const sp_config_field sp_config_schema[] = {
     FLT(adam, beta2, IN_CO(0, 1), 0.999, "Adam second-moment decay."),
     FLT(adam, eps, GT(0), 1e-15, "Adam epsilon."),
     BOOL(adam, sparse, 0,
-         "Sparse Adam: a parameter whose gradient is exactly zero this step (its Gaussian reached no pixel) keeps "
-         "its value and moments instead of taking a momentum step; the update skips its memory traffic. false = "
-         "every parameter takes the dense update every step (the default: sparse cost the beer capture 0.6 dB)."),
+         "Sparse Adam: a Gaussian out of this step's view (its screen rectangle empty) keeps each value whose "
+         "gradient is exactly zero, instead of taking a momentum step, and the update skips its memory traffic; a "
+         "Gaussian in view takes the whole update. One device only. false = every parameter takes the dense update "
+         "every step."),
 
     BOOL(render, antialias, 0,
          "Opacity-compensated screen-space filter: the 0.3 px^2 low-pass keeps each Gaussian's integral, not its "
@@ -682,6 +683,12 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
             sp_problems_add(problems, "data.cache_mb = %d with backend.devices = \"%s\": streamed images go to one device; "
                                       "use data.cache_mb = 0 (images in memory) to train on several GPUs",
                             c->data.cache_mb, c->backend.devices);
+    }
+    if (c->adam.sparse) {
+        int ids[SP_MAX_DEVICES];
+        if (sp_parse_devices(c->backend.devices, 0, ids) > 1)
+            sp_problems_add(problems, "adam.sparse = true with backend.devices = \"%s\": sparse Adam trains on one "
+                                      "device; use one device or adam.sparse = false", c->backend.devices);
     }
     if (c->trainer.batch > 1 && !strcmp(c->backend.kind, "vulkan"))
         sp_problems_add(problems, "trainer.batch = %d: the vulkan backend trains one view per Adam step (batch 1); "

@@ -29,6 +29,8 @@ typedef struct {
     sp_backend base;
     sp_gaussians g, m, v, grad;
     int grad_pending; /* grad holds the sum of accumulate-only steps since the last Adam update */
+    uint8_t *seen;    /* sparse Adam, unfused steps: 1 = the Gaussian was in view in a step of the sum */
+    int seen_cap;
     sp_refine_stats stats;
     /* training views */
     sp_view *views;
@@ -106,6 +108,7 @@ static void cpu_destroy(sp_backend *base) {
     sp_raster_out_free(&b->ro);
     free(b->target);
     free(b->dl_drgb);
+    free(b->seen);
     for (int k = 0; k < b->num_slots; k++) free(b->slot[k].pixels);
     free(b->slot);
     free(b->slot_cap);
@@ -214,19 +217,39 @@ static int forward(cpu_backend *b, const sp_camera *cam, int sh_degree, const fl
     return 0;
 }
 
+/* seen: sparse Adam's in-view flags (one a Gaussian). */
 static void adam_store(sp_gaussians *g, const sp_gaussians *gr, sp_gaussians *m, sp_gaussians *v,
-                       const sp_step_args *a) {
+                       const sp_step_args *a, const uint8_t *seen) {
     int64_t n = g->n;
     float b1 = a->beta1, b2 = a->beta2, eps = a->eps;
     int s = a->adam_step, sp = a->adam_sparse;
-    cpu_adam(g->means, gr->means, m->means, v->means, 3 * n, a->lr.means, b1, b2, eps, s, sp);
+    cpu_adam(g->means, gr->means, m->means, v->means, 3 * n, a->lr.means, b1, b2, eps, s, sp, seen, 3);
     cpu_adam(g->log_scales, gr->log_scales, m->log_scales, v->log_scales, 3 * n, a->lr.log_scales, b1, b2, eps, s,
-             sp);
-    cpu_adam(g->quats, gr->quats, m->quats, v->quats, 4 * n, a->lr.quats, b1, b2, eps, s, sp);
+             sp, seen, 3);
+    cpu_adam(g->quats, gr->quats, m->quats, v->quats, 4 * n, a->lr.quats, b1, b2, eps, s, sp, seen, 4);
     cpu_adam(g->opacity_logits, gr->opacity_logits, m->opacity_logits, v->opacity_logits, n, a->lr.opacity, b1, b2,
-             eps, s, sp);
+             eps, s, sp, seen, 1);
     /* SH: DC and rest have their own rates; coefficients are [N][K][3], DC first. */
-    cpu_adam_sh(g->sh, gr->sh, m->sh, v->sh, n, g->K, a->lr.sh_dc, a->lr.sh_rest, b1, b2, eps, s, sp);
+    cpu_adam_sh(g->sh, gr->sh, m->sh, v->sh, n, g->K, a->lr.sh_dc, a->lr.sh_rest, b1, b2, eps, s, sp, seen);
+}
+
+/* Sparse Adam on unfused steps: the Gaussians this view's projection put in view, added to the
+ * flags of the steps summed since the last update (cleared when a new sum starts). */
+static int mark_seen(cpu_backend *b, int n) {
+    if (n > b->seen_cap) {
+        uint8_t *s = sp_try_alloc((size_t)n, 1, "sparse Adam's in-view flags", "set adam.sparse = false");
+        if (!s) return -1;
+        if (b->grad_pending && b->seen) memcpy(s, b->seen, (size_t)b->seen_cap);
+        free(b->seen);
+        b->seen = s, b->seen_cap = n;
+    }
+    if (!b->grad_pending) memset(b->seen, 0, (size_t)n);
+#pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
+    for (int i = 0; i < n; i++) {
+        const int32_t *r = b->proj.rect + 4 * (size_t)i;
+        if (r[0] < r[2] && r[1] < r[3]) b->seen[i] = 1;
+    }
+    return 0;
 }
 
 static int train_step(cpu_backend *b, const sp_step_args *a);
@@ -274,6 +297,7 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
         cpu_project_back_update(&pp, &mm, &vv, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &u);
         b->fused_steps++;
     } else {
+        if (a->adam_sparse && mark_seen(b, n)) return -1;
         if (!b->grad_pending) sp_gaussians_zero(&b->grad); /* project_back adds to grad */
         sp_params p = params_of(&b->g);
         sp_params_grad pg = store_of(&b->grad);
@@ -296,7 +320,7 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
     double t3 = sp_now();
     b->grad_pending = a->accumulate;
     if (!a->accumulate && !fused) {
-        adam_store(&b->g, &b->grad, &b->m, &b->v, a);
+        adam_store(&b->g, &b->grad, &b->m, &b->v, a, a->adam_sparse ? b->seen : NULL);
         cpu_mcmc_noise(&b->g, a->noise_scale, a->noise_seed);
     }
     double t4 = sp_now();
@@ -451,7 +475,7 @@ static int st_loss(sp_backend *b, const float *rgb, const float *target, int w, 
 
 static int st_adam(sp_backend *b, float *param, const float *grad, float *m, float *v, int64_t count, float lr,
                    float beta1, float beta2, float eps, int step, int sparse) {
-    cpu_adam(param, grad, m, v, count, lr, beta1, beta2, eps, step, sparse);
+    cpu_adam(param, grad, m, v, count, lr, beta1, beta2, eps, step, sparse, NULL, 1);
     return 0;
 }
 

@@ -4,9 +4,23 @@
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/update.cuh"
 
+/* The Gaussian of element t of the packed n-Gaussian layout (per = 3K). */
+__device__ __forceinline__ int64_t gaussian_of(int64_t t, int64_t n, uint32_t per) {
+    if (t < 3 * n) return t / 3;
+    if (t < 6 * n) return (t - 3 * n) / 3;
+    if (t < 10 * n) return (t - 6 * n) / 4;
+    if (t < 11 * n) return t - 10 * n;
+    return (t - 11 * n) / per;
+}
+
+/* Sparse: whether element t's Gaussian was in view (its zero gradients then update too). */
+__device__ __forceinline__ bool in_view(const cu_adam_args *a, int64_t t, int64_t n, uint32_t per) {
+    return a->seen && a->seen[gaussian_of(t, n, per)];
+}
+
 __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, float *v, size_t i, float lr,
-                                         const cu_adam_args *a) {
-    if (a->sparse && g[i] == 0.0f) return;
+                                         const cu_adam_args *a, int64_t n, uint32_t per) {
+    if (a->sparse && g[i] == 0.0f && !in_view(a, (int64_t)i, n, per)) return;
     adam_val(p + i, g[i], m + i, v + i, lr, a);
 }
 
@@ -15,8 +29,8 @@ __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, flo
  * element's learning rate comes from its region, found by comparisons (and one remainder per four
  * SH elements), not per-element division. Elements outside [first, end) at the ends are left
  * alone. The buffers come from cu_alloc (cudaMalloc: 256-byte aligned). Sparse (adam.sparse): the
- * gradients are read first, a group of four zeros touches nothing else, and a zero in a mixed
- * group keeps its value and moments. */
+ * gradients are read first, a group of four zeros of Gaussians out of view touches nothing else,
+ * and such a zero in a mixed group keeps its value and moments. */
 __global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n, uint32_t per, int64_t first,
                         int64_t end, cu_adam_args a) {
     int64_t t0 = (first & ~(int64_t)3) + 4 * ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
@@ -38,20 +52,26 @@ __global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n,
     }
     if (t0 >= first && t0 + 4 <= end) {
         float4 gi = *(const float4 *)(g + t0);
-        if (a.sparse && gi.x == 0.0f && gi.y == 0.0f && gi.z == 0.0f && gi.w == 0.0f) return;
+        bool seen[4] = {false, false, false, false};
+        if (a.sparse && a.seen)
+#pragma unroll
+            for (int i = 0; i < 4; i++) seen[i] = in_view(&a, t0 + i, n, per);
+        if (a.sparse && gi.x == 0.0f && gi.y == 0.0f && gi.z == 0.0f && gi.w == 0.0f && !seen[0] && !seen[1] &&
+            !seen[2] && !seen[3])
+            return;
         float4 mi = *(const float4 *)(m + t0), vi = *(const float4 *)(v + t0);
         float4 pi = *(const float4 *)(p + t0);
         float gg[4] = {gi.x, gi.y, gi.z, gi.w}, mm[4] = {mi.x, mi.y, mi.z, mi.w}, vv[4] = {vi.x, vi.y, vi.z, vi.w};
         float pp[4] = {pi.x, pi.y, pi.z, pi.w};
 #pragma unroll
         for (int i = 0; i < 4; i++)
-            if (!a.sparse || gg[i] != 0.0f) adam_val(&pp[i], gg[i], &mm[i], &vv[i], lr[i], &a);
+            if (!a.sparse || gg[i] != 0.0f || seen[i]) adam_val(&pp[i], gg[i], &mm[i], &vv[i], lr[i], &a);
         *(float4 *)(m + t0) = make_float4(mm[0], mm[1], mm[2], mm[3]);
         *(float4 *)(v + t0) = make_float4(vv[0], vv[1], vv[2], vv[3]);
         *(float4 *)(p + t0) = make_float4(pp[0], pp[1], pp[2], pp[3]);
     } else {
         for (int i = 0; i < 4; i++)
-            if (t0 + i >= first && t0 + i < end) adam_one(p, g, m, v, (size_t)(t0 + i), lr[i], &a);
+            if (t0 + i >= first && t0 + i < end) adam_one(p, g, m, v, (size_t)(t0 + i), lr[i], &a, n, per);
     }
 }
 
@@ -73,5 +93,6 @@ void cuda_adam_flat(float *param, const float *grad, float *m, float *v, int64_t
     if (count <= 0) return;
     cu_adam_args one = *a;
     for (int k = 0; k < 6; k++) one.lr[k] = lr;
+    one.seen = NULL;
     k_adam4<<<CU_GRID((count + 3) / 4, 256), 256, 0, s>>>(param, grad, m, v, count, 3, 0, count, one);
 }

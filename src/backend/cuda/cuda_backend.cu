@@ -180,6 +180,7 @@ static cu_adam_args adam_args(const sp_step_args *a) {
     for (int k = 0; k < 6; k++) aa.lr[k] = sp_adam_lr(&bias, lr[k]);
     aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = bias.eps;
     aa.sparse = a->adam_sparse;
+    aa.seen = NULL;
     return aa;
 }
 
@@ -305,7 +306,7 @@ static void cu_destroy(sp_backend *base) {
     if (!b) return;
     cudaStreamSynchronize(b->st);
     cu_buf *bufs[] = {&b->params,   &b->grads,       &b->m1,         &b->m2,          &b->stats,     &b->proj_buf,
-                      &b->grads_view,
+                      &b->grads_view, &b->seen,
                       &b->pgrad_buf, &b->keys,       &b->keys_sorted, &b->vals,       &b->vals_sorted,
                       &b->fx_acc,   &b->fx_aux,      &b->sort_temp,   &b->scan_temp, &b->ranges, &b->tile_order,
                       &b->rgb,      &b->final_T,     &b->n_contrib,  &b->dl_drgb,     &b->loss_work,
@@ -557,6 +558,13 @@ static int cu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, 
 
 static int cu_num_gaussians(sp_backend *base) { return ((cu_backend *)base)->n; }
 
+/* Sparse Adam on unfused steps: the Gaussians in view (screen rectangle not empty) flagged. */
+__global__ void k_mark_seen(const int32_t *rect, int n, uint8_t *seen) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && rect[4 * (size_t)i] < rect[4 * (size_t)i + 2] && rect[4 * (size_t)i + 1] < rect[4 * (size_t)i + 3])
+        seen[i] = 1;
+}
+
 __global__ void k_add(float *dst, const float *src, int64_t count) {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < count) dst[i] += src[i];
@@ -646,6 +654,15 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
         cu_prof_close(b);
         return cu_check(cudaGetLastError(), "train_step");
     }
+    if (a->adam_sparse && n > 0) { /* the Gaussians in view, added to those of the sum's earlier views */
+        if (cu_reserve(&b->mem, &b->seen, (size_t)n, "sparse Adam's in-view flags")) {
+            cu_prof_end(b);
+            cu_prof_close(b);
+            return -1;
+        }
+        if (!add) cudaMemsetAsync(b->seen.p, 0, (size_t)n, b->st);
+        k_mark_seen<<<CU_GRID(n, 256), 256, 0, b->st>>>(b->proj.rect, n, (uint8_t *)b->seen.p);
+    }
     cuda_project_back(&P, n, b->K, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &Gp,
                       a->collect_stats ? stats : NULL, stats + n, stats + 2 * (size_t)n, b->st);
     if (add && gcount) k_add<<<CU_GRID(gcount, 256), 256, 0, b->st>>>((float *)b->grads.p, (const float *)b->grads_view.p,
@@ -680,6 +697,7 @@ int cuda_backend_adam_range(cu_backend *b, const sp_step_args *a, int64_t first,
     int n = b->n;
     cu_prof_begin(b, SP_STAGE_ADAM);
     cu_adam_args aa = adam_args(a);
+    if (a->adam_sparse && b->seen.p) aa.seen = (const uint8_t *)b->seen.p;
     cuda_adam_range((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, b->K,
                     first, end, &aa, b->st);
     cu_prof_end(b);

@@ -273,7 +273,9 @@ void cuda_score_image(const float *rgb, const uint8_t *g8, uint8_t *p8, int w, i
 typedef struct {
     float lr[6]; /* lr_t (sp_adam_bias) of means, log_scales, quats, opacity, sh_dc, sh_rest */
     float beta1, beta2, eps; /* eps: eps_t */
-    int sparse; /* adam.sparse: elements whose gradient is exactly 0 are left alone */
+    int sparse; /* adam.sparse: elements whose gradient is exactly 0 are left alone, unless in view: */
+    const uint8_t *seen; /* per Gaussian, 1 = in view (cuda_adam_range; NULL: none; the fused update reads
+                            the projection's rectangles instead) */
 } cu_adam_args;
 /* The update of elements first .. end-1 of n Gaussians' parameters in the packed layout (cu_params_at
  * with cap = n: the buffers' floats first .. end-1); 0 .. n (11 + 3K) is one whole step. */
@@ -322,6 +324,7 @@ typedef struct {
     cu_buf params, grads, m1, m2; /* n * sp_gaussian_floats(K) floats each, regions at offsets of n */
     cu_buf stats;                 /* grad_accum[n], grad_count[n], max_radius[n] */
     cu_buf grads_view;            /* batches: this view's gradients, added to grads (grads_pending) */
+    cu_buf seen;                  /* sparse Adam, unfused steps: 1 = in view in a step of the sum (n bytes) */
     int grads_pending;            /* grads holds a sum of views not yet given to Adam */
     /* per-Gaussian scratch */
     cu_buf proj_buf, pgrad_buf;

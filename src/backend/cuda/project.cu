@@ -561,6 +561,8 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 8)
 struct cu_span_flat {
     const float *g;
     float r;
+    const uint8_t *vis; /* the block's Gaussians in view; per values a Gaussian */
+    int per;
     int e;
     __device__ float elem(int i) const { return g[i]; }
     __device__ float rate(int) const { return r; }
@@ -568,6 +570,8 @@ struct cu_span_flat {
     __device__ float grad(int j) const { return g[e + j]; }
     __device__ float lr(int) const { return r; }
     __device__ void next() { e += 4 * CU_PB_BLOCK; }
+    __device__ bool vis_elem(int i) const { return vis[i / per]; }
+    __device__ bool vis_of(int j) const { return vis[(e + j) / per]; }
 };
 
 /* The SH span: value e is coefficient e % per of the block's Gaussian e / per, its gradient in that
@@ -581,7 +585,9 @@ template <int PER>
 struct cu_span_sh {
     const float *s;
     float r_dc, r_rest;
-    int per, e, g, c;
+    int per;
+    const uint8_t *vis;
+    int e, g, c;
     __device__ int P() const { return PER ? PER : per; }
     __device__ float elem(int i) const { return s[i + i / P()]; }
     __device__ float rate(int i) const { return i % P() < 3 ? r_dc : r_rest; }
@@ -593,6 +599,8 @@ struct cu_span_sh {
         e += step, g += sg, c += step - sg * P();
         if (c >= P()) c -= P(), g++;
     }
+    __device__ bool vis_elem(int i) const { return vis[i / P()]; }
+    __device__ bool vis_of(int j) const { return vis[g + (c + j >= P())]; }
 };
 
 /* One element's update (a span's ragged ends). */
@@ -600,7 +608,7 @@ template <typename Span>
 __device__ __forceinline__ void cu_adam_elem(float *p, float *m, float *v, int e, const Span &sp,
                                              const cu_adam_args &a) {
     float gi = sp.elem(e);
-    if (a.sparse && gi == 0.0f) return;
+    if (a.sparse && gi == 0.0f && !sp.vis_elem(e)) return;
     float pp = p[e], mm = m[e], vv = v[e];
     adam_val(&pp, gi, &mm, &vv, sp.rate(e), &a);
     p[e] = pp, m[e] = mm, v[e] = vv;
@@ -627,7 +635,7 @@ __device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int l
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             gg[j] = sp.grad(j);
-            on[j] = !a.sparse || gg[j] != 0.0f;
+            on[j] = !a.sparse || gg[j] != 0.0f || sp.vis_of(j);
             any |= on[j];
         }
         if (!any) continue;
@@ -657,6 +665,9 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 7)
     int i0 = blockIdx.x * B, t = (int)threadIdx.x, i = i0 + t;
     int per = 3 * K, stride = per + 1, cnt = min(B, n - i0);
     float *s_g = s_sh + B * stride; /* means 3B, log_scales 3B, quats 4B, opacity B */
+    uint8_t *s_vis = (uint8_t *)(s_g + 11 * B); /* sparse: the block's Gaussians in view */
+    s_vis[t] = i < n && proj.rect[4 * (size_t)i] < proj.rect[4 * (size_t)i + 2] &&
+               proj.rect[4 * (size_t)i + 1] < proj.rect[4 * (size_t)i + 3];
     cu_sh_span<CU_PB_BLOCK, KC>(P.sh, n, K, s_sh);
     __syncthreads();
     if (i < n) {
@@ -672,14 +683,15 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 7)
     __syncthreads();
     const cu_adam_args &a = u.adam;
     size_t b3 = 3 * (size_t)i0, b4 = 4 * (size_t)i0, bs = (size_t)per * i0;
-    cu_adam_span(P.means + b3, u.m1.means + b3, u.m2.means + b3, 3 * cnt, cu_span_flat{s_g, a.lr[0]}, a);
+    cu_adam_span(P.means + b3, u.m1.means + b3, u.m2.means + b3, 3 * cnt, cu_span_flat{s_g, a.lr[0], s_vis, 3}, a);
     cu_adam_span(P.log_scales + b3, u.m1.log_scales + b3, u.m2.log_scales + b3, 3 * cnt,
-                 cu_span_flat{s_g + 3 * B, a.lr[1]}, a);
-    cu_adam_span(P.quats + b4, u.m1.quats + b4, u.m2.quats + b4, 4 * cnt, cu_span_flat{s_g + 6 * B, a.lr[2]}, a);
+                 cu_span_flat{s_g + 3 * B, a.lr[1], s_vis, 3}, a);
+    cu_adam_span(P.quats + b4, u.m1.quats + b4, u.m2.quats + b4, 4 * cnt,
+                 cu_span_flat{s_g + 6 * B, a.lr[2], s_vis, 4}, a);
     cu_adam_span(P.opacity_logits + i0, u.m1.opacity_logits + i0, u.m2.opacity_logits + i0, cnt,
-                 cu_span_flat{s_g + 10 * B, a.lr[3]}, a);
-    cu_adam_span(P.sh + bs, u.m1.sh + bs, u.m2.sh + bs, per * cnt, cu_span_sh<3 * KC>{s_sh, a.lr[4], a.lr[5], per},
-                 a);
+                 cu_span_flat{s_g + 10 * B, a.lr[3], s_vis, 1}, a);
+    cu_adam_span(P.sh + bs, u.m1.sh + bs, u.m2.sh + bs, per * cnt,
+                 cu_span_sh<3 * KC>{s_sh, a.lr[4], a.lr[5], per, s_vis}, a);
     if (u.noise == 0.0f) return;
     __syncthreads(); /* the block's updates are visible to the noise of each Gaussian */
     if (i < n) mcmc_noise_one(P, i, u.noise, u.seed);
@@ -690,7 +702,7 @@ void cuda_project_back_update(cu_params *p, int n, int K, const sp_camera *cam, 
                               float *grad_count, float *max_radius, cudaStream_t s) {
     if (n <= 0) return;
     sh_degree = cap_degree(sh_degree, K);
-    size_t smem = (size_t)CU_PB_BLOCK * (3 * K + 1 + 11) * sizeof(float);
+    size_t smem = (size_t)CU_PB_BLOCK * ((3 * K + 1 + 11) * sizeof(float) + 1);
 #define CU_PBU(KC)                                                                                          \
     k_project_back_update<KC><<<CU_GRID(n, CU_PB_BLOCK), CU_PB_BLOCK, smem, s>>>(                              \
         *p, n, K, *cam, camera_center(cam), sh_degree, antialias, *proj, *g, *u, grad_accum, grad_count, max_radius)

@@ -347,6 +347,8 @@ static int finish_batch(rep_backend *rb, const sp_step_args *a) {
 
 static int rep_train_step(sp_backend *base, const sp_step_args *a) {
     rep_backend *rb = (rep_backend *)base;
+    if (a->adam_sparse) /* which Gaussians were in view differs between the replicas' views */
+        return sp_error("adam.sparse: sparse Adam trains on one device; set adam.sparse = false to train on several");
     int i = rb->calls % rb->n;
     rb->calls++;
     if (a->view >= 0) { /* view -1: a slot past the end of the run */

@@ -8,7 +8,9 @@
  * (the bias-corrected update p −= lr · (m / (1 − β1^step)) / (sqrt(v / (1 − β2^step)) + eps) with the
  * corrections folded into lr and eps once per step: sp_adam_bias). step counts updates from 1; a
  * step below 1 is treated as 1. Sparse (adam.sparse): an element whose gradient is exactly 0 keeps
- * its value and moments. The factors are computed in double and rounded to float; the per-element
+ * its value and moments, unless its Gaussian was in view this step (its screen rectangle not
+ * empty): a Gaussian in view takes the whole update, so the values a clamped colour channel or a
+ * hidden Gaussian gives no gradient keep their momentum, as in the dense update. The factors are computed in double and rounded to float; the per-element
  * arithmetic is float, as on the GPU. Callers may update many small arrays (one per Gaussian), so
  * small counts run without a parallel region and the factors of the last (β1, β2, eps, step) are
  * remembered per thread. */
@@ -42,13 +44,14 @@ sp_adam_bias_t sp_adam_bias(float beta1, float beta2, float eps, int step) {
 }
 
 void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
-              float beta2, float eps, int step, int sparse) {
+              float beta2, float eps, int step, int sparse, const uint8_t *seen, int per) {
     if (count <= 0) return;
     sp_adam_bias_t b = sp_adam_bias(beta1, beta2, eps, step);
     float lr_t = sp_adam_lr(&b, lr);
     if (sparse) {
 #pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN) num_threads(sp_omp_threads())
-        for (int64_t i = 0; i < count; i++) cpu_adam_one(&param[i], grad[i], &m[i], &v[i], lr_t, beta1, beta2, b.eps, 1);
+        for (int64_t i = 0; i < count; i++)
+            cpu_adam_one(&param[i], grad[i], &m[i], &v[i], lr_t, beta1, beta2, b.eps, !(seen && seen[i / per]));
     } else { /* no branch in the loop: it vectorizes */
 #pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN) num_threads(sp_omp_threads())
         for (int64_t i = 0; i < count; i++) cpu_adam_one(&param[i], grad[i], &m[i], &v[i], lr_t, beta1, beta2, b.eps, 0);
@@ -56,7 +59,7 @@ void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count
 }
 
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
-                 float beta1, float beta2, float eps, int step, int sparse) {
+                 float beta1, float beta2, float eps, int step, int sparse, const uint8_t *seen) {
     if (n <= 0) return;
     sp_adam_bias_t b = sp_adam_bias(beta1, beta2, eps, step);
     float lr_t_dc = sp_adam_lr(&b, lr_dc), lr_t_rest = sp_adam_lr(&b, lr_rest);
@@ -65,7 +68,7 @@ void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, in
 #pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN) num_threads(sp_omp_threads())
         for (int64_t i = 0; i < n * per; i++) {
             float lr = i % per < 3 ? lr_t_dc : lr_t_rest;
-            cpu_adam_one(&sh[i], grad[i], &m[i], &v[i], lr, beta1, beta2, b.eps, 1);
+            cpu_adam_one(&sh[i], grad[i], &m[i], &v[i], lr, beta1, beta2, b.eps, !(seen && seen[i / per]));
         }
         return;
     }

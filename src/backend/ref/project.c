@@ -114,11 +114,14 @@ void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_gra
                     {pls, m->log_scales + 3 * i, v->log_scales + 3 * i, gls, 3, lr[1]},
                     {pq, m->quats + 4 * i, v->quats + 4 * i, gq, 4, lr[2]},
                     {p->opacity_logits + i, m->opacity_logits + i, v->opacity_logits + i, &glogit, 1, lr[3]}};
+        /* sparse: a Gaussian in view takes the whole update (cpu_adam) */
+        const int32_t *rr = proj->rect + 4 * (size_t)i;
+        int sparse = u->sparse && !(rr[0] < rr[2] && rr[1] < rr[3]);
         for (int k = 0; k < 4; k++)
             for (int e = 0; e < grp[k].count; e++)
-                cpu_adam_one(grp[k].p + e, grp[k].g[e], grp[k].m + e, grp[k].v + e, grp[k].lr, b1, b2, eps, u->sparse);
+                cpu_adam_one(grp[k].p + e, grp[k].g[e], grp[k].m + e, grp[k].v + e, grp[k].lr, b1, b2, eps, sparse);
         float *msh = m->sh + (size_t)i * per, *vsh = v->sh + (size_t)i * per;
-        if (u->sparse) {
+        if (sparse) {
             for (int e = 0; e < per; e++)
                 cpu_adam_one(psh + e, gsh[e], msh + e, vsh + e, e < 3 ? lr[4] : lr[5], b1, b2, eps, 1);
         } else { /* dense: no branch in the loop, so the SH rest's loop vectorizes */

@@ -154,15 +154,16 @@ double cpu_loss(const float *rgb, const float *target, int w, int h, float ssim_
 /* Mean SSIM of two [H][W][3] images (11x11 Gaussian window, sigma 1.5, zero padding). */
 double sp_ssim(const float *a, const float *b, int w, int h);
 
-/* adam: one update over a flat array (bias-corrected). sparse = 1: an element whose gradient is
- * exactly 0 is left alone (value and moments), as adam.sparse trains. */
+/* adam: one update over a flat array (bias-corrected). sparse = 1 (adam.sparse): an element whose
+ * gradient is exactly 0 is left alone (value and moments) unless its Gaussian was in view: seen
+ * (NULL: none was) holds a flag per Gaussian, element i belonging to Gaussian i / per. */
 void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
-              float beta2, float eps, int step, int sparse);
+              float beta2, float eps, int step, int sparse, const uint8_t *seen, int per);
 
 /* adam over SH coefficients [n][K][3]: the DC coefficient (first 3 floats of each Gaussian) with
- * lr_dc, the rest with lr_rest. */
+ * lr_dc, the rest with lr_rest; sparse and seen (one flag per Gaussian, or NULL) as cpu_adam's. */
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
-                 float beta1, float beta2, float eps, int step, int sparse);
+                 float beta1, float beta2, float eps, int step, int sparse, const uint8_t *seen);
 
 /* The bias correction of a step's update, folded into its learning rates and eps:
  *   p −= lr · (m / (1 − β1^t)) / (sqrt(v / (1 − β2^t)) + eps)

@@ -437,8 +437,9 @@ static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
     w[21] = 3 * (uint32_t)b->K;
     w[22] = vk_adam_groups(reg);
     w[23] = a->adam_sparse ? 1u : 0u;
-    vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2};
-    if (dispatch_gated(b, k, VP_ADAM, bufs, 4, w, vk_groups(w[22], VK_WG), VK_GATE_ADAM)) return -1;
+    w[9] = 1; /* this step's projection left the rectangles: in view takes the whole update */
+    vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2, &b->rect};
+    if (dispatch_gated(b, k, VP_ADAM, bufs, 5, w, vk_groups(w[22], VK_WG), VK_GATE_ADAM)) return -1;
     vk_stamp(&b->c, k, SP_STAGE_ADAM);
     return 0;
 }

@@ -233,8 +233,8 @@ static int st_adam(sp_backend *base, float *param, const float *grad, float *m, 
     const uint32_t reg[10] = {0, (uint32_t)count};
     memcpy(w + 11, reg, sizeof reg);
     w[21] = 3, w[22] = vk_adam_groups(reg), w[23] = sparse ? 1u : 0u;
-    vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2};
-    RUN(b, vk_dispatch(&b->c, &b->kb, VP_ADAM, bufs, 4, w, vk_groups(w[22], VK_WG)));
+    vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2, &b->rect}; /* word 9 = 0: no Gaussian in view */
+    RUN(b, vk_dispatch(&b->c, &b->kb, VP_ADAM, bufs, 5, w, vk_groups(w[22], VK_WG)));
     return down(b, &b->P, param, bytes) || down(b, &b->M1, m, bytes) || down(b, &b->M2, v, bytes) ? -1 : 0;
 }
 

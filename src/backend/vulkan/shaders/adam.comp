@@ -8,16 +8,22 @@
 // last group of four that lie past its length keep their values (they are slack of the buffer,
 // which no other invocation touches).
 // Words (no camera here): 0-5 lr_t means, log_scales, quats, opacity, sh dc, sh rest (the learning
-// rates with the bias correction folded in, sp_adam_bias); 6 beta1, 7 beta2, 8 eps_t; 9, 10 unused;
+// rates with the bias correction folded in, sp_adam_bias); 6 beta1, 7 beta2, 8 eps_t; 9 in view by
+// the rectangles (1: a training step's update, whose project left each Gaussian's screen rectangle
+// in R, and a sparse update then gives a Gaussian in view the whole update); 10 unused;
 // 11-20 (start, length) x 5; 21 floats per
 // Gaussian's SH (3K); 22 groups of four to visit (the sum of ceil(length / 4)); 23 sparse (1: an
-// element whose gradient is exactly 0 keeps its value and moments, adam.sparse).
+// element whose gradient is exactly 0 keeps its value and moments unless its Gaussian is in view,
+// adam.sparse).
 #include "common.glsl"
 
 layout(std430, binding = 0) buffer B0 { vec4 P[]; };
 layout(std430, binding = 1) readonly buffer B1 { vec4 Gr[]; };
 layout(std430, binding = 2) buffer B2 { vec4 M1[]; };
 layout(std430, binding = 3) buffer B3 { vec4 M2[]; };
+layout(std430, binding = 4) readonly buffer B4 { int R[]; };
+
+bool in_view(uint g) { return R[4u * g] < R[4u * g + 2u] && R[4u * g + 1u] < R[4u * g + 3u]; }
 
 void main() {
     uint q = gid();
@@ -34,20 +40,23 @@ void main() {
     uint off = 4u * (q - first), len = pc.u[12 + 2 * r];
     uint quad = (pc.u[11 + 2 * r] >> 2) + (q - first);
     vec4 g = Gr[quad];
-    bool sparse = pc.u[23] != 0u;
-    if (sparse && g == vec4(0.0)) return;
+    bool sparse = pc.u[23] != 0u, by_view = sparse && pc.u[9] != 0u;
     float lr[4];
+    bool seen[4];
     uint per = pc.u[21], k = r == 4 ? off % per : 0u;
+    uint width = r == 4 ? per : r == 2 ? 4u : r == 3 ? 1u : 3u; // floats a Gaussian in this region
     [[unroll]] for (int i = 0; i < 4; i++) {
         lr[i] = r == 4 ? (k < 3u ? pf(4) : pf(5)) : pf(r);
         if (++k == per) k = 0u;
         if (off + uint(i) >= len) lr[i] = -1.0; // past the region: left as it is
+        seen[i] = by_view && lr[i] >= 0.0 && in_view((off + uint(i)) / width);
     }
+    if (sparse && g == vec4(0.0) && !(seen[0] || seen[1] || seen[2] || seen[3])) return;
     float b1 = pf(6), b2 = pf(7), eps = pf(8);
     vec4 m = M1[quad], v = M2[quad], p = P[quad];
     [[unroll]] for (int i = 0; i < 4; i++) {
         float gi = g[i];
-        if (lr[i] < 0.0 || (sparse && gi == 0.0)) continue;
+        if (lr[i] < 0.0 || (sparse && gi == 0.0 && !seen[i])) continue;
         float mi = b1 * m[i] + (1.0 - b1) * gi;
         float vi = b2 * v[i] + (1.0 - b2) * gi * gi;
         m[i] = mi;
