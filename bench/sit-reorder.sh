@@ -6,7 +6,10 @@
 # there bit for bit against the host), the steady 3M step (bench/many.sh: steps 8000-8500 of one
 # warm-up, plain / reorder / sparse / reorder + sparse / plain again), then whole 20k-step runs at a
 # 3M budget, profiled (the way the 3M bar is measured), with and without reorder.
-#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all]
+# `beer` instead (beer staged in /tmp/stage from stage-beer-1): the quality of sparse Adam's rule (a
+# Gaussian in view takes the whole update) against the dense default on the capture where the old
+# rule lost 0.6 dB, seeds 0 and 1 (bench/captured.sh).
+#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all|beer]
 set -u
 cd "$(dirname "$0")/.." || exit 1
 B=${BIN_DIR:-/tmp/bin12}
@@ -36,4 +39,11 @@ if [ "$what" = whole ] || [ "$what" = all ]; then
     grep -E "^busy [0-9.]+ ms of|s wall|^(rasterize|backward_raster|project_back|refine) " "$R/whole-$bin.log"
     grep -c "reorder:" /tmp/whole-$bin/log.txt | sed 's/^/  reorders: /'
   done | tee "$R/whole.txt"
+fi
+if [ "$what" = beer ]; then
+  for run in "splat:" "sp:--set adam.sparse=true"; do
+    bin=${run%%:*}; extra=${run#*:}
+    STAGE=/tmp/stage BIN=$B/splat SCENES=beer SEEDS="0 1" EXTRA="--set output.save_renders=false $extra" \
+      RESULTS=$R/beer-$bin timeout 280 bash bench/captured.sh 2>&1 | grep -E "^\| beer" | sed "s#^#$bin #"
+  done | tee "$R/beer.txt"
 fi
