@@ -4,7 +4,9 @@
 # splat and test_backend_ops built from the same commit (bench/stage.sh bin). Lego must be staged in
 # /tmp/stage first (stage-lego-1..3). Prints: the CUDA parity harness's result (reorder is checked
 # there bit for bit against the host), the steady 3M step (bench/many.sh: steps 8000-8500 of one
-# warm-up, plain / reorder / sparse / reorder + sparse / plain again), then whole 20k-step runs at a
+# warm-up, plain / reorder / sparse / reorder + sparse / plain again; a resumed run keeps its saved
+# order, so reorder's runs sort at the refine of step 8100 and the first 100 steps are unsorted),
+# then whole 20k-step runs at a
 # 3M budget, profiled (the way the 3M bar is measured), with and without reorder.
 # `beer` instead (beer staged in /tmp/stage from stage-beer-1): the quality of sparse Adam's rule (a
 # Gaussian in view takes the whole update) against the dense default on the capture where the old
