@@ -24,7 +24,8 @@ static int step_sparse_in_view(const tcase *c, sp_backend *unused) {
         pt_look_at(&view.cam, 64, 48, 0.3f, 0.35f, 4.0f);
         float C[3]; /* the camera centre: -R^T t */
         for (int k = 0; k < 3; k++)
-            C[k] = -(view.cam.R[k] * view.cam.t[0] + view.cam.R[3 + k] * view.cam.t[1] + view.cam.R[6 + k] * view.cam.t[2]);
+            C[k] = -(view.cam.R[k] * view.cam.t[0] + view.cam.R[3 + k] * view.cam.t[1] +
+                     view.cam.R[6 + k] * view.cam.t[2]);
         for (int i = NG / 2; i < NG; i++) /* behind the camera: 1.5 times its distance from the origin */
             for (int k = 0; k < 3; k++) g.means[3 * i + k] = 1.5f * C[k] + 0.2f * g.means[3 * i + k];
         pt_random_gaussians(&m0, &r, NG, 1, 0.01f);
@@ -56,11 +57,13 @@ static int step_sparse_in_view(const tcase *c, sp_backend *unused) {
             size_t K3 = 3 * (size_t)g.K;
             int kept = 1, reg_moved = 1, rest_dense = 1, rest_moved = 1;
             for (int i = NG / 2; i < NG; i++) {
-                kept &= !memcmp(out.means + 3 * i, g.means + 3 * i, 12) && !memcmp(om.means + 3 * i, m0.means + 3 * i, 12) &&
-                        !memcmp(out.quats + 4 * i, g.quats + 4 * i, 16) && !memcmp(ov.quats + 4 * i, v0.quats + 4 * i, 16) &&
-                        !memcmp(out.sh + K3 * i, g.sh + K3 * i, K3 * 4) && !memcmp(om.sh + K3 * i, m0.sh + K3 * i, K3 * 4) &&
-                        !memcmp(ov.sh + K3 * i, v0.sh + K3 * i, K3 * 4);
-                if (reg) reg_moved &= om.opacity_logits[i] != m0.opacity_logits[i] && om.log_scales[3 * i] != m0.log_scales[3 * i];
+                size_t i3 = 3 * (size_t)i, i4 = 4 * (size_t)i, ik = K3 * (size_t)i;
+                kept &= !memcmp(out.means + i3, g.means + i3, 12) && !memcmp(om.means + i3, m0.means + i3, 12) &&
+                        !memcmp(out.quats + i4, g.quats + i4, 16) && !memcmp(ov.quats + i4, v0.quats + i4, 16) &&
+                        !memcmp(out.sh + ik, g.sh + ik, K3 * 4) && !memcmp(om.sh + ik, m0.sh + ik, K3 * 4) &&
+                        !memcmp(ov.sh + ik, v0.sh + ik, K3 * 4);
+                if (reg)
+                    reg_moved &= om.opacity_logits[i] != m0.opacity_logits[i] && om.log_scales[i3] != m0.log_scales[i3];
             }
             double worst = 0.0;
             for (int i = 0; i < NG / 2; i++)

@@ -173,9 +173,9 @@ const sp_config_field sp_config_schema[] = {
         "trainer.schedule_steps); 0 = at stop only."),
     BOOL(refine, reorder, 0,
          "At the start of a new run and after each refine that adds or moves Gaussians (adc's densify, mcmc's "
-         "relocation and growth), put them in Morton order of their means, so that Gaussians near in space sit near in memory and a tile's pairs read "
-         "fewer cache lines; the model is the same, only its order (and the rounding of sums) changes. A backend "
-         "without the operation keeps its order."),
+         "relocation and growth), put them in Morton order of their means, so that Gaussians near in space sit "
+         "near in memory and a tile's pairs read fewer cache lines; the model is the same, only its order (and "
+         "the rounding of sums) changes. A backend without the operation keeps its order."),
 
     FLT(adam, means_lr, GT(0), 0.00016, "Learning rate of the means at step 0, relative to the scene extent."),
     FLT(adam, means_lr_final, GT(0), 0.0000016,
