@@ -238,8 +238,7 @@ static void adam_store(sp_gaussians *g, const sp_gaussians *gr, sp_gaussians *m,
 static int mark_seen(cpu_backend *b, int n) {
     if (n > b->seen_cap) {
         uint8_t *s = sp_try_alloc((size_t)n, 1, "sparse Adam's in-view flags", "set adam.sparse = false");
-        if (!s) return -1;
-        if (b->grad_pending && b->seen) memcpy(s, b->seen, (size_t)b->seen_cap);
+        if (!s) return -1; /* (the count changes only where a pending sum is dropped: nothing to keep) */
         free(b->seen);
         b->seen = s, b->seen_cap = n;
     }
