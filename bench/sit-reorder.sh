@@ -7,7 +7,8 @@
 # warm-up, plain / reorder / sparse / reorder + sparse / plain again; a resumed run keeps its saved
 # order, so reorder's runs sort at the refine of step 8100 and the first 100 steps are unsorted),
 # then whole 20k-step runs at a
-# 3M budget, profiled (the way the 3M bar is measured), with and without reorder.
+# 3M budget, profiled (the way the 3M bar is measured), with and without reorder (WHOLE="rosp ro splat"
+# picks the wrappers: rosp = reorder + sparse, sp = sparse).
 # `beer` instead (beer staged in /tmp/stage from stage-beer-1): the quality of sparse Adam's rule (a
 # Gaussian in view takes the whole update) against the dense default on the capture where the old
 # rule lost 0.6 dB, seeds 0 and 1 (bench/captured.sh).
@@ -32,7 +33,7 @@ if [ "$what" = many ] || [ "$what" = all ]; then
     bash bench/many.sh 2>&1 | grep -E "==|^  (rasterize|backward_raster|project_back|refine)|busy" | tee "$R/many.txt"
 fi
 if [ "$what" = whole ] || [ "$what" = all ]; then
-  for bin in ro splat; do
+  for bin in ${WHOLE:-ro splat}; do
     rm -rf /tmp/whole-$bin
     /usr/bin/time -f "%e s wall" "$B/$bin" train --config configs/lego.toml --set data.path=/tmp/stage/lego \
       --set refine.max_gaussians=3000000 --set backend.profile=true --set output.save_renders=false \
