@@ -8,7 +8,8 @@
 # order, so reorder's runs sort at the refine of step 8100 and the first 100 steps are unsorted),
 # then whole 20k-step runs at a
 # 3M budget, profiled (the way the 3M bar is measured), with and without reorder (WHOLE="rosp ro splat"
-# picks the wrappers: rosp = reorder + sparse, sp = sparse).
+# picks the wrappers: rosp = reorder + sparse, sp = sparse; MANY_BINS the binaries of `many`, REUSE=1
+# its warm-up of an earlier call).
 # `beer` instead (beer staged in /tmp/stage from stage-beer-1): the quality of sparse Adam's rule (a
 # Gaussian in view takes the whole update) against the dense default on the capture where the old
 # rule lost 0.6 dB, seeds 0 and 1 (bench/captured.sh).
@@ -29,7 +30,7 @@ if [ "$what" = parity ] || [ "$what" = all ]; then
   echo "parity rc $?"; grep -E "FAIL" "$R/parity.txt" | head; grep -E "reorder" "$R/parity.txt" | head -8; tail -1 "$R/parity.txt"
 fi
 if [ "$what" = many ] || [ "$what" = all ]; then
-  STAGE=/tmp/stage BINS="$B/splat $B/ro $B/sp $B/rosp $B/splat" STEPS=500 RESULTS=$R/many timeout 300 \
+  STAGE=/tmp/stage BINS="${MANY_BINS:-$B/splat $B/ro $B/sp $B/rosp $B/splat}" STEPS=500 RESULTS=$R/many timeout 300 \
     bash bench/many.sh 2>&1 | grep -E "==|^  (rasterize|backward_raster|project_back|refine)|busy" | tee "$R/many.txt"
 fi
 if [ "$what" = whole ] || [ "$what" = all ]; then
