@@ -261,15 +261,21 @@ static void test_noise(void **state) {
     sp_gaussians_free(&g), sp_gaussians_free(&h);
 }
 
-/* The first problem of a training config with `base` and then set1, set2 applied ("" if none). */
+/* The first problem of a training config with `base` (assignments split at spaces) and then set1,
+ * set2 applied ("" if none). */
 static const char *problems_with(const char *base, const char *set1, const char *set2) {
     static char out[2048];
+    char list[256];
     sp_config c;
     sp_config_defaults(&c);
     sp_problems p = {0};
     out[0] = 0;
-    if (sp_config_set(&c, "data.path=/x", &p) || sp_config_set(&c, base, &p) ||
-        (set1 && sp_config_set(&c, set1, &p)) || (set2 && sp_config_set(&c, set2, &p)) || sp_config_validate_for_training(&c, &p))
+    snprintf(list, sizeof list, "%s", base);
+    int bad = sp_config_set(&c, "data.path=/x", &p);
+    for (char *sv = NULL, *a = strtok_r(list, " ", &sv); a && !bad; a = strtok_r(NULL, " ", &sv))
+        bad = sp_config_set(&c, a, &p);
+    if (bad || (set1 && sp_config_set(&c, set1, &p)) || (set2 && sp_config_set(&c, set2, &p)) ||
+        sp_config_validate_for_training(&c, &p))
         snprintf(out, sizeof out, "%s", p.n ? p.items[0] : "?");
     sp_problems_free(&p);
     return out;
@@ -294,7 +300,10 @@ static void test_config(void **state) {
     assert_non_null(strstr(problems_with("refine.strategy=adc", "backend.devices=0,1", "adam.sparse=true"),
                            "sparse Adam trains on one device"));
     assert_string_equal(problems_with("refine.strategy=adc", "backend.devices=0,1", NULL), "");
-    assert_non_null(strstr(problems_of("refine.max_gaussians=5000", "init.count=6000"), "init.count (6000)"));
+    assert_non_null(strstr(problems_with("refine.strategy=mcmc init.method=random", "refine.max_gaussians=5000",
+                                         "init.count=6000"),
+                           "init.count (6000)"));
+    assert_string_equal(problems_of("refine.max_gaussians=5000", "init.count=6000"), ""); /* auto: with the dataset */
     assert_string_equal(problems_of("refine.max_gaussians=5000", "init.method=points"), "");
     assert_non_null(strstr(problems_of("refine.strategy=gibbs", NULL), "refine.strategy"));
     assert_non_null(strstr(problems_of("refine.max_gaussians=-1", NULL), "refine.max_gaussians"));
@@ -336,10 +345,27 @@ static void test_resolve_strategy(void **state) {
     assert_true(c.init.scale_factor == 0.5);
 
     sp_config_defaults(&c); /* a random initialization larger than the budget it resolved to */
+    snprintf(c.init.method, sizeof c.init.method, "random");
     c.refine.max_gaussians = 280000;
     c.init.count = c.refine.max_gaussians + 1;
     assert_int_equal(sp_config_resolve_strategy(&c, 1), -1);
     assert_non_null(strstr(sp_last_error(), "init.count"));
+    /* init.method = auto: random only where the dataset has no sparse points, so decided with it */
+    snprintf(c.init.method, sizeof c.init.method, "auto");
+    assert_int_equal(sp_config_resolve_strategy(&c, 1), 0);
+    assert_string_equal(c.refine.strategy, "mcmc");
+    assert_int_equal(sp_config_check_mcmc_init(&c, 0), -1);
+    assert_non_null(strstr(sp_last_error(), "init.count"));
+    assert_int_equal(sp_config_check_mcmc_init(&c, 5000), 0);
+    assert_true(sp_config_init_from_points(&c, 5000) && !sp_config_init_from_points(&c, 0));
+    snprintf(c.init.method, sizeof c.init.method, "points");
+    assert_int_equal(sp_config_check_mcmc_init(&c, 0), 0);
+    assert_true(sp_config_init_from_points(&c, 0)); /* (training then says the dataset has no points) */
+    snprintf(c.init.method, sizeof c.init.method, "random");
+    assert_int_equal(sp_config_check_mcmc_init(&c, 5000), -1);
+    assert_false(sp_config_init_from_points(&c, 5000));
+    c.init.count = c.refine.max_gaussians; /* at the budget: fine */
+    assert_int_equal(sp_config_check_mcmc_init(&c, 0), 0);
     sp_config_defaults(&c);
     c.refine.max_gaussians = 280000;
     c.init.count = c.refine.max_gaussians + 1;

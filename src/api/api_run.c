@@ -186,10 +186,14 @@ splat_status splat_train_plan(splat_context *ctx, splat_plan *plan) {
         return api_leave(ctx, SPLAT_ERROR);
     }
     sp_problems_free(&probs);
+    if (sp_config_check_mcmc_init(&cfg, d.num_points)) { /* as training decides it (train/strategy.c) */
+        sp_dataset_free(&d);
+        return api_leave(ctx, SPLAT_INVALID);
+    }
     double px = 0;
     for (int i = 0; i < d.train.n; i++) px += (double)d.train.views[i].cam.width * d.train.views[i].cam.height;
     int mcmc = !strcmp(cfg.refine.strategy, "mcmc");
-    int points = !strcmp(cfg.init.method, "points") || (!strcmp(cfg.init.method, "auto") && d.num_points > 0);
+    int points = sp_config_init_from_points(&cfg, d.num_points);
     sp_schedule sc;
     sp_schedule_make(&cfg, &sc);
     plan->max_steps = cfg.trainer.max_steps;

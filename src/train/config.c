@@ -701,7 +701,7 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
                             c->backend.devices);
     }
     if (!strcmp(c->refine.strategy, "mcmc") && c->refine.max_gaussians > 0 && c->init.count > c->refine.max_gaussians &&
-        strcmp(c->init.method, "points"))
+        !strcmp(c->init.method, "random"))
         sp_problems_add(problems, "refine.strategy = \"mcmc\": init.count (%d) is larger than refine.max_gaussians "
                                   "(%d), the budget", c->init.count, c->refine.max_gaussians);
     if (c->init.count > c->refine.capacity)
@@ -715,11 +715,21 @@ int sp_config_resolve_strategy(sp_config *c, int mcmc_runs) {
     int mcmc = !strcmp(c->refine.strategy, "mcmc");
     if (c->init.opacity == 0.0) c->init.opacity = mcmc ? 0.5 : 0.1;
     if (c->init.scale_factor == 0.0) c->init.scale_factor = mcmc ? SP_MCMC_SCALE_FACTOR : 1.0;
-    if (mcmc && c->refine.max_gaussians > 0 && c->init.count > c->refine.max_gaussians && strcmp(c->init.method, "points"))
-        return sp_error("refine.strategy = mcmc: init.count (%d) is larger than refine.max_gaussians (%d), the budget; "
-                        "raise refine.max_gaussians or set refine.strategy = \"adc\"", c->init.count,
-                        c->refine.max_gaussians);
+    if (mcmc && !strcmp(c->init.method, "random")) return sp_config_check_mcmc_init(c, 0);
     return 0;
+}
+
+int sp_config_init_from_points(const sp_config *c, int num_points) {
+    return !strcmp(c->init.method, "points") || (!strcmp(c->init.method, "auto") && num_points > 0);
+}
+
+int sp_config_check_mcmc_init(const sp_config *c, int num_points) {
+    if (strcmp(c->refine.strategy, "mcmc") || c->refine.max_gaussians <= 0 || c->init.count <= c->refine.max_gaussians ||
+        sp_config_init_from_points(c, num_points))
+        return 0;
+    return sp_error("refine.strategy = mcmc: init.count (%d) is larger than refine.max_gaussians (%d), the budget; "
+                    "raise refine.max_gaussians, lower init.count or set refine.strategy = \"adc\"", c->init.count,
+                    c->refine.max_gaussians);
 }
 
 /* ---- writing ---- */

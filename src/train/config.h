@@ -132,8 +132,15 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems);
 /* Settings that follow the backend, once it is known: refine.strategy = auto becomes mcmc when
  * mcmc_runs (the backend has MCMC densification: one device of cpu, cuda or vulkan), else adc; init.opacity
  * = 0 becomes the strategy's (0.5 mcmc, 0.1 adc). Returns -1 (with the error set) when the chosen
- * mcmc cannot start: a random initialization larger than refine.max_gaussians. */
+ * mcmc cannot start: init.method = "random" larger than refine.max_gaussians (init.method = "auto"
+ * is checked once the dataset is known: sp_config_check_mcmc_init). */
 int sp_config_resolve_strategy(sp_config *c, int mcmc_runs);
+/* Whether training initializes from the dataset's sparse points (init.method points, or auto with
+ * num_points > 0) rather than at random. */
+int sp_config_init_from_points(const sp_config *c, int num_points);
+/* mcmc (resolved) with a set budget: -1 (with the error set) when the initialization training
+ * will make from a dataset of num_points sparse points is a random one larger than the budget. */
+int sp_config_check_mcmc_init(const sp_config *c, int num_points);
 
 /* Fully resolved TOML (every key, defaults included, each with its one-line doc as comment).
  * Loading it back gives an equal config. */

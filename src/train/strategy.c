@@ -26,7 +26,8 @@ int sp_strategy_last_due(const sp_schedule *sched, int prev, int step, int (*due
 const sp_strategy *sp_strategy_setup(sp_config *cfg, sp_backend *b, const sp_dataset *data, int several) {
     const char *budget_why = NULL; /* refine.max_gaussians = 0 (auto): from the capture (train/mcmc.h) */
     double px = 0;
-    if (cfg->refine.max_gaussians == 0) {
+    int budget_set = cfg->refine.max_gaussians > 0;
+    if (!budget_set) {
         for (int i = 0; i < data->train.n; i++)
             px += (double)data->train.views[i].cam.width * data->train.views[i].cam.height;
         size_t free_b = 0, total_b = 0;
@@ -43,6 +44,8 @@ const sp_strategy *sp_strategy_setup(sp_config *cfg, sp_backend *b, const sp_dat
     /* auto: mcmc where the backend runs it */
     int mcmc_runs = sp_strategy_mcmc.unavailable(b, several) == NULL;
     if (sp_config_resolve_strategy(cfg, mcmc_runs)) return NULL;
+    /* a set budget and init.method = auto: random (and checked) only where the dataset has no points */
+    if (budget_set && sp_config_check_mcmc_init(cfg, data->num_points)) return NULL;
     const sp_strategy *s = sp_strategy_find(cfg->refine.strategy);
     if (!asked)
         SP_INFO("refine.strategy auto: %s%s", s->name, mcmc_runs ? "" : " (this backend has no MCMC densification)");

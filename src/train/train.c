@@ -447,8 +447,7 @@ static int init_gaussians(run *r) {
     const sp_config *cfg = r->cfg;
     sp_gaussians g;
     int deg = cfg->trainer.sh_degree, rc;
-    int use_points = !strcmp(cfg->init.method, "points") ||
-                     (!strcmp(cfg->init.method, "auto") && r->data.num_points > 0);
+    int use_points = sp_config_init_from_points(cfg, r->data.num_points);
     if (use_points) {
         if (r->data.num_points <= 0)
             return sp_error("init.method = \"points\" but the dataset %s has no sparse points", cfg->data.path);
