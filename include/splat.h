@@ -164,8 +164,10 @@ splat_status splat_config_set_string(splat_context *ctx, const char *key, const 
  * them to, as splat_train will (no backend is started): refine.strategy "auto" becomes "mcmc"
  * when backend.kind has MCMC densification and trains on one device (backend.devices, and no
  * other process: splat_set_dist), else "adc"; init.opacity and init.scale_factor 0 become the
- * strategy's. SPLAT_INVALID when the resolved mcmc cannot start (a random initialization larger
- * than refine.max_gaussians); the strategy is resolved all the same. (API 2) */
+ * strategy's. SPLAT_INVALID when the resolved mcmc cannot start (init.method "random" larger
+ * than refine.max_gaussians; "auto" initializes at random only from a dataset without sparse
+ * points, which splat_train_plan and splat_train check); the strategy is resolved all the
+ * same. (API 2) */
 splat_status splat_config_resolve(splat_context *ctx);
 /* What differs between the configuration of a run (its config.toml at path) and the context's,
  * in the keys that change what training computes (output.*, experiment.name, logging, threads

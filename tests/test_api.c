@@ -1052,6 +1052,8 @@ static void test_typed_config(void **state) {
     assert_int_equal(splat_config_load_string(ctx, "[backend]\ndevices = \"1\"\n[refine]\nstrategy = \"mcmc\"\n"
                                                    "max_gaussians = 1000\n[init]\ncount = 5000\n", NULL),
                      SPLAT_OK);
+    assert_int_equal(splat_config_resolve(ctx), SPLAT_OK); /* init.method auto: decided with the dataset */
+    assert_int_equal(splat_config_set(ctx, "init.method=random"), SPLAT_OK);
     assert_int_equal(splat_config_resolve(ctx), SPLAT_INVALID);
     tu_assert_contains(splat_errmsg(ctx), "refine.max_gaussians");
     splat_close(ctx);
