@@ -75,7 +75,7 @@ typedef struct {
     struct {
         double means_lr, means_lr_final, scales_lr, quats_lr, opacity_lr, sh_dc_lr, sh_rest_lr;
         double beta1, beta2, eps;
-        int sparse; /* skip elements whose gradient is exactly zero */
+        bool sparse; /* out-of-view Gaussians keep their zero-gradient values (adam.c) */
     } adam;
     struct {
         bool antialias; /* opacity-compensated screen-space filter (part of what a model means) */
