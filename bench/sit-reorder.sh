@@ -42,7 +42,7 @@ if [ "$what" = whole ] || [ "$what" = all ]; then
       --set output.run_dir=/tmp/whole-$bin >"$R/whole-$bin.log" 2>&1
     echo "$(date +%s.%N) $t0" | awk '{printf "%.2f s wall\n", $1 - $2}' >>"$R/whole-$bin.log"
     echo "== whole 3M run, $bin: $(grep -E '^test: PSNR' "$R/whole-$bin.log" | head -1)"
-    grep -E "^busy [0-9.]+ ms of|s wall|^(rasterize|backward_raster|project_back|refine) " "$R/whole-$bin.log"
+    grep -E "^busy [0-9.]+ ms of|^busy \(sum|s wall|^(project|rasterize|backward_raster|project_back|refine|sort) " "$R/whole-$bin.log"
     grep -c "reorder:" /tmp/whole-$bin/log.txt | sed 's/^/  reorders: /'
   done | tee "$R/whole.txt"
 fi
