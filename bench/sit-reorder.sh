@@ -13,7 +13,8 @@
 # `beer` instead (beer staged in /tmp/stage from stage-beer-1): the quality of sparse Adam's rule (a
 # Gaussian in view takes the whole update) against the dense default on the capture where the old
 # rule lost 0.6 dB, seeds 0 and 1 (bench/captured.sh).
-#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all|beer]
+# `synth`: no staged data: a synthetic object scene made there, trained with and without (WHOLE).
+#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all|beer|synth]
 set -u
 cd "$(dirname "$0")/.." || exit 1
 B=${BIN_DIR:-/tmp/bin12}
@@ -45,6 +46,18 @@ if [ "$what" = whole ] || [ "$what" = all ]; then
     grep -E "^busy [0-9.]+ ms of|^busy \(sum|s wall|^(project|rasterize|backward_raster|project_back|refine|sort) " "$R/whole-$bin.log"
     grep -c "reorder:" /tmp/whole-$bin/log.txt | sed 's/^/  reorders: /'
   done | tee "$R/whole.txt"
+fi
+if [ "$what" = synth ]; then # no staged scene: a synthetic one made there (SYN_SIZE, SYN_N, SYN_STEPS)
+  rm -rf /tmp/syn && "$B/splat" synth --out /tmp/syn --size "${SYN_SIZE:-400}" --views 100,0,25 >"$R/synth.log" 2>&1
+  for bin in ${WHOLE:-rosp splat}; do
+    rm -rf /tmp/syn-$bin
+    "$B/$bin" train /tmp/syn --set refine.max_gaussians="${SYN_N:-1000000}" --set trainer.max_steps="${SYN_STEPS:-4000}" \
+      --set backend.profile=true --set output.save_renders=false --set output.run_dir=/tmp/syn-$bin \
+      ${SYN_EXTRA:-} >"$R/syn-$bin.log" 2>&1
+    echo "== synthetic scene, $bin (rc $?): $(grep -E '^test: PSNR' "$R/syn-$bin.log" | head -1)"
+    grep -E "^busy [0-9.]+ ms of|^busy \(sum|^(project|rasterize|backward_raster|project_back|refine|sort) " "$R/syn-$bin.log"
+    grep "reorder:" /tmp/syn-$bin/log.txt | tail -2
+  done | tee "$R/synth.txt"
 fi
 if [ "$what" = beer ]; then
   for run in "splat:" "sp:--set adam.sparse=true"; do
