@@ -724,8 +724,8 @@ int sp_config_init_from_points(const sp_config *c, int num_points) {
 }
 
 int sp_config_check_mcmc_init(const sp_config *c, int num_points) {
-    if (strcmp(c->refine.strategy, "mcmc") || c->refine.max_gaussians <= 0 || c->init.count <= c->refine.max_gaussians ||
-        sp_config_init_from_points(c, num_points))
+    if (strcmp(c->refine.strategy, "mcmc") || c->refine.max_gaussians <= 0 ||
+        c->init.count <= c->refine.max_gaussians || sp_config_init_from_points(c, num_points))
         return 0;
     return sp_error("refine.strategy = mcmc: init.count (%d) is larger than refine.max_gaussians (%d), the budget; "
                     "raise refine.max_gaussians, lower init.count or set refine.strategy = \"adc\"", c->init.count,
