@@ -1,8 +1,8 @@
 // tilecull.glsl — the tile test of backend/tile_cull.h in GLSL (emit_pairs, and the 8x4 rectangles
 // of warp_masks): every operation `precise` (no fused multiply-add), so the device decides as the
 // host does. tau is computed in float here (no 64-bit floats on every device): it can differ from
-// the host's by one rounding, which only matters for a tile whose nearest pixel centre lies exactly
-// on the ellipse's level.
+// the host's by the error of log (a few units in the last place), which only matters for a tile
+// whose nearest pixel centre lies that close to the ellipse's level.
 struct Ell { float mx, my, A, B, C, tau, bx, by; };
 
 Ell tile_ellipse(float mx, float my, float A, float B, float C, float sigma) {
