@@ -11,9 +11,9 @@
  * its value and moments, unless its Gaussian was in view this step (its screen rectangle not
  * empty): a Gaussian in view takes the whole update, so the values a clamped colour channel or a
  * hidden Gaussian gives no gradient keep their momentum, as in the dense update. The factors are
- * computed in double and rounded to float; the per-element arithmetic is float, as on the GPU. Callers may update many small arrays (one per Gaussian), so
- * small counts run without a parallel region and the factors of the last (β1, β2, eps, step) are
- * remembered per thread. */
+ * computed in double and rounded to float; the per-element arithmetic is float, as on the GPU.
+ * Callers may update many small arrays (one per Gaussian), so small counts run without a parallel
+ * region and the factors of the last (β1, β2, eps, step) are remembered per thread. */
 #include <math.h>
 
 #include "backend/ref/stages.h"
