@@ -633,6 +633,13 @@ done:
     return rc;
 }
 
+/* mcmc with a set budget that a random initialization (from a dataset of num_points sparse points)
+ * of init.count would exceed (sp_config_check_mcmc_init). */
+static int mcmc_random_init_over_budget(const sp_config *c, int num_points) {
+    return !strcmp(c->refine.strategy, "mcmc") && c->refine.max_gaussians > 0 &&
+           c->init.count > c->refine.max_gaussians && !sp_config_init_from_points(c, num_points);
+}
+
 int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
     int before = problems->n;
     if (!c->data.path[0])
@@ -700,8 +707,7 @@ int sp_config_validate_for_training(const sp_config *c, sp_problems *problems) {
                                       "runs on one device; use one device or refine.strategy = \"adc\"",
                             c->backend.devices);
     }
-    if (!strcmp(c->refine.strategy, "mcmc") && c->refine.max_gaussians > 0 && c->init.count > c->refine.max_gaussians &&
-        !strcmp(c->init.method, "random"))
+    if (!strcmp(c->init.method, "random") && mcmc_random_init_over_budget(c, 0))
         sp_problems_add(problems, "refine.strategy = \"mcmc\": init.count (%d) is larger than refine.max_gaussians "
                                   "(%d), the budget", c->init.count, c->refine.max_gaussians);
     if (c->init.count > c->refine.capacity)
@@ -724,9 +730,7 @@ int sp_config_init_from_points(const sp_config *c, int num_points) {
 }
 
 int sp_config_check_mcmc_init(const sp_config *c, int num_points) {
-    if (strcmp(c->refine.strategy, "mcmc") || c->refine.max_gaussians <= 0 ||
-        c->init.count <= c->refine.max_gaussians || sp_config_init_from_points(c, num_points))
-        return 0;
+    if (!mcmc_random_init_over_budget(c, num_points)) return 0;
     return sp_error("refine.strategy = mcmc: init.count (%d) is larger than refine.max_gaussians (%d), the budget; "
                     "raise refine.max_gaussians, lower init.count or set refine.strategy = \"adc\"", c->init.count,
                     c->refine.max_gaussians);
