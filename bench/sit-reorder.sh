@@ -14,7 +14,8 @@
 # Gaussian in view takes the whole update) against the dense default on the capture where the old
 # rule lost 0.6 dB, seeds 0 and 1 (bench/captured.sh).
 # `synth`: no staged data: a synthetic object scene made there, trained with and without (WHOLE).
-#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all|beer|synth]
+# `defaults`: lego with its default recipe, each WHOLE variant (time and PSNR).
+#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all|beer|synth|defaults]
 set -u
 cd "$(dirname "$0")/.." || exit 1
 B=${BIN_DIR:-/tmp/bin12}
@@ -46,6 +47,17 @@ if [ "$what" = whole ] || [ "$what" = all ]; then
     grep -E "^busy [0-9.]+ ms of|^busy \(sum|s wall|^(project|rasterize|backward_raster|project_back|refine|sort) " "$R/whole-$bin.log"
     grep -c "reorder:" /tmp/whole-$bin/log.txt | sed 's/^/  reorders: /'
   done | tee "$R/whole.txt"
+fi
+if [ "$what" = defaults ]; then # lego with the default recipe (280k), each WHOLE variant: time and quality
+  for bin in ${WHOLE:-rosp splat}; do
+    rm -rf /tmp/def-$bin
+    t0=$(date +%s.%N)
+    "$B/$bin" train --config configs/lego.toml --set data.path=/tmp/stage/lego --set backend.profile=true \
+      --set output.save_renders=false --set output.run_dir=/tmp/def-$bin >"$R/def-$bin.log" 2>&1
+    echo "$(date +%s.%N) $t0" | awk '{printf "%.2f s wall\n", $1 - $2}' >>"$R/def-$bin.log"
+    echo "== lego defaults, $bin: $(grep -E '^test: PSNR' "$R/def-$bin.log" | head -1)"
+    grep -E "^busy [0-9.]+ ms of|s wall" "$R/def-$bin.log"
+  done | tee "$R/defaults.txt"
 fi
 if [ "$what" = synth ]; then # no staged scene: a synthetic one made there (SYN_SIZE, SYN_N, SYN_STEPS)
   rm -rf /tmp/syn && "$B/splat" synth --out /tmp/syn --size "${SYN_SIZE:-400}" --views 100,0,25 >"$R/synth.log" 2>&1
