@@ -171,7 +171,7 @@ const sp_config_field sp_config_schema[] = {
     INT(refine, prune_weight_every, GE(0), 1667,
         "Prune by blend weight at refine.stop and every N steps between start and stop (scaled with them by "
         "trainer.schedule_steps); 0 = at stop only."),
-    BOOL(refine, reorder, 0,
+    BOOL(refine, reorder, 1,
          "At the start of a new run and after each refine that adds or moves Gaussians (adc's densify, mcmc's "
          "relocation and growth), put them in Morton order of their means, so that Gaussians near in space sit "
          "near in memory and a tile's pairs read fewer cache lines; the model is the same, only its order (and "
