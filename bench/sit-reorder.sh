@@ -25,6 +25,7 @@ export LD_LIBRARY_PATH=$B
 what=${1:-all}
 wrap() { printf '#!/bin/sh\nexec %s/splat "$@" %s\n' "$B" "$2" >"$B/$1"; chmod +x "$B/$1"; }
 wrap ro "--set refine.reorder=true"
+wrap nro "--set refine.reorder=false" # the order as made (reorder is the default since 0b8489e)
 wrap sp "--set adam.sparse=true"
 wrap rosp "--set refine.reorder=true --set adam.sparse=true"
 if [ "$what" = parity ] || [ "$what" = all ]; then
