@@ -15,7 +15,10 @@
 # rule lost 0.6 dB, seeds 0 and 1 (bench/captured.sh).
 # `synth`: no staged data: a synthetic object scene made there, trained with and without (WHOLE).
 # `defaults`: lego with its default recipe, each WHOLE variant (time and PSNR).
-#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all|beer|synth|defaults]
+# `vk`: vulkan's reorder on the GPU: its parity, then a synthetic scene with reorder on and off, twice
+#   (carry .gl; first `for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig` and export
+#   VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json).
+#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all|beer|synth|defaults|vk]
 set -u
 cd "$(dirname "$0")/.." || exit 1
 B=${BIN_DIR:-/tmp/bin12}
@@ -71,6 +74,20 @@ if [ "$what" = synth ]; then # no staged scene: a synthetic one made there (SYN_
     grep -E "^busy [0-9.]+ ms of|^busy \(sum|^(project|rasterize|backward_raster|project_back|refine|sort) " "$R/syn-$bin.log"
     grep "reorder:" /tmp/syn-$bin/log.txt | tail -2
   done | tee "$R/synth.txt"
+fi
+if [ "$what" = vk ]; then # vulkan's reorder on the GPU (the caller installs the loader and sets VK_DRIVER_FILES)
+  timeout 120 "$B/test_backend_ops" --backend vulkan --filter '*reorder*' >"$R/parity-vk.txt" 2>&1
+  echo "vulkan reorder parity rc $?: $(tail -1 "$R/parity-vk.txt")"
+  rm -rf /tmp/syn && "$B/splat" synth --out /tmp/syn --size "${SYN_SIZE:-400}" --views 100,0,25 >"$R/synth.log" 2>&1
+  for run in on:true off:false on2:true off2:false; do
+    name=${run%%:*} ro=${run#*:}
+    rm -rf /tmp/vk-$name
+    "$B/splat" train /tmp/syn --set backend.kind=vulkan --set refine.reorder=$ro \
+      --set refine.max_gaussians="${SYN_N:-1000000}" --set trainer.max_steps="${SYN_STEPS:-3000}" \
+      --set backend.profile=true --set output.save_renders=false --set output.run_dir=/tmp/vk-$name >"$R/vk-$name.log" 2>&1
+    echo "== vulkan, reorder $ro (rc $?): $(grep -E '^test: PSNR' "$R/vk-$name.log" | head -1)"
+    grep -E "^busy [0-9.]+ ms of" "$R/vk-$name.log"
+  done | tee "$R/vk.txt"
 fi
 if [ "$what" = beer ]; then
   for run in "splat:" "sp:--set adam.sparse=true"; do
