@@ -26,6 +26,14 @@ R=${OUT:-/tmp/sit-reorder}
 mkdir -p "$R"
 export LD_LIBRARY_PATH=$B
 what=${1:-all}
+# timed LOG CMD...: runs CMD into LOG and appends its wall time (the device image may lack /usr/bin/time)
+timed() {
+  local log=$1 t0
+  shift
+  t0=$(date +%s.%N)
+  "$@" >"$log" 2>&1
+  echo "$(date +%s.%N) $t0" | awk '{printf "%.2f s wall\n", $1 - $2}' >>"$log"
+}
 wrap() { printf '#!/bin/sh\nexec %s/splat "$@" %s\n' "$B" "$2" >"$B/$1"; chmod +x "$B/$1"; }
 wrap ro "--set refine.reorder=true"
 wrap nro "--set refine.reorder=false" # the order as made (reorder is the default since 0b8489e)
@@ -42,11 +50,9 @@ fi
 if [ "$what" = whole ] || [ "$what" = all ]; then
   for bin in ${WHOLE:-ro splat}; do
     rm -rf /tmp/whole-$bin
-    t0=$(date +%s.%N)
-    "$B/$bin" train --config configs/lego.toml --set data.path=/tmp/stage/lego \
+    timed "$R/whole-$bin.log" "$B/$bin" train --config configs/lego.toml --set data.path=/tmp/stage/lego \
       --set refine.max_gaussians=3000000 --set backend.profile=true --set output.save_renders=false \
-      --set output.run_dir=/tmp/whole-$bin >"$R/whole-$bin.log" 2>&1
-    echo "$(date +%s.%N) $t0" | awk '{printf "%.2f s wall\n", $1 - $2}' >>"$R/whole-$bin.log"
+      --set output.run_dir=/tmp/whole-$bin
     echo "== whole 3M run, $bin: $(grep -E '^test: PSNR' "$R/whole-$bin.log" | head -1)"
     grep -E "^busy [0-9.]+ ms of|^busy \(sum|s wall|^(project|rasterize|backward_raster|project_back|refine|sort) " "$R/whole-$bin.log"
     grep -c "reorder:" /tmp/whole-$bin/log.txt | sed 's/^/  reorders: /'
@@ -55,15 +61,18 @@ fi
 if [ "$what" = defaults ]; then # lego with the default recipe (280k), each WHOLE variant: time and quality
   for bin in ${WHOLE:-rosp splat}; do
     rm -rf /tmp/def-$bin
-    t0=$(date +%s.%N)
-    "$B/$bin" train --config configs/lego.toml --set data.path=/tmp/stage/lego --set backend.profile=true \
-      --set output.save_renders=false --set output.run_dir=/tmp/def-$bin >"$R/def-$bin.log" 2>&1
-    echo "$(date +%s.%N) $t0" | awk '{printf "%.2f s wall\n", $1 - $2}' >>"$R/def-$bin.log"
+    timed "$R/def-$bin.log" "$B/$bin" train --config configs/lego.toml --set data.path=/tmp/stage/lego \
+      --set backend.profile=true --set output.save_renders=false --set output.run_dir=/tmp/def-$bin
     echo "== lego defaults, $bin: $(grep -E '^test: PSNR' "$R/def-$bin.log" | head -1)"
     grep -E "^busy [0-9.]+ ms of|s wall" "$R/def-$bin.log"
   done | tee "$R/defaults.txt"
 fi
-if [ "$what" = synth ]; then # no staged scene: a synthetic one made there (SYN_SIZE, SYN_N, SYN_STEPS)
+if [ "$what" = vk ]; then # vulkan's reorder on the GPU (the caller installs the loader and sets VK_DRIVER_FILES)
+  timeout 120 "$B/test_backend_ops" --backend vulkan --filter '*reorder*' >"$R/parity-vk.txt" 2>&1
+  echo "vulkan reorder parity rc $?: $(tail -1 "$R/parity-vk.txt")"
+  WHOLE=${WHOLE:-splat nro splat nro} SYN_STEPS=${SYN_STEPS:-3000} SYN_EXTRA="--set backend.kind=vulkan ${SYN_EXTRA:-}"
+fi
+if [ "$what" = synth ] || [ "$what" = vk ]; then # no staged scene: a synthetic one made there (SYN_SIZE, SYN_N, SYN_STEPS)
   rm -rf /tmp/syn && "$B/splat" synth --out /tmp/syn --size "${SYN_SIZE:-400}" --views 100,0,25 >"$R/synth.log" 2>&1
   for bin in ${WHOLE:-rosp splat}; do
     rm -rf /tmp/syn-$bin
@@ -74,20 +83,6 @@ if [ "$what" = synth ]; then # no staged scene: a synthetic one made there (SYN_
     grep -E "^busy [0-9.]+ ms of|^busy \(sum|^(project|rasterize|backward_raster|project_back|refine|sort) " "$R/syn-$bin.log"
     grep "reorder:" /tmp/syn-$bin/log.txt | tail -2
   done | tee "$R/synth.txt"
-fi
-if [ "$what" = vk ]; then # vulkan's reorder on the GPU (the caller installs the loader and sets VK_DRIVER_FILES)
-  timeout 120 "$B/test_backend_ops" --backend vulkan --filter '*reorder*' >"$R/parity-vk.txt" 2>&1
-  echo "vulkan reorder parity rc $?: $(tail -1 "$R/parity-vk.txt")"
-  rm -rf /tmp/syn && "$B/splat" synth --out /tmp/syn --size "${SYN_SIZE:-400}" --views 100,0,25 >"$R/synth.log" 2>&1
-  for run in on:true off:false on2:true off2:false; do
-    name=${run%%:*} ro=${run#*:}
-    rm -rf /tmp/vk-$name
-    "$B/splat" train /tmp/syn --set backend.kind=vulkan --set refine.reorder=$ro \
-      --set refine.max_gaussians="${SYN_N:-1000000}" --set trainer.max_steps="${SYN_STEPS:-3000}" \
-      --set backend.profile=true --set output.save_renders=false --set output.run_dir=/tmp/vk-$name >"$R/vk-$name.log" 2>&1
-    echo "== vulkan, reorder $ro (rc $?): $(grep -E '^test: PSNR' "$R/vk-$name.log" | head -1)"
-    grep -E "^busy [0-9.]+ ms of" "$R/vk-$name.log"
-  done | tee "$R/vk.txt"
 fi
 if [ "$what" = beer ]; then
   for run in "splat:" "sp:--set adam.sparse=true"; do
