@@ -886,6 +886,7 @@ static int check_refine(const tcase *c, sp_backend *b, const sp_stage_ops *ops, 
 #include "backend_ops_sort.h"
 #include "backend_ops_reorder.h"
 #include "backend_ops_sparse.h"
+#include "backend_ops_shm.h"
 
 /* ---- the table of checks ---- */
 typedef int (*stage_check_fn)(const tcase *, sp_backend *, const sp_stage_ops *, const size_case *, int);
@@ -925,6 +926,7 @@ static const struct {
     {"sort on its own", NULL, step_sort},
     {"reorder (Morton order) as the host's", NULL, step_reorder},
     {"sparse Adam: the Gaussians in view take the whole update", NULL, step_sparse_in_view},
+    {"SH moments as bfloat16 pairs follow the rule", NULL, step_sh_bf16},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8
@@ -1129,7 +1131,7 @@ int main(int argc, char **argv) {
             for (int ch = 0; ch < NUM_CHECKS; ch++) {
                 if (cfgs[v].antialias && !projects(ch)) continue;
                 if ((k_checks[ch].step == step_deterministic_repeat || k_checks[ch].step == step_staged_views ||
-                     k_checks[ch].step == step_fused_update) &&
+                     k_checks[ch].step == step_fused_update || k_checks[ch].step == step_sh_bf16) &&
                     !cfgs[v].deterministic)
                     continue;
                 if (k_checks[ch].step == step_sort && v > 0) continue; /* no variant changes the sort */

@@ -173,7 +173,7 @@ static cu_bins current_bins(cu_backend *b);
 
 /* The Adam arguments of a step: the learning rates and eps with the bias correction folded in
  * (sp_adam_bias, as the reference). */
-static cu_adam_args adam_args(const sp_step_args *a) {
+static cu_adam_args adam_args(const cu_backend *b, const sp_step_args *a) {
     cu_adam_args aa;
     sp_adam_bias_t bias = sp_adam_bias(a->beta1, a->beta2, a->eps, a->adam_step);
     const float lr[6] = {a->lr.means, a->lr.log_scales, a->lr.quats, a->lr.opacity, a->lr.sh_dc, a->lr.sh_rest};
@@ -181,6 +181,8 @@ static cu_adam_args adam_args(const sp_step_args *a) {
     aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = bias.eps;
     aa.sparse = a->adam_sparse;
     aa.seen = NULL;
+    aa.sh_bf16 = b->base.cfg.sh_bf16;
+    aa.step = sp_shm_step(a->adam_step);
     return aa;
 }
 
@@ -528,6 +530,8 @@ static int cu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_ga
     else cudaMemsetAsync(b->m1.p, 0, bytes, b->st);
     if (v) copy_regions(b, (float *)b->m2.p, v, cudaMemcpyHostToDevice);
     else cudaMemsetAsync(b->m2.p, 0, bytes, b->st);
+    if (b->base.cfg.sh_bf16)
+        cuda_shm_pack(params_of(b, &b->m1).sh, params_of(b, &b->m2).sh, (int64_t)g->n * 3 * g->K, b->st);
     cudaMemsetAsync(b->grads.p, 0, bytes, b->st);
     b->grads_pending = 0;
     cudaMemsetAsync(b->stats.p, 0, (size_t)g->n * 3 * sizeof(float), b->st);
@@ -553,7 +557,12 @@ static int cu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, 
         if (host_store_fit(st[i], b->n, b->sh_degree)) return -1;
         if (b->n) copy_regions(b, (float *)src[i]->p, st[i], cudaMemcpyDeviceToHost);
     }
-    return cu_check(cudaStreamSynchronize(b->st), "get_gaussians");
+    int64_t shc = (int64_t)b->n * 3 * b->K;
+    if (b->base.cfg.sh_bf16 && shc && v && !m) /* the packed words are in m's store */
+        cudaMemcpyAsync(v->sh, params_of(b, &b->m1).sh, (size_t)shc * sizeof(float), cudaMemcpyDeviceToHost, b->st);
+    if (cu_check(cudaStreamSynchronize(b->st), "get_gaussians")) return -1;
+    if (b->base.cfg.sh_bf16 && (m || v)) sp_shm_unpack_store(m ? m->sh : v->sh, m ? m->sh : NULL, v ? v->sh : NULL, shc);
+    return 0;
 }
 
 static int cu_num_gaussians(sp_backend *base) { return ((cu_backend *)base)->n; }
@@ -643,7 +652,7 @@ static int cu_train_step(sp_backend *base, const sp_step_args *a) {
         /* a step of its own: the gradients go straight into the update (cuda_project_back_update) */
         cu_update u;
         u.m1 = params_of(b, &b->m1), u.m2 = params_of(b, &b->m2);
-        u.adam = adam_args(a);
+        u.adam = adam_args(b, a);
         cpu_mcmc_weights(a->opacity_reg, a->scale_reg, n, &u.wo, &u.ws);
         u.noise = a->noise_scale, u.seed = a->noise_seed;
         cuda_project_back_update(&P, n, b->K, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &u,
@@ -696,7 +705,7 @@ int cuda_backend_adam(cu_backend *b, const sp_step_args *a) {
 int cuda_backend_adam_range(cu_backend *b, const sp_step_args *a, int64_t first, int64_t end) {
     int n = b->n;
     cu_prof_begin(b, SP_STAGE_ADAM);
-    cu_adam_args aa = adam_args(a);
+    cu_adam_args aa = adam_args(b, a);
     if (a->adam_sparse && b->seen.p) aa.seen = (const uint8_t *)b->seen.p;
     cuda_adam_range((float *)b->params.p, (const float *)b->grads.p, (float *)b->m1.p, (float *)b->m2.p, n, b->K,
                     first, end, &aa, b->st);

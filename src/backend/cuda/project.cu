@@ -603,12 +603,20 @@ struct cu_span_sh {
     __device__ bool vis_of(int j) const { return vis[g + (c + j >= P())]; }
 };
 
-/* One element's update (a span's ragged ends). */
-template <typename Span>
+/* One element's update (a span's ragged ends). PK: the SH span of adam.sh_bf16, the moments the
+ * packed words at m (v not touched), element e being coefficient base + e of the SH store. */
+template <bool PK, typename Span>
 __device__ __forceinline__ void cu_adam_elem(float *p, float *m, float *v, int e, const Span &sp,
-                                             const cu_adam_args &a) {
+                                             const cu_adam_args &a, uint64_t base) {
     float gi = sp.elem(e);
     if (a.sparse && gi == 0.0f && !sp.vis_elem(e)) return;
+    if (PK) {
+        float pp = p[e];
+        uint32_t w = __float_as_uint(m[e]);
+        adam_val_bf16(&pp, gi, &w, sp.rate(e), &a, base + (uint64_t)e);
+        p[e] = pp, m[e] = __uint_as_float(w);
+        return;
+    }
     float pp = p[e], mm = m[e], vv = v[e];
     adam_val(&pp, gi, &mm, &vv, sp.rate(e), &a);
     p[e] = pp, m[e] = mm, v[e] = vv;
@@ -618,15 +626,18 @@ __device__ __forceinline__ void cu_adam_elem(float *p, float *m, float *v, int e
  * threads on consecutive pieces; the elements before the first 16-byte boundary and after the last
  * one on their own (a group starts wherever the groups before it end in the flat arrays). p, m and
  * v sit at the same offset past a 16-byte boundary (the same layout in cudaMalloc'd buffers); if
- * they did not, every element would go on its own. */
-template <typename Span>
-__device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int len, Span sp, const cu_adam_args &a) {
+ * they did not, every element would go on its own. PK and base: cu_adam_elem's (v is then not
+ * read, nor its alignment). */
+template <bool PK = false, typename Span>
+__device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int len, Span sp, const cu_adam_args &a,
+                                             uint64_t base = 0) {
     uintptr_t ap = (uintptr_t)p;
-    int same = !((ap ^ (uintptr_t)m) & 15u) && !((ap ^ (uintptr_t)v) & 15u) && !(ap & 3u);
+    int same = !((ap ^ (uintptr_t)m) & 15u) && (PK || !((ap ^ (uintptr_t)v) & 15u)) && !(ap & 3u);
     int head = same ? min((int)((4u - ((ap >> 2) & 3u)) & 3u), len) : len;
     int nq = (len - head) >> 2, tail = head + 4 * nq, t = (int)threadIdx.x;
     /* the ragged ends, element k of head + (len - tail) (all len when not aligned alike) */
-    for (int k = t; k < head + (len - tail); k += CU_PB_BLOCK) cu_adam_elem(p, m, v, k < head ? k : tail + k - head, sp, a);
+    for (int k = t; k < head + (len - tail); k += CU_PB_BLOCK)
+        cu_adam_elem<PK>(p, m, v, k < head ? k : tail + k - head, sp, a, base);
     float4 *p4 = (float4 *)(p + head), *m4 = (float4 *)(m + head), *v4 = (float4 *)(v + head);
     if (t < nq) sp.at(head + 4 * t);
     for (int q = t; q < nq; q += CU_PB_BLOCK, sp.next()) {
@@ -639,6 +650,18 @@ __device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int l
             any |= on[j];
         }
         if (!any) continue;
+        if (PK) {
+            float4 pp = p4[q];
+            uint4 ww = ((uint4 *)m4)[q];
+            float *fp = &pp.x;
+            uint32_t *fw = &ww.x;
+            uint64_t e0 = base + (uint64_t)(head + 4 * q);
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (on[j]) adam_val_bf16(&fp[j], gg[j], &fw[j], sp.lr(j), &a, e0 + j);
+            p4[q] = pp, ((uint4 *)m4)[q] = ww;
+            continue;
+        }
         float4 pp = p4[q], mm = m4[q], vv = v4[q];
         float *fp = &pp.x, *fm = &mm.x, *fv = &vv.x;
 #pragma unroll
@@ -690,8 +713,12 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 7)
                  cu_span_flat{s_g + 6 * B, a.lr[2], s_vis, 4}, a);
     cu_adam_span(P.opacity_logits + i0, u.m1.opacity_logits + i0, u.m2.opacity_logits + i0, cnt,
                  cu_span_flat{s_g + 10 * B, a.lr[3], s_vis, 1}, a);
-    cu_adam_span(P.sh + bs, u.m1.sh + bs, u.m2.sh + bs, per * cnt,
-                 cu_span_sh<3 * KC>{s_sh, a.lr[4], a.lr[5], per, s_vis}, a);
+    if (a.sh_bf16)
+        cu_adam_span<true>(P.sh + bs, u.m1.sh + bs, u.m2.sh + bs, per * cnt,
+                           cu_span_sh<3 * KC>{s_sh, a.lr[4], a.lr[5], per, s_vis}, a, (uint64_t)bs);
+    else
+        cu_adam_span(P.sh + bs, u.m1.sh + bs, u.m2.sh + bs, per * cnt,
+                     cu_span_sh<3 * KC>{s_sh, a.lr[4], a.lr[5], per, s_vis}, a);
     if (u.noise == 0.0f) return;
     __syncthreads(); /* the block's updates are visible to the noise of each Gaussian */
     if (i < n) mcmc_noise_one(P, i, u.noise, u.seed);

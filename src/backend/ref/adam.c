@@ -12,7 +12,8 @@
  * empty): a Gaussian in view takes the whole update, so the values a clamped colour channel or a
  * hidden Gaussian gives no gradient keep their momentum, as in the dense update. The factors are
  * computed in double and rounded to float; the per-element arithmetic is float, as on the GPU.
- * Callers may update many small arrays (one per Gaussian), so small counts run without a parallel
+ * adam.sh_bf16: the SH coefficients' moments packed as two bfloat16 in one word, stochastically rounded
+ * (backend/sh_moments_rule.h). Callers may update many small arrays (one per Gaussian), so small counts run without a parallel
  * region and the factors of the last (β1, β2, eps, step) are remembered per thread. */
 #include <math.h>
 
@@ -59,11 +60,19 @@ void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count
 }
 
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
-                 float beta1, float beta2, float eps, int step, int sparse, const uint8_t *seen) {
+                 float beta1, float beta2, float eps, int step, int sparse, const uint8_t *seen, int bf16) {
     if (n <= 0) return;
     sp_adam_bias_t b = sp_adam_bias(beta1, beta2, eps, step);
     float lr_t_dc = sp_adam_lr(&b, lr_dc), lr_t_rest = sp_adam_lr(&b, lr_rest);
     int64_t per = 3 * (int64_t)K;
+    if (bf16) {
+        uint32_t t = sp_shm_step(step);
+#pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN) num_threads(sp_omp_threads())
+        for (int64_t i = 0; i < n * per; i++)
+            cpu_adam_one_bf16(&sh[i], grad[i], &m[i], i % per < 3 ? lr_t_dc : lr_t_rest, beta1, beta2, b.eps,
+                              sparse && !(seen && seen[i / per]), sp_shm_bits(t, (uint64_t)i));
+        return;
+    }
     if (sparse) {
 #pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN) num_threads(sp_omp_threads())
         for (int64_t i = 0; i < n * per; i++) {
@@ -79,5 +88,22 @@ void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, in
         for (int64_t e = o; e < o + 3; e++) cpu_adam_one(&sh[e], grad[e], &m[e], &v[e], lr_t_dc, beta1, beta2, b.eps, 0);
         for (int64_t e = o + 3; e < o + per; e++)
             cpu_adam_one(&sh[e], grad[e], &m[e], &v[e], lr_t_rest, beta1, beta2, b.eps, 0);
+    }
+}
+
+void sp_shm_pack_store(float *m, float *v, int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        uint32_t w = sp_shm_pack_nearest(m[i], v ? v[i] : 0.0f);
+        memcpy(&m[i], &w, 4);
+        if (v) v[i] = 0.0f;
+    }
+}
+
+void sp_shm_unpack_store(const float *m_words, float *m, float *v, int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        uint32_t w;
+        memcpy(&w, &m_words[i], 4);
+        if (v) v[i] = sp_shm_v(w);
+        if (m) m[i] = sp_shm_m(w);
     }
 }

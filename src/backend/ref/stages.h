@@ -11,7 +11,9 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "backend/sh_moments_rule.h"
 #include "scene/camera.h"
 
 #define SP_TILE 16
@@ -142,6 +144,7 @@ void cpu_project_back_aa(const sp_params *p, const sp_camera *cam, int sh_degree
 typedef struct {
     float lr[6], beta1, beta2, eps;
     int step, sparse;
+    int sh_bf16; /* adam.sh_bf16: m's SH floats hold the packed moments (cpu_adam_sh) */
     float opacity_reg, scale_reg, noise_scale;
     uint64_t noise_seed;
 } sp_update_args;
@@ -161,9 +164,16 @@ void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count
               float beta2, float eps, int step, int sparse, const uint8_t *seen, int per);
 
 /* adam over SH coefficients [n][K][3]: the DC coefficient (first 3 floats of each Gaussian) with
- * lr_dc, the rest with lr_rest; sparse and seen (one flag per Gaussian, or NULL) as cpu_adam's. */
+ * lr_dc, the rest with lr_rest; sparse and seen (one flag per Gaussian, or NULL) as cpu_adam's.
+ * bf16 (adam.sh_bf16): m holds each coefficient's packed moments (backend/sh_moments_rule.h) and v
+ * is not read. */
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
-                 float beta1, float beta2, float eps, int step, int sparse, const uint8_t *seen);
+                 float beta1, float beta2, float eps, int step, int sparse, const uint8_t *seen, int bf16);
+/* The SH stores of a model's moments between float (m, v) and packed (adam.sh_bf16: the words in
+ * m's floats, v's zero), count floats each: pack rounds to nearest (sp_shm_pack_nearest), unpack is
+ * exact; v NULL: zeros in, nothing out; unpack's m NULL: only v out (the words still in m_words). */
+void sp_shm_pack_store(float *m, float *v, int64_t count);
+void sp_shm_unpack_store(const float *m_words, float *m, float *v, int64_t count);
 
 /* The bias correction of a step's update, folded into its learning rates and eps:
  *   p −= lr · (m / (1 − β1^t)) / (sqrt(v / (1 − β2^t)) + eps)
@@ -188,5 +198,19 @@ static inline void cpu_adam_one(float *p, float g, float *m, float *v, float lr_
     *v = vi;
     *p -= lr_t * mi / (sqrtf(vi) + eps_t);
 }
+/* The same for an SH coefficient whose moments are the packed word *w (adam.sh_bf16), r its random
+ * bits (sp_shm_bits of the step and its index). */
+static inline void cpu_adam_one_bf16(float *p, float g, float *w, float lr_t, float beta1, float beta2, float eps_t,
+                                     int sparse, uint32_t r) {
+    if (sparse && g == 0.0f) return;
+    uint32_t u;
+    memcpy(&u, w, 4);
+    float m = sp_shm_m(u), v = sp_shm_v(u);
+    cpu_adam_one(p, g, &m, &v, lr_t, beta1, beta2, eps_t, 0);
+    u = sp_shm_pack(m, v, r);
+    memcpy(w, &u, 4);
+}
+/* The step a packed moment's random bits are drawn for (sp_adam_bias's rule: below 1 is 1). */
+static inline uint32_t sp_shm_step(int step) { return (uint32_t)(step < 1 ? 1 : step); }
 
 #endif

@@ -10,20 +10,40 @@
 // Words (no camera here): 0-5 lr_t means, log_scales, quats, opacity, sh dc, sh rest (the learning
 // rates with the bias correction folded in, sp_adam_bias); 6 beta1, 7 beta2, 8 eps_t; 9 in view by
 // the rectangles (1: a training step's update, whose project left each Gaussian's screen rectangle
-// in R, and a sparse update then gives a Gaussian in view the whole update); 10 unused;
-// 11-20 (start, length) x 5; 21 floats per
+// in R, and a sparse update then gives a Gaussian in view the whole update); 10 the step the packed
+// moments' random bits are drawn for (sp_shm_step); 11-20 (start, length) x 5; 21 floats per
 // Gaussian's SH (3K); 22 groups of four to visit (the sum of ceil(length / 4)); 23 sparse (1: an
 // element whose gradient is exactly 0 keeps its value and moments unless its Gaussian is in view,
-// adam.sparse).
+// adam.sparse); 24 packed SH moments (1: adam.sh_bf16, the SH region of M1 holds each
+// coefficient's m and v as bfloat16 in one word and M2's is not touched: backend/sh_moments_rule.h,
+// whose bits this repeats).
 #include "common.glsl"
 
 layout(std430, binding = 0) buffer B0 { vec4 P[]; };
 layout(std430, binding = 1) readonly buffer B1 { vec4 Gr[]; };
-layout(std430, binding = 2) buffer B2 { vec4 M1[]; };
+layout(std430, binding = 2) buffer B2 { uvec4 M1[]; }; // float bits, or packed words
 layout(std430, binding = 3) buffer B3 { vec4 M2[]; };
 layout(std430, binding = 4) readonly buffer B4 { int R[]; };
 
 bool in_view(uint g) { return R[4u * g] < R[4u * g + 2u] && R[4u * g + 1u] < R[4u * g + 3u]; }
+
+// sh_moments_rule.h: the random bits of SH coefficient e (below 2^32 here) at step t, and x as
+// bfloat16 bits rounded with r.
+uint shm_bits(uint t, uint e) {
+    uint x = e * 0x9e3779b1u;
+    x += t * 0x85ebca77u;
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+uint shm_round(float x, uint r) {
+    uint u = floatBitsToUint(x);
+    if ((u & 0x7f800000u) == 0x7f800000u) return (u >> 16) | ((u & 0x007fffffu) != 0u ? 0x0040u : 0u);
+    return (u + r) >> 16;
+}
 
 void main() {
     uint q = gid();
@@ -41,6 +61,7 @@ void main() {
     uint quad = (pc.u[11 + 2 * r] >> 2) + (q - first);
     vec4 g = Gr[quad];
     bool sparse = pc.u[23] != 0u, by_view = sparse && pc.u[9] != 0u;
+    bool packed = r == 4 && pc.u[24] != 0u;
     float lr[4];
     bool seen[4];
     uint per = pc.u[21], k = r == 4 ? off % per : 0u;
@@ -53,17 +74,27 @@ void main() {
     }
     if (sparse && g == vec4(0.0) && !(seen[0] || seen[1] || seen[2] || seen[3])) return;
     float b1 = pf(6), b2 = pf(7), eps = pf(8);
-    vec4 m = M1[quad], v = M2[quad], p = P[quad];
+    uvec4 w = M1[quad];
+    vec4 m, v = packed ? vec4(0.0) : M2[quad], p = P[quad];
+    [[unroll]] for (int i = 0; i < 4; i++) {
+        m[i] = packed ? uintBitsToFloat(w[i] << 16) : uintBitsToFloat(w[i]);
+        if (packed) v[i] = uintBitsToFloat(w[i] & 0xffff0000u);
+    }
     [[unroll]] for (int i = 0; i < 4; i++) {
         float gi = g[i];
         if (lr[i] < 0.0 || (sparse && gi == 0.0 && !seen[i])) continue;
         float mi = b1 * m[i] + (1.0 - b1) * gi;
         float vi = b2 * v[i] + (1.0 - b2) * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
         p[i] -= lr[i] * mi / (sqrt(vi) + eps);
+        if (packed) {
+            uint rb = shm_bits(pc.u[10], off + uint(i));
+            w[i] = shm_round(mi, rb & 0xffffu) | (shm_round(vi, rb >> 16) << 16);
+        } else {
+            w[i] = floatBitsToUint(mi);
+            v[i] = vi;
+        }
     }
-    M1[quad] = m;
-    M2[quad] = v;
+    M1[quad] = w;
+    if (!packed) M2[quad] = v;
     P[quad] = p;
 }

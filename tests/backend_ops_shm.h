@@ -1,0 +1,155 @@
+/* backend_ops_shm.h — the SH coefficients' Adam moments packed as bfloat16 pairs (adam.sh_bf16,
+ * backend/sh_moments_rule.h) through a backend's ops, deterministic variants only (two runs must
+ * see the same gradients):
+ *   - set_gaussians then get_gaussians hands back every moment as it came in, except the SH ones,
+ *     which come back rounded to the nearest bfloat16 (sp_shm_pack_nearest), bit for bit;
+ *   - one step from moments a bfloat16 holds exactly (fused, and split_update; dense, and sparse;
+ *     SH degree 2 of a degree-3 store, so the top band's gradients are zero), packed against float:
+ *     every parameter and every non-SH moment the same, and each SH moment the float run's rounded
+ *     by the rule with the step's random bits. Exact on the cpu and cuda backends; vulkan's
+ *     compiler may contract the two paths' arithmetic differently, so there parameters agree to
+ *     1e-6 relative and moments to one bfloat16 step, and at most 1 % of the SH moments may differ
+ *     from the rule's bits at all (other random bits would move about half of them).
+ * Included once, by test_backend_ops.c, after backend_ops_steps.h. */
+#ifndef SPLAT_BACKEND_OPS_SHM_H
+#define SPLAT_BACKEND_OPS_SHM_H
+
+/* Runs `steps` train steps (adam_step from t0) on a fresh backend of c with sh_bf16 = packed and
+ * the given split_update and sparse; the model and moments after it go to out[0..2]. -1 with the
+ * backend's error. */
+static int shm_run(const tcase *c, int packed, int split, int sparse, const sp_view *views,
+                   const sp_gaussians *init, const sp_gaussians *m0, const sp_gaussians *v0, int t0, int steps,
+                   sp_gaussians out[3]) {
+    tcase dc = *c;
+    dc.cfg.sh_bf16 = packed;
+    dc.cfg.split_update = split;
+    sp_backend *b = make_backend(&dc, 0);
+    int rc = b->ops->upload_views(b, views, NVIEWS, SP_ALPHA_STRAIGHT) || b->ops->set_gaussians(b, init, m0, v0);
+    for (int s = 0; s < steps && !rc; s++) {
+        sp_step_args a = step_args(t0 + s, (t0 + s) % NVIEWS);
+        a.sh_degree = 2;
+        a.adam_sparse = sparse;
+        rc = b->ops->train_step(b, &a);
+    }
+    memset(out, 0, 3 * sizeof *out);
+    rc = rc || b->ops->get_gaussians(b, &out[0], &out[1], &out[2]);
+    b->ops->destroy(b);
+    return rc ? -1 : 0;
+}
+
+static int shm_bits_equal(float a, float b) { return sp_shm_f2u(a) == sp_shm_f2u(b); }
+
+/* Within one bfloat16 step (vulkan's allowance). */
+static int shm_near(float a, float b) {
+    float d = fabsf(a - b), s = fmaxf(fabsf(a), fabsf(b));
+    return d <= s * (1.0f / 128.0f) || shm_bits_equal(a, b);
+}
+
+static int step_sh_bf16(const tcase *c, sp_backend *unused) {
+    (void)unused;
+    const char *stage = "adam.sh_bf16";
+    enum { NG = 501 };
+    int loose = c->kind && !strcmp(c->kind->name, "vulkan");
+    sp_rng r = pt_rng(977);
+    sp_gaussians gt, init, m0, v0;
+    pt_random_gaussians(&gt, &r, 300, 1, 0.8f);
+    pt_random_gaussians(&init, &r, NG, 3, 0.8f);
+    pt_random_gaussians(&m0, &r, NG, 3, 0.01f);
+    pt_random_gaussians(&v0, &r, NG, 3, 0.01f);
+    float *vv[5] = {v0.means, v0.log_scales, v0.quats, v0.opacity_logits, v0.sh};
+    size_t cnt[5] = {3 * NG, 3 * NG, 4 * NG, NG, 3 * (size_t)v0.K * NG}, shc = cnt[4];
+    for (int k = 0; k < 5; k++)
+        for (size_t j = 0; j < cnt[k]; j++) vv[k][j] = 1e-4f * vv[k][j] * vv[k][j];
+    sp_view views[NVIEWS];
+    make_views(views, &gt, 72, 56);
+    int ok = 1;
+
+    /* the round trip: SH moments rounded to nearest, the rest as they came */
+    sp_gaussians o[3];
+    tcase dc = *c;
+    dc.cfg.sh_bf16 = 1;
+    sp_backend *b = make_backend(&dc, 0);
+    memset(o, 0, sizeof o);
+    int rc = b->ops->set_gaussians(b, &init, &m0, &v0) || b->ops->get_gaussians(b, &o[0], &o[1], &o[2]);
+    b->ops->destroy(b);
+    if (rc) {
+        ok &= pt_report(0, c->label, stage, "set and get", sp_last_error(), 1, 0);
+    } else {
+        int same = 1;
+        for (size_t j = 0; j < shc; j++) {
+            uint32_t w = sp_shm_pack_nearest(m0.sh[j], v0.sh[j]);
+            same &= shm_bits_equal(o[1].sh[j], sp_shm_m(w)) && shm_bits_equal(o[2].sh[j], sp_shm_v(w));
+            o[1].sh[j] = m0.sh[j], o[2].sh[j] = v0.sh[j]; /* the rest is compared whole below */
+        }
+        same &= pt_stores_equal(&o[0], &init) && pt_stores_equal(&o[1], &m0) && pt_stores_equal(&o[2], &v0);
+        ok &= pt_report(same, c->label, stage, "set_gaussians then get_gaussians: SH moments to nearest bfloat16",
+                        "bit-identical (1=yes)", same, 1);
+    }
+    for (int j = 0; j < 3; j++) sp_gaussians_free(&o[j]);
+
+    /* one step from moments a bfloat16 holds, packed against float */
+    for (size_t j = 0; j < shc; j++) {
+        uint32_t w = sp_shm_pack_nearest(m0.sh[j], v0.sh[j]);
+        m0.sh[j] = sp_shm_m(w), v0.sh[j] = sp_shm_v(w);
+    }
+    const int t = 5;
+    for (int split = 0; split < 2; split++)
+        for (int sparse = 0; sparse < 2; sparse++) {
+            sp_gaussians f[3], p[3];
+            char what[128];
+            snprintf(what, sizeof what, "one %s %s step, packed vs float", split ? "split" : "fused",
+                     sparse ? "sparse" : "dense");
+            if (shm_run(c, 0, split, sparse, views, &init, &m0, &v0, t, 1, f) ||
+                shm_run(c, 1, split, sparse, views, &init, &m0, &v0, t, 1, p)) {
+                ok &= pt_report(0, c->label, stage, what, sp_last_error(), 1, 0);
+                continue;
+            }
+            int rule = 1, moved = 0;
+            size_t off_bits = 0;
+            double worst = 0.0;
+            for (size_t j = 0; j < shc; j++) {
+                uint32_t w = sp_shm_pack(f[1].sh[j], f[2].sh[j], sp_shm_bits((uint32_t)t, (uint64_t)j));
+                float wm = sp_shm_m(w), wv = sp_shm_v(w);
+                int exact = shm_bits_equal(p[1].sh[j], wm) && shm_bits_equal(p[2].sh[j], wv);
+                off_bits += !exact;
+                rule &= loose ? shm_near(p[1].sh[j], wm) && shm_near(p[2].sh[j], wv) : exact;
+                moved |= !shm_bits_equal(p[1].sh[j], m0.sh[j]);
+                p[1].sh[j] = f[1].sh[j], p[2].sh[j] = f[2].sh[j];
+            }
+            int params, rest;
+            if (loose) {
+                const float *a[5] = {f[0].means, f[0].log_scales, f[0].quats, f[0].opacity_logits, f[0].sh};
+                const float *bb[5] = {p[0].means, p[0].log_scales, p[0].quats, p[0].opacity_logits, p[0].sh};
+                for (int k = 0; k < 5; k++)
+                    for (size_t j = 0; j < cnt[k]; j++) {
+                        double d = fabs((double)a[k][j] - bb[k][j]) / fmax(fabs((double)a[k][j]), 1e-3);
+                        if (d > worst) worst = d;
+                    }
+                params = worst <= 1e-6;
+                rest = 1;
+                for (int k = 1; k < 3; k++) {
+                    const float *x[4] = {f[k].means, f[k].log_scales, f[k].quats, f[k].opacity_logits};
+                    const float *y[4] = {p[k].means, p[k].log_scales, p[k].quats, p[k].opacity_logits};
+                    for (int q = 0; q < 4; q++)
+                        for (size_t j = 0; j < cnt[q]; j++) rest &= fabsf(x[q][j] - y[q][j]) <= 1e-6f * fabsf(x[q][j]);
+                }
+            } else {
+                params = pt_stores_equal(&f[0], &p[0]);
+                rest = pt_stores_equal(&f[1], &p[1]) && pt_stores_equal(&f[2], &p[2]);
+            }
+            rule &= off_bits <= shc / 100;
+            if (!(rule && params && rest && moved) || off_bits)
+                printf("INFO %s %s: rule %d (%zu of %zu SH moment pairs off the rule's bits), parameters %d (worst "
+                       "%.3g), other moments %d, SH moments moved %d\n",
+                       c->label, what, rule, off_bits, shc, params, worst, rest, moved);
+            ok &= pt_report(rule && params && rest && moved, c->label, stage, what,
+                            loose ? "as the rule, to vulkan's allowance (1=yes)" : "bit-identical to the rule (1=yes)",
+                            rule && params && rest && moved, 1);
+            for (int j = 0; j < 3; j++) sp_gaussians_free(&f[j]), sp_gaussians_free(&p[j]);
+        }
+    free_views(views);
+    sp_gaussians_free(&gt), sp_gaussians_free(&init), sp_gaussians_free(&m0), sp_gaussians_free(&v0);
+    return ok;
+}
+
+#endif
