@@ -65,12 +65,17 @@ void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, in
     sp_adam_bias_t b = sp_adam_bias(beta1, beta2, eps, step);
     float lr_t_dc = sp_adam_lr(&b, lr_dc), lr_t_rest = sp_adam_lr(&b, lr_rest);
     int64_t per = 3 * (int64_t)K;
-    if (bf16) {
+    if (bf16) { /* a Gaussian at a time, as the dense update below (its loops vectorize) */
         uint32_t t = sp_shm_step(step);
 #pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN) num_threads(sp_omp_threads())
-        for (int64_t i = 0; i < n * per; i++)
-            cpu_adam_one_bf16(&sh[i], grad[i], &m[i], i % per < 3 ? lr_t_dc : lr_t_rest, beta1, beta2, b.eps,
-                              sparse && !(seen && seen[i / per]), sp_shm_bits(t, (uint64_t)i));
+        for (int64_t g = 0; g < n; g++) {
+            int64_t o = g * per;
+            int sp = sparse && !(seen && seen[g]);
+            for (int64_t e = o; e < o + 3; e++)
+                cpu_adam_one_bf16(&sh[e], grad[e], &m[e], lr_t_dc, beta1, beta2, b.eps, sp, sp_shm_bits(t, (uint64_t)e));
+            for (int64_t e = o + 3; e < o + per; e++)
+                cpu_adam_one_bf16(&sh[e], grad[e], &m[e], lr_t_rest, beta1, beta2, b.eps, sp, sp_shm_bits(t, (uint64_t)e));
+        }
         return;
     }
     if (sparse) {
