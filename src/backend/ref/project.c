@@ -123,9 +123,17 @@ void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_gra
         float *msh = m->sh + (size_t)i * per, *vsh = v->sh + (size_t)i * per;
         if (u->sh_bf16) { /* packed moments in m (sh_moments_rule.h), the same arithmetic as cpu_adam_sh's */
             uint32_t t = sp_shm_step(u->step);
-            for (int e = 0; e < per; e++)
-                cpu_adam_one_bf16(psh + e, gsh[e], msh + e, e < 3 ? lr[4] : lr[5], b1, b2, eps, sparse,
-                                  sp_shm_bits(t, (uint64_t)i * per + e));
+            uint64_t o = (uint64_t)i * per;
+            if (sparse) {
+                for (int e = 0; e < per; e++)
+                    cpu_adam_one_bf16(psh + e, gsh[e], msh + e, e < 3 ? lr[4] : lr[5], b1, b2, eps, 1,
+                                      sp_shm_bits(t, o + e));
+            } else { /* dense: as below, the SH rest's loop without a branch */
+                for (int e = 0; e < 3; e++)
+                    cpu_adam_one_bf16(psh + e, gsh[e], msh + e, lr[4], b1, b2, eps, 0, sp_shm_bits(t, o + e));
+                for (int e = 3; e < per; e++)
+                    cpu_adam_one_bf16(psh + e, gsh[e], msh + e, lr[5], b1, b2, eps, 0, sp_shm_bits(t, o + e));
+            }
         } else if (sparse) {
             for (int e = 0; e < per; e++)
                 cpu_adam_one(psh + e, gsh[e], msh + e, vsh + e, e < 3 ? lr[4] : lr[5], b1, b2, eps, 1);
