@@ -1,14 +1,14 @@
-/* backend_ops_shm.h — the SH coefficients' Adam moments packed as bfloat16 pairs (adam.sh_bf16,
+/* backend_ops_shm.h — the SH coefficients' Adam moments packed 16 bits each (adam.sh_bf16,
  * backend/sh_moments_rule.h) through a backend's ops, deterministic variants only (two runs must
  * see the same gradients):
  *   - set_gaussians then get_gaussians hands back every moment as it came in, except the SH ones,
- *     which come back rounded to the nearest bfloat16 (sp_shm_pack_nearest), bit for bit;
- *   - one step from moments a bfloat16 holds exactly (fused, and split_update; dense, and sparse;
+ *     which come back rounded to the nearest 16-bit value (sp_shm_pack_nearest), bit for bit;
+ *   - one step from moments 16 bits hold exactly (fused, and split_update; dense, and sparse;
  *     SH degree 2 of a degree-3 store, so the top band's gradients are zero), packed against float:
  *     every parameter and every non-SH moment the same, and each SH moment the float run's rounded
  *     by the rule with the step's random bits. Exact on the cpu and cuda backends; vulkan's
  *     compiler may contract the two paths' arithmetic differently, so there parameters agree to
- *     1e-6 relative and moments to one bfloat16 step, and at most 1 % of the SH moments may differ
+ *     1e-6 relative and moments to one 16-bit step, and at most 1 % of the SH moments may differ
  *     from the rule's bits at all (other random bits would move about half of them).
  * Included once, by test_backend_ops.c, after backend_ops_steps.h. */
 #ifndef SPLAT_BACKEND_OPS_SHM_H
@@ -39,7 +39,7 @@ static int shm_run(const tcase *c, int packed, int split, int sparse, const sp_v
 
 static int shm_bits_equal(float a, float b) { return sp_shm_f2u(a) == sp_shm_f2u(b); }
 
-/* Within one bfloat16 step (vulkan's allowance). */
+/* Within one 16-bit step of m (vulkan's allowance). */
 static int shm_near(float a, float b) {
     float d = fabsf(a - b), s = fmaxf(fabsf(a), fabsf(b));
     return d <= s * (1.0f / 128.0f) || shm_bits_equal(a, b);
@@ -82,12 +82,12 @@ static int step_sh_bf16(const tcase *c, sp_backend *unused) {
             o[1].sh[j] = m0.sh[j], o[2].sh[j] = v0.sh[j]; /* the rest is compared whole below */
         }
         same &= pt_stores_equal(&o[0], &init) && pt_stores_equal(&o[1], &m0) && pt_stores_equal(&o[2], &v0);
-        ok &= pt_report(same, c->label, stage, "set_gaussians then get_gaussians: SH moments to nearest bfloat16",
+        ok &= pt_report(same, c->label, stage, "set_gaussians then get_gaussians: SH moments to nearest 16 bits",
                         "bit-identical (1=yes)", same, 1);
     }
     for (int j = 0; j < 3; j++) sp_gaussians_free(&o[j]);
 
-    /* one step from moments a bfloat16 holds, packed against float */
+    /* one step from moments 16 bits hold, packed against float */
     for (size_t j = 0; j < shc; j++) {
         uint32_t w = sp_shm_pack_nearest(m0.sh[j], v0.sh[j]);
         m0.sh[j] = sp_shm_m(w), v0.sh[j] = sp_shm_v(w);

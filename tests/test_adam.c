@@ -1,6 +1,6 @@
 /* test_adam.c — the `adam` stage (cpu_adam): exact values of the first steps worked out by
  * hand, the folded bias correction against the textbook form, zero gradients, thread-count
- * independence, and convergence on a quadratic; the SH moments packed as bfloat16 pairs
+ * independence, and convergence on a quadratic; the SH moments packed 16 bits each
  * (adam.sh_bf16, backend/sh_moments_rule.h): the rounding, its bias, the update and the stores. */
 #include <math.h>
 #include <omp.h>
@@ -182,10 +182,11 @@ static void test_sparse_in_view_takes_whole_update(void **state) {
     for (int i = 1; i < 6; i++) assert_true(sh[i] == 1.0f + (float)i && ms[i] == 0.05f && vs[i] == 0.01f);
 }
 
-/* backend/sh_moments_rule.h: bfloat16 rounding with given bits. 1 + 2^-10 has 0x2000 below the
+/* backend/sh_moments_rule.h: m's bfloat16 rounding with given bits. 1 + 2^-10 has 0x2000 below the
  * kept bits: it rounds up exactly when the added bits carry, r >= 0xe000; a bfloat16 value stays
  * as it is whatever r; zero stays zero; infinities stay, NaN stays NaN; a negative value rounds
- * its magnitude; a carry out of the mantissa moves the exponent. */
+ * its magnitude; a carry out of the mantissa moves the exponent. v keeps one mantissa bit more
+ * and no sign: 1 + 2^-10 has 0x2000 of 15 dropped bits, up when r >= 0x6000; -0 is 0. */
 static void test_shm_round(void **state) {
     (void)state;
     float x = 1.0f + 1.0f / 1024.0f;
@@ -201,13 +202,19 @@ static void test_shm_round(void **state) {
     assert_true(isnan(sp_shm_u2f(nan << 16)));
     assert_int_equal(sp_shm_round(sp_shm_u2f(0x3fffffffu), 1), 0x4000); /* 1.99999988 up to 2 */
     assert_int_equal(sp_shm_round(x, 0x8000), 0x3f80);                  /* nearest */
+    assert_int_equal(sp_shm_round_v(x, 0x5fff), 0x7f00);
+    assert_int_equal(sp_shm_round_v(x, 0x6000), 0x7f01);
+    assert_int_equal(sp_shm_round_v(-0.0f, 0x7fff), 0);
+    assert_int_equal(sp_shm_round_v(INFINITY, 0x7fff), 0xff00);
+    assert_true(isnan(sp_shm_u2f(sp_shm_round_v(NAN, 0) << 15)));
+    assert_true(sp_shm_v(sp_shm_pack(0.0f, 1.0f + 1.0f / 256.0f, 0)) == 1.0f + 1.0f / 256.0f); /* 8 bits kept */
     /* the word: m in the low half, v in the high half, both recovered exactly */
     uint32_t w = sp_shm_pack(-0.375f, 6.0f, 0);
     assert_true(sp_shm_m(w) == -0.375f && sp_shm_v(w) == 6.0f);
 }
 
 /* Stochastic rounding is unbiased: over 65536 consecutive coefficients' bits at one step, the mean
- * of the rounded values is the value to within a hundredth of a bfloat16 step (the bits are a hash,
+ * of the rounded values is the value to within a hundredth of a 16-bit step (the bits are a hash,
  * not a counter, so this checks that they are spread evenly). */
 static void test_shm_unbiased(void **state) {
     (void)state;
@@ -220,7 +227,7 @@ static void test_shm_unbiased(void **state) {
                 uint32_t w = half ? sp_shm_pack(0.0f, xs[k], r) : sp_shm_pack(xs[k], 0.0f, r);
                 sum += half ? sp_shm_v(w) : sp_shm_m(w);
             }
-            double ulp = ldexp(1.0, ilogb(xs[k]) - 7);
+            double ulp = ldexp(1.0, ilogb(xs[k]) - (half ? 8 : 7));
             if (fabs(sum / 65536.0 - xs[k]) > 0.01 * ulp)
                 fail_msg("%s of %.9g: mean %.9g, off by %.3g steps", half ? "v" : "m", xs[k], sum / 65536.0,
                          (sum / 65536.0 - xs[k]) / ulp);
@@ -230,11 +237,10 @@ static void test_shm_unbiased(void **state) {
 /* The packed update (cpu_adam_sh with bf16) decays v as the float update does: 3000 steps of zero
  * gradient from v = 1e-6 leave 0.999^3000 of it, within 2 % (rounding v to nearest would leave it
  * at 1e-6: 0.999 v rounds back to v); and over 200 steps of a constant gradient m, v and the value
- * follow the float update: m within two bfloat16 steps, v within 10 % (root mean square 4 %: each
- * step's rounding adds noise of up to a step to v, which decays only as 0.999^t; measured 5.5 %
- * and 1.9 %), the value's displacement within 3 % (1.3 %). The SH stores' pack
- * and unpack: unpack(pack(m, v)) is m and v rounded to nearest, and a value bfloat16 holds comes
- * back exactly. */
+ * follow the float update: m within two 16-bit steps, v within 8 % (root mean square 2.5 %: each
+ * step's rounding adds noise of up to a step to v, which decays only as 0.999^t; measured 3.9 %
+ * and 1.1 %), the value's displacement within 2 % (0.9 %). The SH stores' pack and unpack:
+ * unpack(pack(m, v)) is m and v rounded to nearest, and a value 16 bits hold comes back exactly. */
 static void test_shm_update(void **state) {
     (void)state;
     enum { N = 64, K = 1 };
@@ -269,10 +275,10 @@ static void test_shm_update(void **state) {
         double dv = (sp_shm_v(u) - vf[i]) / vf[i];
         ss += dv * dv;
         assert_true(fabsf(sp_shm_m(u) - mf[i]) <= mf[i] / 64.0f);
-        assert_true(fabs(dv) <= 0.1);
-        assert_true(fabsf(p[i] - pf[i]) <= 0.03f * fabsf(1.0f - pf[i]));
+        assert_true(fabs(dv) <= 0.08);
+        assert_true(fabsf(p[i] - pf[i]) <= 0.02f * fabsf(1.0f - pf[i]));
     }
-    assert_true(sqrt(ss / (3 * N)) <= 0.04);
+    assert_true(sqrt(ss / (3 * N)) <= 0.025);
     float m2[4] = {0.1f, -2.5f, 3e-20f, 0.0f}, v2[4] = {1e-9f, 0.25f, 7e-30f, 1.0f}, om[4], ov[4];
     float mm[4], vv[4];
     memcpy(mm, m2, sizeof mm), memcpy(vv, v2, sizeof vv);

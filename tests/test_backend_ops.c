@@ -926,7 +926,7 @@ static const struct {
     {"sort on its own", NULL, step_sort},
     {"reorder (Morton order) as the host's", NULL, step_reorder},
     {"sparse Adam: the Gaussians in view take the whole update", NULL, step_sparse_in_view},
-    {"SH moments as bfloat16 pairs follow the rule", NULL, step_sh_bf16},
+    {"SH moments in 16 bits follow the rule", NULL, step_sh_bf16},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8

@@ -39,7 +39,7 @@ typedef struct {
     int antialias;      /* project: opacity-compensated low-pass filter (render.antialias, docs/math.md) */
     int split_update;   /* cpu, cuda: project_back and the parameter update as separate passes even where a
                            step fuses them (A/B measurements; the parity harness checks the two agree) */
-    int sh_bf16;        /* adam.sh_bf16: the SH coefficients' Adam moments packed as two bfloat16 in one
+    int sh_bf16;        /* adam.sh_bf16: the SH coefficients' Adam moments packed 16 bits each in one
                            word (backend/sh_moments_rule.h); set_gaussians and get_gaussians take and give
                            float moments */
 } sp_backend_config;

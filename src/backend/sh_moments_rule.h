@@ -4,21 +4,23 @@
  *
  * The SH coefficients are 48 of a Gaussian's 59 values at degree 3, and their update is bound by
  * memory: value, m and v read and written, 24 bytes a coefficient a step. With adam.sh_bf16 the
- * word that would hold a coefficient's m holds both moments as bfloat16 (m in the low half, v in the
- * high half) and the second store's SH floats are unused (zero): 16 bytes a coefficient.
+ * word that would hold a coefficient's m holds both moments in 16 bits each and the second store's
+ * SH floats are unused (zero): 16 bytes a coefficient. m is a bfloat16 (the float's top 16 bits:
+ * sign, 8 exponent and 7 mantissa bits) in the low half; v, never negative, is the float's 16 bits
+ * after the sign (8 exponent and 8 mantissa bits) in the high half.
  *
  *   - the arithmetic is the float update of every other value (m and v widened exactly, the new m
- *     and v and the step computed in float), then the new moments are rounded to bfloat16;
- *   - the rounding is stochastic: the 16 bits dropped are added to random 16 bits before they are
- *     cut, so a moment rounds up with probability equal to its distance from the lower value and
- *     its expectation is exact. Round-to-nearest would stop v from decaying: 0.999 v rounds back to
- *     v when the change is below half a bfloat16 step (0.2 % to 0.4 %);
+ *     and v and the step computed in float), then the new moments are rounded to 16 bits;
+ *   - the rounding is stochastic: the bits dropped (16 of m, 15 of v) are added to as many random
+ *     bits before they are cut, so a moment rounds up with probability equal to its distance from
+ *     the lower value and its expectation is exact. Round-to-nearest would stop v from decaying:
+ *     0.999 v rounds back to v when the change is below half a step (0.1 % to 0.2 % for v);
  *   - the random bits of coefficient e (its index in the SH store, Gaussian i's coefficient c is
  *     e = i 3K + c) at update t (the 1-based Adam step) are sp_shm_bits(t, e), one 32-bit hash: the
- *     low half rounds m, the high half v. Every backend and every split of the work (thread,
- *     block, device, range) gives the same bits;
- *   - infinities stay infinite and NaN stays NaN; zero stays zero, so zeroed moments (a new or
- *     relocated Gaussian's) are the packed zero word.
+ *     low 16 bits round m, the top 15 v. Every backend and every split of the work (thread, block,
+ *     device, range) gives the same bits;
+ *   - infinities stay infinite and NaN stays NaN; zero stays zero (v's sign is dropped: -0 is 0),
+ *     so zeroed moments (a new or relocated Gaussian's) are the packed zero word.
  *
  * Models move between backends and checkpoints in float: a backend unpacks (exact) when it hands
  * its moments out and packs when it takes them in, rounding to nearest (sp_shm_pack_nearest), which
@@ -76,12 +78,21 @@ SP_SHM_FN uint32_t sp_shm_round(float x, uint32_t r) {
     return (u + r) >> 16; /* a carry moves the exponent up: still the value rounded up */
 }
 
+/* v (not negative) as its float bits 30 .. 15, its low 15 bits dropped after r (0 .. 0x7fff) is
+ * added: stochastic for random r, nearest (ties up) for r = 0x4000. */
+SP_SHM_FN uint32_t sp_shm_round_v(float v, uint32_t r) {
+    uint32_t u = sp_shm_f2u(v) & 0x7fffffffu;
+    if ((u & 0x7f800000u) == 0x7f800000u) /* infinity stays, NaN stays NaN */
+        return (u >> 15) | ((u & 0x007fffffu) ? 0x0080u : 0u);
+    return (u + r) >> 15;
+}
+
 SP_SHM_FN float sp_shm_m(uint32_t w) { return sp_shm_u2f(w << 16); }
-SP_SHM_FN float sp_shm_v(uint32_t w) { return sp_shm_u2f(w & 0xffff0000u); }
+SP_SHM_FN float sp_shm_v(uint32_t w) { return sp_shm_u2f((w >> 16) << 15); }
 
 /* The word of moments m and v with random bits r (sp_shm_bits). */
 SP_SHM_FN uint32_t sp_shm_pack(float m, float v, uint32_t r) {
-    return sp_shm_round(m, r & 0xffffu) | sp_shm_round(v, r >> 16) << 16;
+    return sp_shm_round(m, r & 0xffffu) | sp_shm_round_v(v, r >> 17) << 16;
 }
 
 SP_SHM_FN uint32_t sp_shm_pack_nearest(float m, float v) { return sp_shm_pack(m, v, 0x80008000u); }

@@ -194,10 +194,11 @@ const sp_config_field sp_config_schema[] = {
          "Gaussian in view takes the whole update. One device only. false = every parameter takes the dense update "
          "every step."),
     BOOL(adam, sh_bf16, 0,
-         "Keep the Adam moments of the SH coefficients (48 of a Gaussian's 59 values at degree 3) as two bfloat16 "
-         "values in one 32-bit word, stochastically rounded so that their expectation is exact, instead of two "
-         "floats: the SH update, bound by memory, moves 16 bytes a coefficient a step instead of 24. Checkpoints "
-         "keep float moments, so a run may resume with either setting. false = float moments."),
+         "Keep the Adam moments of the SH coefficients (48 of a Gaussian's 59 values at degree 3) in 16 bits each, "
+         "both in one 32-bit word (m a bfloat16, v its 8 exponent and 8 mantissa bits), stochastically rounded so "
+         "that their expectation is exact, instead of two floats: the SH update, bound by memory, moves 16 bytes a "
+         "coefficient a step instead of 24. Checkpoints keep float moments, so a run may resume with either "
+         "setting. false = float moments."),
 
     BOOL(render, antialias, 0,
          "Opacity-compensated screen-space filter: the 0.3 px^2 low-pass keeps each Gaussian's integral, not its "

@@ -12,7 +12,7 @@
  * empty): a Gaussian in view takes the whole update, so the values a clamped colour channel or a
  * hidden Gaussian gives no gradient keep their momentum, as in the dense update. The factors are
  * computed in double and rounded to float; the per-element arithmetic is float, as on the GPU.
- * adam.sh_bf16: the SH coefficients' moments packed as two bfloat16 in one word, stochastically rounded
+ * adam.sh_bf16: the SH coefficients' moments packed 16 bits each in one word, stochastically rounded
  * (backend/sh_moments_rule.h). Callers may update many small arrays (one per Gaussian), so small counts run without a parallel
  * region and the factors of the last (β1, β2, eps, step) are remembered per thread. */
 #include <math.h>

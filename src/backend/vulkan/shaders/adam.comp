@@ -15,8 +15,8 @@
 // Gaussian's SH (3K); 22 groups of four to visit (the sum of ceil(length / 4)); 23 sparse (1: an
 // element whose gradient is exactly 0 keeps its value and moments unless its Gaussian is in view,
 // adam.sparse); 24 packed SH moments (1: adam.sh_bf16, the SH region of M1 holds each
-// coefficient's m and v as bfloat16 in one word and M2's is not touched: backend/sh_moments_rule.h,
-// whose bits this repeats).
+// coefficient's m and v in 16 bits each in one word and M2's is not touched:
+// backend/sh_moments_rule.h, whose bits this repeats).
 #include "common.glsl"
 
 layout(std430, binding = 0) buffer B0 { vec4 P[]; };
@@ -27,8 +27,8 @@ layout(std430, binding = 4) readonly buffer B4 { int R[]; };
 
 bool in_view(uint g) { return R[4u * g] < R[4u * g + 2u] && R[4u * g + 1u] < R[4u * g + 3u]; }
 
-// sh_moments_rule.h: the random bits of SH coefficient e (below 2^32 here) at step t, and x as
-// bfloat16 bits rounded with r.
+// sh_moments_rule.h: the random bits of SH coefficient e (below 2^32 here) at step t, m as
+// bfloat16 bits rounded with r, v as its bits 30 .. 15 rounded with r.
 uint shm_bits(uint t, uint e) {
     uint x = e * 0x9e3779b1u;
     x += t * 0x85ebca77u;
@@ -43,6 +43,11 @@ uint shm_round(float x, uint r) {
     uint u = floatBitsToUint(x);
     if ((u & 0x7f800000u) == 0x7f800000u) return (u >> 16) | ((u & 0x007fffffu) != 0u ? 0x0040u : 0u);
     return (u + r) >> 16;
+}
+uint shm_round_v(float v, uint r) {
+    uint u = floatBitsToUint(v) & 0x7fffffffu;
+    if ((u & 0x7f800000u) == 0x7f800000u) return (u >> 15) | ((u & 0x007fffffu) != 0u ? 0x0080u : 0u);
+    return (u + r) >> 15;
 }
 
 void main() {
@@ -78,7 +83,7 @@ void main() {
     vec4 m, v = packed ? vec4(0.0) : M2[quad], p = P[quad];
     [[unroll]] for (int i = 0; i < 4; i++) {
         m[i] = packed ? uintBitsToFloat(w[i] << 16) : uintBitsToFloat(w[i]);
-        if (packed) v[i] = uintBitsToFloat(w[i] & 0xffff0000u);
+        if (packed) v[i] = uintBitsToFloat((w[i] >> 16) << 15);
     }
     [[unroll]] for (int i = 0; i < 4; i++) {
         float gi = g[i];
@@ -88,7 +93,7 @@ void main() {
         p[i] -= lr[i] * mi / (sqrt(vi) + eps);
         if (packed) {
             uint rb = shm_bits(pc.u[10], off + uint(i));
-            w[i] = shm_round(mi, rb & 0xffffu) | (shm_round(vi, rb >> 16) << 16);
+            w[i] = shm_round(mi, rb & 0xffffu) | (shm_round_v(vi, rb >> 17) << 16);
         } else {
             w[i] = floatBitsToUint(mi);
             v[i] = vi;
