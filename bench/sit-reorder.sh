@@ -8,7 +8,7 @@
 # order, so reorder's runs sort at the refine of step 8100 and the first 100 steps are unsorted),
 # then whole 20k-step runs at a
 # 3M budget, profiled (the way the 3M bar is measured), with and without reorder (WHOLE="rosp ro splat"
-# picks the wrappers: rosp = reorder + sparse, sp = sparse, bf = adam.sh_bf16 (the SH moments as
+# picks the wrappers: rosp = reorder + sparse, sp = sparse, bf = adam.moments16 (the moments in 16 bits
 # bfloat16 pairs), bfsp = bf + sparse; MANY_BINS the binaries of `many`, REUSE=1 its warm-up of an
 # earlier call).
 # `beer` instead (beer staged in /tmp/stage from stage-beer-1): the quality of sparse Adam's rule (a
@@ -40,8 +40,8 @@ wrap ro "--set refine.reorder=true"
 wrap nro "--set refine.reorder=false" # the order as made (reorder is the default since 0b8489e)
 wrap sp "--set adam.sparse=true"
 wrap rosp "--set refine.reorder=true --set adam.sparse=true"
-wrap bf "--set adam.sh_bf16=true"
-wrap bfsp "--set adam.sh_bf16=true --set adam.sparse=true"
+wrap bf "--set adam.moments16=true"
+wrap bfsp "--set adam.moments16=true --set adam.sparse=true"
 if [ "$what" = parity ] || [ "$what" = all ]; then
   timeout 200 "$B/test_backend_ops" --backend cuda >"$R/parity.txt" 2>&1
   echo "parity rc $?"; grep -E "FAIL" "$R/parity.txt" | head; grep -E "reorder" "$R/parity.txt" | head -8; tail -1 "$R/parity.txt"

@@ -545,7 +545,7 @@ static int step_deterministic_repeat(const tcase *c, sp_backend *unused) {
  * then start off a 16-byte boundary and the last block's spans end ragged (the fused update moves
  * 16-byte pieces and the elements around them on their own). Every SH degree of the store, 0 to 3:
  * the CUDA kernels are compiled for each coefficient count (CU_SH_K_DISPATCH). */
-static int fused_update_degree(const tcase *c, int deg, int sh_bf16) {
+static int fused_update_degree(const tcase *c, int deg, int moments16) {
     enum { NG = 501 };
     sp_rng r = pt_rng(935 + (uint64_t)deg);
     sp_gaussians gt, init, m0, v0, out[2][3];
@@ -565,7 +565,7 @@ static int fused_update_degree(const tcase *c, int deg, int sh_bf16) {
         tcase dc = *c;
         dc.cfg.deterministic = 1;
         dc.cfg.split_update = k;
-        dc.cfg.sh_bf16 = sh_bf16;
+        dc.cfg.moments16 = moments16;
         sp_backend *b = make_backend(&dc, 0);
         assert_int_equal(b->ops->upload_views(b, views, NVIEWS, SP_ALPHA_STRAIGHT), 0);
         assert_int_equal(b->ops->set_gaussians(b, &init, &m0, &v0), 0);
@@ -590,12 +590,12 @@ static int fused_update_degree(const tcase *c, int deg, int sh_bf16) {
             static const char *names[5] = {"means", "log_scales", "quats", "opacity_logits", "sh"};
             for (int k = 0; k < 5; k++)
                 printf("INFO %s fused update (degree %d%s): %s %s max |fused - split| %.3g\n", c->label, deg,
-                       sh_bf16 ? ", SH moments packed" : "",
+                       moments16 ? ", SH moments packed" : "",
                        j == 0 ? "parameters" : j == 1 ? "m" : "v", names[k], pt_max_abs(gx[k], gy[k], cnt[k]));
         }
     int moved = memcmp(out[0][0].means, init.means, (size_t)init.n * 12) != 0;
     char what[128];
-    const char *pk = sh_bf16 ? " (adam.sh_bf16)" : "";
+    const char *pk = moments16 ? " (adam.moments16)" : "";
     snprintf(what, sizeof what,
              "24 steps fused vs split_update (dense, sparse, MCMC terms and noise), SH degree %d%s: parameters", deg,
              pk);
@@ -613,7 +613,7 @@ static int step_fused_update(const tcase *c, sp_backend *unused) {
     (void)unused;
     int ok = 1;
     for (int deg = 0; deg <= 3; deg++) ok &= fused_update_degree(c, deg, 0);
-    /* the packed SH moments (adam.sh_bf16): degree 3, and degree 1 (12 floats a Gaussian) */
+    /* the packed SH moments (adam.moments16): degree 3, and degree 1 (12 floats a Gaussian) */
     ok &= fused_update_degree(c, 1, 1);
     ok &= fused_update_degree(c, 3, 1);
     return ok;

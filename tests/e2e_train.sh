@@ -3,7 +3,7 @@
 # independent reader, determinism (same seed, same threads: identical .ply), Ctrl-C leaves a
 # loadable model and checkpoint and a final line that says where it stopped (not "done in"),
 # --resume completes the run (its time is this session's), --resume on a folder that is not there
-# or holds no run says so, a diverged run does not say "done in"; adam.sh_bf16 trains as well,
+# or holds no run says so, a diverged run does not say "done in"; adam.moments16 trains as well,
 # repeats, and its checkpoint resumes with float moments.
 . "$(dirname "$0")/lib_e2e.sh"
 
@@ -56,18 +56,18 @@ PY
 "$BIN" train --config "$cfg" --set output.run_dir="$TMP/b" >/dev/null 2>&1 || bad "second run"
 cmp -s "$TMP/a/point_cloud.ply" "$TMP/b/point_cloud.ply" && ok "deterministic (identical ply)" || bad "runs differ"
 
-# adam.sh_bf16 (the SH moments as bfloat16 pairs): the same run trains to within 0.5 dB of the
+# adam.moments16 (the moments in 16 bits each): the same run trains to within 0.5 dB of the
 # float moments' PSNR, repeats bit for bit, and its checkpoint (float moments) resumes with the
 # setting off.
-"$BIN" train --config "$cfg" --set output.run_dir="$TMP/bf" --set adam.sh_bf16=true >"$TMP/bf.log" 2>&1 &&
-  "$BIN" train --config "$cfg" --set output.run_dir="$TMP/bf2" --set adam.sh_bf16=true >/dev/null 2>&1 &&
-  cmp -s "$TMP/bf/point_cloud.ply" "$TMP/bf2/point_cloud.ply" && ok "adam.sh_bf16: deterministic (identical ply)" ||
-  { bad "adam.sh_bf16 runs"; tail -5 "$TMP/bf.log"; }
+"$BIN" train --config "$cfg" --set output.run_dir="$TMP/bf" --set adam.moments16=true >"$TMP/bf.log" 2>&1 &&
+  "$BIN" train --config "$cfg" --set output.run_dir="$TMP/bf2" --set adam.moments16=true >/dev/null 2>&1 &&
+  cmp -s "$TMP/bf/point_cloud.ply" "$TMP/bf2/point_cloud.ply" && ok "adam.moments16: deterministic (identical ply)" ||
+  { bad "adam.moments16 runs"; tail -5 "$TMP/bf.log"; }
 pa=$(sed -n 's/^test_psnr = //p' "$TMP/a/result.toml"); pb=$(sed -n 's/^test_psnr = //p' "$TMP/bf/result.toml")
 awk -v a="$pa" -v b="$pb" 'BEGIN { exit !(a != "" && b != "" && b > a - 0.5) }' &&
-  ok "adam.sh_bf16: test PSNR $pb dB against $pa with float moments" || bad "adam.sh_bf16 PSNR $pb against $pa"
-"$BIN" train --resume "$TMP/bf" --set adam.sh_bf16=false --set trainer.max_steps=340 >"$TMP/bfr.log" 2>&1 &&
-  grep -q "^steps = 340$" "$TMP/bf/result.toml" && ok "adam.sh_bf16: its checkpoint resumes with float moments" ||
+  ok "adam.moments16: test PSNR $pb dB against $pa with float moments" || bad "adam.moments16 PSNR $pb against $pa"
+"$BIN" train --resume "$TMP/bf" --set adam.moments16=false --set trainer.max_steps=340 >"$TMP/bfr.log" 2>&1 &&
+  grep -q "^steps = 340$" "$TMP/bf/result.toml" && ok "adam.moments16: its checkpoint resumes with float moments" ||
   { bad "resume of a packed run"; tail -5 "$TMP/bfr.log"; }
 
 # Interrupt and resume.

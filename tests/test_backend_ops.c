@@ -742,7 +742,7 @@ static int check_adam_mode(const tcase *c, sp_backend *b, const sp_stage_ops *op
     for (int k = 1; k < 3; k++) memcpy(p[k], p[0], bytes), memcpy(m[k], m[0], bytes), memcpy(v[k], v[0], bytes);
     int ok = 1;
     char what[96];
-    cpu_adam(p[0], g, m[0], v[0], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7, sparse, NULL, 1);
+    cpu_adam(p[0], g, m[0], v[0], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7, sparse, NULL, 1, -1);
     if (ops->adam(b, p[1], g, m[1], v[1], n, 0.01f, 0.9f, 0.999f, 1e-15f, 7, sparse)) {
         ok = pt_report(0, c->label, stage, sz->name, sp_last_error(), 1, 0);
         goto out;
@@ -886,7 +886,7 @@ static int check_refine(const tcase *c, sp_backend *b, const sp_stage_ops *ops, 
 #include "backend_ops_sort.h"
 #include "backend_ops_reorder.h"
 #include "backend_ops_sparse.h"
-#include "backend_ops_shm.h"
+#include "backend_ops_m16.h"
 
 /* ---- the table of checks ---- */
 typedef int (*stage_check_fn)(const tcase *, sp_backend *, const sp_stage_ops *, const size_case *, int);
@@ -926,7 +926,7 @@ static const struct {
     {"sort on its own", NULL, step_sort},
     {"reorder (Morton order) as the host's", NULL, step_reorder},
     {"sparse Adam: the Gaussians in view take the whole update", NULL, step_sparse_in_view},
-    {"SH moments in 16 bits follow the rule", NULL, step_sh_bf16},
+    {"SH moments in 16 bits follow the rule", NULL, step_moments16},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8
@@ -1131,7 +1131,7 @@ int main(int argc, char **argv) {
             for (int ch = 0; ch < NUM_CHECKS; ch++) {
                 if (cfgs[v].antialias && !projects(ch)) continue;
                 if ((k_checks[ch].step == step_deterministic_repeat || k_checks[ch].step == step_staged_views ||
-                     k_checks[ch].step == step_fused_update || k_checks[ch].step == step_sh_bf16) &&
+                     k_checks[ch].step == step_fused_update || k_checks[ch].step == step_moments16) &&
                     !cfgs[v].deterministic)
                     continue;
                 if (k_checks[ch].step == step_sort && v > 0) continue; /* no variant changes the sort */

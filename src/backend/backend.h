@@ -39,9 +39,9 @@ typedef struct {
     int antialias;      /* project: opacity-compensated low-pass filter (render.antialias, docs/math.md) */
     int split_update;   /* cpu, cuda: project_back and the parameter update as separate passes even where a
                            step fuses them (A/B measurements; the parity harness checks the two agree) */
-    int sh_bf16;        /* adam.sh_bf16: the SH coefficients' Adam moments packed 16 bits each in one
-                           word (backend/sh_moments_rule.h); set_gaussians and get_gaussians take and give
-                           float moments */
+    int moments16;      /* adam.moments16: Adam's moments packed 16 bits each in one word, in the first
+                           moment store (backend/moments16_rule.h); set_gaussians and get_gaussians take
+                           and give float moments */
 } sp_backend_config;
 
 typedef struct {

@@ -193,12 +193,11 @@ const sp_config_field sp_config_schema[] = {
          "gradient is exactly zero, instead of taking a momentum step, and the update skips its memory traffic; a "
          "Gaussian in view takes the whole update. One device only. false = every parameter takes the dense update "
          "every step."),
-    BOOL(adam, sh_bf16, 0,
-         "Keep the Adam moments of the SH coefficients (48 of a Gaussian's 59 values at degree 3) in 16 bits each, "
-         "both in one 32-bit word (m a bfloat16, v its 8 exponent and 8 mantissa bits), stochastically rounded so "
-         "that their expectation is exact, instead of two floats: the SH update, bound by memory, moves 16 bytes a "
-         "coefficient a step instead of 24. Checkpoints keep float moments, so a run may resume with either "
-         "setting. false = float moments."),
+    BOOL(adam, moments16, 0,
+         "Keep Adam's two moments of every parameter in 16 bits each, both in one 32-bit word (m a bfloat16, v its "
+         "8 exponent and 8 mantissa bits), stochastically rounded so that their expectation is exact, instead of "
+         "two floats: the update, bound by memory at millions of Gaussians, moves 16 bytes a value a step instead "
+         "of 24. Checkpoints keep float moments, so a run may resume with either setting. false = float moments."),
 
     BOOL(render, antialias, 0,
          "Opacity-compensated screen-space filter: the 0.3 px^2 low-pass keeps each Gaussian's integral, not its "

@@ -76,7 +76,7 @@ typedef struct {
         double means_lr, means_lr_final, scales_lr, quats_lr, opacity_lr, sh_dc_lr, sh_rest_lr;
         double beta1, beta2, eps;
         bool sparse;  /* out-of-view Gaussians keep their zero-gradient values (adam.c) */
-        bool sh_bf16; /* SH moments as bfloat16 pairs (backend/sh_moments_rule.h) */
+        bool moments16; /* the moments 16 bits each (backend/moments16_rule.h) */
     } adam;
     struct {
         bool antialias; /* opacity-compensated screen-space filter (part of what a model means) */

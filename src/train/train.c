@@ -809,7 +809,7 @@ static int start_backend(run *r, backend_maker *m) {
     m->bc = (sp_backend_config){.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
                                 .profile = cfg->backend.profile, .device = 0,
                                 .cas_atomics = cfg->backend.cas_atomics, .split_update = cfg->backend.split_update,
-                                .sh_bf16 = cfg->adam.sh_bf16, .reduce_chunks = cfg->backend.reduce_chunks,
+                                .moments16 = cfg->adam.moments16, .reduce_chunks = cfg->backend.reduce_chunks,
                                 .antialias = cfg->render.antialias};
     if (sp_dist_backend_config(&m->bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) return -1;
     m->kind = cfg->backend.kind;

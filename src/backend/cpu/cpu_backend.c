@@ -185,7 +185,7 @@ static int cpu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_g
         b->g.n = b->m.n = b->v.n = b->grad.n = 0; /* no half-set model */
         return -1;
     }
-    if (b->base.cfg.sh_bf16) sp_shm_pack_store(b->m.sh, b->v.sh, (int64_t)g->n * 3 * g->K);
+    if (b->base.cfg.moments16) sp_m16_pack_model(&b->m, &b->v);
     b->grad_pending = 0;
     return 0;
 }
@@ -195,8 +195,7 @@ static int cpu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m,
     if (copy_store(g, &b->g, b->g.sh_degree, b->g.n)) return -1;
     if (m && copy_store(m, &b->m, b->g.sh_degree, b->g.n)) return -1;
     if (v && copy_store(v, &b->v, b->g.sh_degree, b->g.n)) return -1;
-    if (b->base.cfg.sh_bf16 && (m || v))
-        sp_shm_unpack_store(b->m.sh, m ? m->sh : NULL, v ? v->sh : NULL, (int64_t)b->g.n * 3 * b->g.K);
+    if (b->base.cfg.moments16 && (m || v)) sp_m16_unpack_model(&b->m, m, v);
     return 0;
 }
 
@@ -220,20 +219,22 @@ static int forward(cpu_backend *b, const sp_camera *cam, int sh_degree, const fl
     return 0;
 }
 
-/* seen: sparse Adam's in-view flags (one a Gaussian). */
+/* seen: sparse Adam's in-view flags (one a Gaussian). moments16 (adam.moments16): the moments are
+ * packed, each group's first value at its place in the packed layout (moments16_rule.h). */
 static void adam_store(sp_gaussians *g, const sp_gaussians *gr, sp_gaussians *m, sp_gaussians *v,
-                       const sp_step_args *a, const uint8_t *seen, int sh_bf16) {
-    int64_t n = g->n;
+                       const sp_step_args *a, const uint8_t *seen, int moments16) {
+    int64_t n = g->n, at[5];
+    for (int k = 0; k < 5; k++) at[k] = moments16 ? sp_m16_group_start(k, n) : -1;
     float b1 = a->beta1, b2 = a->beta2, eps = a->eps;
     int s = a->adam_step, sp = a->adam_sparse;
-    cpu_adam(g->means, gr->means, m->means, v->means, 3 * n, a->lr.means, b1, b2, eps, s, sp, seen, 3);
+    cpu_adam(g->means, gr->means, m->means, v->means, 3 * n, a->lr.means, b1, b2, eps, s, sp, seen, 3, at[0]);
     cpu_adam(g->log_scales, gr->log_scales, m->log_scales, v->log_scales, 3 * n, a->lr.log_scales, b1, b2, eps, s,
-             sp, seen, 3);
-    cpu_adam(g->quats, gr->quats, m->quats, v->quats, 4 * n, a->lr.quats, b1, b2, eps, s, sp, seen, 4);
+             sp, seen, 3, at[1]);
+    cpu_adam(g->quats, gr->quats, m->quats, v->quats, 4 * n, a->lr.quats, b1, b2, eps, s, sp, seen, 4, at[2]);
     cpu_adam(g->opacity_logits, gr->opacity_logits, m->opacity_logits, v->opacity_logits, n, a->lr.opacity, b1, b2,
-             eps, s, sp, seen, 1);
+             eps, s, sp, seen, 1, at[3]);
     /* SH: DC and rest have their own rates; coefficients are [N][K][3], DC first. */
-    cpu_adam_sh(g->sh, gr->sh, m->sh, v->sh, n, g->K, a->lr.sh_dc, a->lr.sh_rest, b1, b2, eps, s, sp, seen, sh_bf16);
+    cpu_adam_sh(g->sh, gr->sh, m->sh, v->sh, n, g->K, a->lr.sh_dc, a->lr.sh_rest, b1, b2, eps, s, sp, seen, at[4]);
 }
 
 /* Sparse Adam on unfused steps: the Gaussians this view's projection put in view, added to the
@@ -293,7 +294,7 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
         sp_update_args u = {.lr = {a->lr.means, a->lr.log_scales, a->lr.quats, a->lr.opacity, a->lr.sh_dc,
                                    a->lr.sh_rest},
                             .beta1 = a->beta1, .beta2 = a->beta2, .eps = a->eps, .step = a->adam_step,
-                            .sparse = a->adam_sparse, .sh_bf16 = b->base.cfg.sh_bf16, .opacity_reg = a->opacity_reg, .scale_reg = a->scale_reg,
+                            .sparse = a->adam_sparse, .moments16 = b->base.cfg.moments16, .opacity_reg = a->opacity_reg, .scale_reg = a->scale_reg,
                             .noise_scale = a->noise_scale, .noise_seed = a->noise_seed};
         sp_params_grad pp = store_of(&b->g), mm = store_of(&b->m), vv = store_of(&b->v);
         cpu_project_back_update(&pp, &mm, &vv, cam, a->sh_degree, b->base.cfg.antialias, &b->proj, &b->pgrad, &u);
@@ -322,7 +323,7 @@ static int train_step(cpu_backend *b, const sp_step_args *a) {
     double t3 = sp_now();
     b->grad_pending = a->accumulate;
     if (!a->accumulate && !fused) {
-        adam_store(&b->g, &b->grad, &b->m, &b->v, a, a->adam_sparse ? b->seen : NULL, b->base.cfg.sh_bf16);
+        adam_store(&b->g, &b->grad, &b->m, &b->v, a, a->adam_sparse ? b->seen : NULL, b->base.cfg.moments16);
         cpu_mcmc_noise(&b->g, a->noise_scale, a->noise_seed);
     }
     double t4 = sp_now();
@@ -477,7 +478,7 @@ static int st_loss(sp_backend *b, const float *rgb, const float *target, int w, 
 
 static int st_adam(sp_backend *b, float *param, const float *grad, float *m, float *v, int64_t count, float lr,
                    float beta1, float beta2, float eps, int step, int sparse) {
-    cpu_adam(param, grad, m, v, count, lr, beta1, beta2, eps, step, sparse, NULL, 1);
+    cpu_adam(param, grad, m, v, count, lr, beta1, beta2, eps, step, sparse, NULL, 1, -1);
     return 0;
 }
 

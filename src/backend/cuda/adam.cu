@@ -21,8 +21,7 @@ __device__ __forceinline__ bool in_view(const cu_adam_args *a, int64_t t, int64_
 __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, float *v, size_t i, float lr,
                                          const cu_adam_args *a, int64_t n, uint32_t per) {
     if (a->sparse && g[i] == 0.0f && !in_view(a, (int64_t)i, n, per)) return;
-    int64_t sh0 = 11 * n;
-    if (a->sh_bf16 && (int64_t)i >= sh0) adam_val_bf16(p + i, g[i], (uint32_t *)(m + i), lr, a, (uint64_t)(i - sh0));
+    if (a->moments16) adam_val_m16(p + i, g[i], (uint32_t *)(m + i), lr, a, (uint64_t)i);
     else adam_val(p + i, g[i], m + i, v + i, lr, a);
 }
 
@@ -32,9 +31,8 @@ __device__ __forceinline__ void adam_one(float *p, const float *g, float *m, flo
  * SH elements), not per-element division. Elements outside [first, end) at the ends are left
  * alone. The buffers come from cu_alloc (cudaMalloc: 256-byte aligned). Sparse (adam.sparse): the
  * gradients are read first, a group of four zeros of Gaussians out of view touches nothing else,
- * and such a zero in a mixed group keeps its value and moments. adam.sh_bf16: the SH region's
- * moments are the packed words in m (v's SH floats untouched); a group of four across the SH
- * region's start goes element by element. */
+ * and such a zero in a mixed group keeps its value and moments. adam.moments16: the moments are
+ * the packed words in m, element t's random bits drawn for t (v untouched). */
 __global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n, uint32_t per, int64_t first,
                         int64_t end, cu_adam_args a) {
     int64_t t0 = (first & ~(int64_t)3) + 4 * ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
@@ -54,8 +52,7 @@ __global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n,
             if (++r == per) r = 0;
         }
     }
-    bool pk = a.sh_bf16 && t0 >= sh0, across = a.sh_bf16 && t0 < sh0 && t0 + 4 > sh0;
-    if (t0 >= first && t0 + 4 <= end && !across) {
+    if (t0 >= first && t0 + 4 <= end) {
         float4 gi = *(const float4 *)(g + t0);
         bool seen[4] = {false, false, false, false};
         if (a.sparse && a.seen)
@@ -67,13 +64,13 @@ __global__ void k_adam4(float *p, const float *g, float *m, float *v, int64_t n,
         float gg[4] = {gi.x, gi.y, gi.z, gi.w};
         float4 pi = *(const float4 *)(p + t0);
         float pp[4] = {pi.x, pi.y, pi.z, pi.w};
-        if (pk) {
+        if (a.moments16) {
             uint4 wi = *(const uint4 *)(m + t0);
             uint32_t ww[4] = {wi.x, wi.y, wi.z, wi.w};
 #pragma unroll
             for (int i = 0; i < 4; i++)
                 if (!a.sparse || gg[i] != 0.0f || seen[i])
-                    adam_val_bf16(&pp[i], gg[i], &ww[i], lr[i], &a, (uint64_t)(t0 + i - sh0));
+                    adam_val_m16(&pp[i], gg[i], &ww[i], lr[i], &a, (uint64_t)(t0 + i));
             *(uint4 *)(m + t0) = make_uint4(ww[0], ww[1], ww[2], ww[3]);
             *(float4 *)(p + t0) = make_float4(pp[0], pp[1], pp[2], pp[3]);
             return;
@@ -114,15 +111,15 @@ void cuda_adam_flat(float *param, const float *grad, float *m, float *v, int64_t
     k_adam4<<<CU_GRID((count + 3) / 4, 256), 256, 0, s>>>(param, grad, m, v, count, 3, 0, count, one);
 }
 
-/* adam.sh_bf16: the float moments m[i], v[i] of count SH coefficients packed into m[i] (rounded to
- * nearest, sp_shm_pack_nearest), v[i] zeroed. */
-__global__ void k_shm_pack(float *m, float *v, int64_t count) {
+/* adam.moments16: the float moments m[i], v[i] of count values packed into m[i] (rounded to
+ * nearest, sp_m16_pack_nearest), v[i] zeroed. */
+__global__ void k_m16_pack(float *m, float *v, int64_t count) {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count) return;
-    m[i] = __uint_as_float(sp_shm_pack_nearest(m[i], v[i]));
+    m[i] = __uint_as_float(sp_m16_pack_nearest(m[i], v[i]));
     v[i] = 0.0f;
 }
 
-void cuda_shm_pack(float *m, float *v, int64_t count, cudaStream_t s) {
-    if (count > 0) k_shm_pack<<<CU_GRID(count, 256), 256, 0, s>>>(m, v, count);
+void cuda_m16_pack(float *m, float *v, int64_t count, cudaStream_t s) {
+    if (count > 0) k_m16_pack<<<CU_GRID(count, 256), 256, 0, s>>>(m, v, count);
 }

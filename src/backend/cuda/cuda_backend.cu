@@ -181,8 +181,8 @@ static cu_adam_args adam_args(const cu_backend *b, const sp_step_args *a) {
     aa.beta1 = a->beta1, aa.beta2 = a->beta2, aa.eps = bias.eps;
     aa.sparse = a->adam_sparse;
     aa.seen = NULL;
-    aa.sh_bf16 = b->base.cfg.sh_bf16;
-    aa.step = sp_shm_step(a->adam_step);
+    aa.moments16 = b->base.cfg.moments16;
+    aa.step = sp_m16_step(a->adam_step);
     return aa;
 }
 
@@ -530,8 +530,7 @@ static int cu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_ga
     else cudaMemsetAsync(b->m1.p, 0, bytes, b->st);
     if (v) copy_regions(b, (float *)b->m2.p, v, cudaMemcpyHostToDevice);
     else cudaMemsetAsync(b->m2.p, 0, bytes, b->st);
-    if (b->base.cfg.sh_bf16)
-        cuda_shm_pack(params_of(b, &b->m1).sh, params_of(b, &b->m2).sh, (int64_t)g->n * 3 * g->K, b->st);
+    if (b->base.cfg.moments16) cuda_m16_pack((float *)b->m1.p, (float *)b->m2.p, (int64_t)g->n * cu_floats(g->K), b->st);
     cudaMemsetAsync(b->grads.p, 0, bytes, b->st);
     b->grads_pending = 0;
     cudaMemsetAsync(b->stats.p, 0, (size_t)g->n * 3 * sizeof(float), b->st);
@@ -557,12 +556,17 @@ static int cu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, 
         if (host_store_fit(st[i], b->n, b->sh_degree)) return -1;
         if (b->n) copy_regions(b, (float *)src[i]->p, st[i], cudaMemcpyDeviceToHost);
     }
-    int64_t shc = (int64_t)b->n * 3 * b->K;
-    if (b->base.cfg.sh_bf16 && shc && v && !m) /* the packed words are in m's store */
-        cudaMemcpyAsync(v->sh, params_of(b, &b->m1).sh, (size_t)shc * sizeof(float), cudaMemcpyDeviceToHost, b->st);
-    if (cu_check(cudaStreamSynchronize(b->st), "get_gaussians")) return -1;
-    if (b->base.cfg.sh_bf16 && (m || v)) sp_shm_unpack_store(m ? m->sh : v->sh, m ? m->sh : NULL, v ? v->sh : NULL, shc);
-    return 0;
+    sp_gaussians words; /* adam.moments16 and v alone: the packed words, from m's store */
+    memset(&words, 0, sizeof words);
+    int packed = b->base.cfg.moments16 && (m || v), rc = 0;
+    if (packed && !m) {
+        rc = host_store_fit(&words, b->n, b->sh_degree);
+        if (!rc && b->n) copy_regions(b, (float *)b->m1.p, &words, cudaMemcpyDeviceToHost);
+    }
+    rc = cu_check(cudaStreamSynchronize(b->st), "get_gaussians") || rc;
+    if (!rc && packed) sp_m16_unpack_model(m ? m : &words, m, v);
+    if (words.means) sp_gaussians_free(&words);
+    return rc ? -1 : 0;
 }
 
 static int cu_num_gaussians(sp_backend *base) { return ((cu_backend *)base)->n; }

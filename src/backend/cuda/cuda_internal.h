@@ -276,9 +276,8 @@ typedef struct {
     int sparse; /* adam.sparse: elements whose gradient is exactly 0 are left alone, unless in view: */
     const uint8_t *seen; /* per Gaussian, 1 = in view (cuda_adam_range; NULL: none; the fused update reads
                             the projection's rectangles instead) */
-    int sh_bf16;   /* adam.sh_bf16: the SH region of m holds the packed moments (sh_moments_rule.h), v's
-                      is not touched */
-    uint32_t step; /* the packed moments' random bits are drawn for this step (sp_shm_step) */
+    int moments16;   /* adam.moments16: m holds the packed moments (moments16_rule.h), v is not touched */
+    uint32_t step; /* the packed moments' random bits are drawn for this step (sp_m16_step) */
 } cu_adam_args;
 /* The update of elements first .. end-1 of n Gaussians' parameters in the packed layout (cu_params_at
  * with cap = n: the buffers' floats first .. end-1); 0 .. n (11 + 3K) is one whole step. */
@@ -286,9 +285,9 @@ void cuda_adam_range(float *param, const float *grad, float *m, float *v, int n,
                      const cu_adam_args *a, cudaStream_t s);
 void cuda_adam_flat(float *param, const float *grad, float *m, float *v, int64_t count, float lr,
                     const cu_adam_args *a, cudaStream_t s);
-/* adam.sh_bf16: float moments m, v of count SH coefficients into packed words in m, v zeroed
- * (set_gaussians; backend/sh_moments_rule.h). */
-void cuda_shm_pack(float *m, float *v, int64_t count, cudaStream_t s);
+/* adam.moments16: float moments m, v of count values into packed words in m, v zeroed
+ * (set_gaussians; backend/moments16_rule.h). */
+void cuda_m16_pack(float *m, float *v, int64_t count, cudaStream_t s);
 /* project.cu: project_back fused with the step's update, for a step whose gradients are not summed
  * with others (no batch, one device): MCMC's regularizer terms (wo = opacity_reg / n, ws =
  * scale_reg / 3n; 0 for none), Adam on p with moments m1, m2, then MCMC's position noise (noise 0

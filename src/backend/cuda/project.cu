@@ -603,8 +603,8 @@ struct cu_span_sh {
     __device__ bool vis_of(int j) const { return vis[g + (c + j >= P())]; }
 };
 
-/* One element's update (a span's ragged ends). PK: the SH span of adam.sh_bf16, the moments the
- * packed words at m (v not touched), element e being coefficient base + e of the SH store. */
+/* One element's update (a span's ragged ends). PK: adam.moments16, the moments the packed words at
+ * m (v not touched), element e being value base + e of the packed layout. */
 template <bool PK, typename Span>
 __device__ __forceinline__ void cu_adam_elem(float *p, float *m, float *v, int e, const Span &sp,
                                              const cu_adam_args &a, uint64_t base) {
@@ -613,7 +613,7 @@ __device__ __forceinline__ void cu_adam_elem(float *p, float *m, float *v, int e
     if (PK) {
         float pp = p[e];
         uint32_t w = __float_as_uint(m[e]);
-        adam_val_bf16(&pp, gi, &w, sp.rate(e), &a, base + (uint64_t)e);
+        adam_val_m16(&pp, gi, &w, sp.rate(e), &a, base + (uint64_t)e);
         p[e] = pp, m[e] = __uint_as_float(w);
         return;
     }
@@ -658,7 +658,7 @@ __device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int l
             uint64_t e0 = base + (uint64_t)(head + 4 * q);
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                if (on[j]) adam_val_bf16(&fp[j], gg[j], &fw[j], sp.lr(j), &a, e0 + j);
+                if (on[j]) adam_val_m16(&fp[j], gg[j], &fw[j], sp.lr(j), &a, e0 + j);
             p4[q] = pp, ((uint4 *)m4)[q] = ww;
             continue;
         }
@@ -706,19 +706,29 @@ __global__ void __launch_bounds__(CU_PB_BLOCK, 7)
     __syncthreads();
     const cu_adam_args &a = u.adam;
     size_t b3 = 3 * (size_t)i0, b4 = 4 * (size_t)i0, bs = (size_t)per * i0;
-    cu_adam_span(P.means + b3, u.m1.means + b3, u.m2.means + b3, 3 * cnt, cu_span_flat{s_g, a.lr[0], s_vis, 3}, a);
-    cu_adam_span(P.log_scales + b3, u.m1.log_scales + b3, u.m2.log_scales + b3, 3 * cnt,
-                 cu_span_flat{s_g + 3 * B, a.lr[1], s_vis, 3}, a);
-    cu_adam_span(P.quats + b4, u.m1.quats + b4, u.m2.quats + b4, 4 * cnt,
-                 cu_span_flat{s_g + 6 * B, a.lr[2], s_vis, 4}, a);
-    cu_adam_span(P.opacity_logits + i0, u.m1.opacity_logits + i0, u.m2.opacity_logits + i0, cnt,
-                 cu_span_flat{s_g + 10 * B, a.lr[3], s_vis, 1}, a);
-    if (a.sh_bf16)
-        cu_adam_span<true>(P.sh + bs, u.m1.sh + bs, u.m2.sh + bs, per * cnt,
-                           cu_span_sh<3 * KC>{s_sh, a.lr[4], a.lr[5], per, s_vis}, a, (uint64_t)bs);
-    else
+    if (a.moments16) { /* each group's span at its place in the packed layout (moments16_rule.h) */
+        uint64_t N = (uint64_t)n;
+        cu_adam_span<true>(P.means + b3, u.m1.means + b3, NULL, 3 * cnt, cu_span_flat{s_g, a.lr[0], s_vis, 3}, a, b3);
+        cu_adam_span<true>(P.log_scales + b3, u.m1.log_scales + b3, NULL, 3 * cnt,
+                           cu_span_flat{s_g + 3 * B, a.lr[1], s_vis, 3}, a, 3 * N + b3);
+        cu_adam_span<true>(P.quats + b4, u.m1.quats + b4, NULL, 4 * cnt, cu_span_flat{s_g + 6 * B, a.lr[2], s_vis, 4},
+                           a, 6 * N + b4);
+        cu_adam_span<true>(P.opacity_logits + i0, u.m1.opacity_logits + i0, NULL, cnt,
+                           cu_span_flat{s_g + 10 * B, a.lr[3], s_vis, 1}, a, 10 * N + (uint64_t)i0);
+        cu_adam_span<true>(P.sh + bs, u.m1.sh + bs, NULL, per * cnt,
+                           cu_span_sh<3 * KC>{s_sh, a.lr[4], a.lr[5], per, s_vis}, a, 11 * N + bs);
+    } else {
+        cu_adam_span(P.means + b3, u.m1.means + b3, u.m2.means + b3, 3 * cnt, cu_span_flat{s_g, a.lr[0], s_vis, 3},
+                     a);
+        cu_adam_span(P.log_scales + b3, u.m1.log_scales + b3, u.m2.log_scales + b3, 3 * cnt,
+                     cu_span_flat{s_g + 3 * B, a.lr[1], s_vis, 3}, a);
+        cu_adam_span(P.quats + b4, u.m1.quats + b4, u.m2.quats + b4, 4 * cnt,
+                     cu_span_flat{s_g + 6 * B, a.lr[2], s_vis, 4}, a);
+        cu_adam_span(P.opacity_logits + i0, u.m1.opacity_logits + i0, u.m2.opacity_logits + i0, cnt,
+                     cu_span_flat{s_g + 10 * B, a.lr[3], s_vis, 1}, a);
         cu_adam_span(P.sh + bs, u.m1.sh + bs, u.m2.sh + bs, per * cnt,
                      cu_span_sh<3 * KC>{s_sh, a.lr[4], a.lr[5], per, s_vis}, a);
+    }
     if (u.noise == 0.0f) return;
     __syncthreads(); /* the block's updates are visible to the noise of each Gaussian */
     if (i < n) mcmc_noise_one(P, i, u.noise, u.seed);

@@ -8,7 +8,7 @@
 
 #include "backend/cuda/cu_rng.cuh"
 #include "backend/cuda/cuda_internal.h"
-#include "backend/sh_moments_rule.h"
+#include "backend/moments16_rule.h"
 
 extern "C" {
 #include "backend/ref/mcmc.h" /* the noise gate: SP_MCMC_GATE_K, SP_MCMC_GATE_X0 */
@@ -27,13 +27,13 @@ __device__ __forceinline__ void adam_val(float *p, float gi, float *m, float *v,
     *p = __fsub_rn(*p, step);
 }
 
-/* adam_val on an SH coefficient whose moments are the packed word *w (adam.sh_bf16), e its index
- * in the SH store (backend/sh_moments_rule.h: the host's cpu_adam_one_bf16, the same bits). */
-__device__ __forceinline__ void adam_val_bf16(float *p, float gi, uint32_t *w, float lr, const cu_adam_args *a,
+/* adam_val on a value whose moments are the packed word *w (adam.moments16), e its index in the
+ * packed layout (backend/moments16_rule.h: the host's cpu_adam_one_m16, the same bits). */
+__device__ __forceinline__ void adam_val_m16(float *p, float gi, uint32_t *w, float lr, const cu_adam_args *a,
                                               uint64_t e) {
-    float m = sp_shm_m(*w), v = sp_shm_v(*w);
+    float m = sp_m16_m(*w), v = sp_m16_v(*w);
     adam_val(p, gi, &m, &v, lr, a);
-    *w = sp_shm_pack(m, v, sp_shm_bits(a->step, e));
+    *w = sp_m16_pack(m, v, sp_m16_bits(a->step, e));
 }
 
 /* MCMC's regularizer gradients of one Gaussian added to its opacity-logit and log-scale gradients:

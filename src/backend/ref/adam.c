@@ -12,8 +12,8 @@
  * empty): a Gaussian in view takes the whole update, so the values a clamped colour channel or a
  * hidden Gaussian gives no gradient keep their momentum, as in the dense update. The factors are
  * computed in double and rounded to float; the per-element arithmetic is float, as on the GPU.
- * adam.sh_bf16: the SH coefficients' moments packed 16 bits each in one word, stochastically rounded
- * (backend/sh_moments_rule.h). Callers may update many small arrays (one per Gaussian), so small counts run without a parallel
+ * adam.moments16: the moments packed 16 bits each in one word, stochastically rounded
+ * (backend/moments16_rule.h). Callers may update many small arrays (one per Gaussian), so small counts run without a parallel
  * region and the factors of the last (β1, β2, eps, step) are remembered per thread. */
 #include <math.h>
 
@@ -45,11 +45,17 @@ sp_adam_bias_t sp_adam_bias(float beta1, float beta2, float eps, int step) {
 }
 
 void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
-              float beta2, float eps, int step, int sparse, const uint8_t *seen, int per) {
+              float beta2, float eps, int step, int sparse, const uint8_t *seen, int per, int64_t m16) {
     if (count <= 0) return;
     sp_adam_bias_t b = sp_adam_bias(beta1, beta2, eps, step);
     float lr_t = sp_adam_lr(&b, lr);
-    if (sparse) {
+    if (m16 >= 0) {
+        uint32_t t = sp_m16_step(step);
+#pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN) num_threads(sp_omp_threads())
+        for (int64_t i = 0; i < count; i++)
+            cpu_adam_one_m16(&param[i], grad[i], &m[i], lr_t, beta1, beta2, b.eps, sparse && !(seen && seen[i / per]),
+                             sp_m16_bits(t, (uint64_t)(m16 + i)));
+    } else if (sparse) {
 #pragma omp parallel for schedule(static) if (count >= PARALLEL_MIN) num_threads(sp_omp_threads())
         for (int64_t i = 0; i < count; i++)
             cpu_adam_one(&param[i], grad[i], &m[i], &v[i], lr_t, beta1, beta2, b.eps, !(seen && seen[i / per]));
@@ -60,21 +66,23 @@ void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count
 }
 
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
-                 float beta1, float beta2, float eps, int step, int sparse, const uint8_t *seen, int bf16) {
+                 float beta1, float beta2, float eps, int step, int sparse, const uint8_t *seen, int64_t m16) {
     if (n <= 0) return;
     sp_adam_bias_t b = sp_adam_bias(beta1, beta2, eps, step);
     float lr_t_dc = sp_adam_lr(&b, lr_dc), lr_t_rest = sp_adam_lr(&b, lr_rest);
     int64_t per = 3 * (int64_t)K;
-    if (bf16) { /* a Gaussian at a time, as the dense update below (its loops vectorize) */
-        uint32_t t = sp_shm_step(step);
+    if (m16 >= 0) { /* a Gaussian at a time, as the dense update below (its loops vectorize) */
+        uint32_t t = sp_m16_step(step);
 #pragma omp parallel for schedule(static) if (n * per >= PARALLEL_MIN) num_threads(sp_omp_threads())
         for (int64_t g = 0; g < n; g++) {
             int64_t o = g * per;
             int sp = sparse && !(seen && seen[g]);
             for (int64_t e = o; e < o + 3; e++)
-                cpu_adam_one_bf16(&sh[e], grad[e], &m[e], lr_t_dc, beta1, beta2, b.eps, sp, sp_shm_bits(t, (uint64_t)e));
+                cpu_adam_one_m16(&sh[e], grad[e], &m[e], lr_t_dc, beta1, beta2, b.eps, sp,
+                                 sp_m16_bits(t, (uint64_t)(m16 + e)));
             for (int64_t e = o + 3; e < o + per; e++)
-                cpu_adam_one_bf16(&sh[e], grad[e], &m[e], lr_t_rest, beta1, beta2, b.eps, sp, sp_shm_bits(t, (uint64_t)e));
+                cpu_adam_one_m16(&sh[e], grad[e], &m[e], lr_t_rest, beta1, beta2, b.eps, sp,
+                                 sp_m16_bits(t, (uint64_t)(m16 + e)));
         }
         return;
     }
@@ -96,19 +104,43 @@ void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, in
     }
 }
 
-void sp_shm_pack_store(float *m, float *v, int64_t count) {
+void sp_m16_pack_store(float *m, float *v, int64_t count) {
     for (int64_t i = 0; i < count; i++) {
-        uint32_t w = sp_shm_pack_nearest(m[i], v ? v[i] : 0.0f);
+        uint32_t w = sp_m16_pack_nearest(m[i], v ? v[i] : 0.0f);
         memcpy(&m[i], &w, 4);
         if (v) v[i] = 0.0f;
     }
 }
 
-void sp_shm_unpack_store(const float *m_words, float *m, float *v, int64_t count) {
+void sp_m16_unpack_store(const float *m_words, float *m, float *v, int64_t count) {
     for (int64_t i = 0; i < count; i++) {
         uint32_t w;
         memcpy(&w, &m_words[i], 4);
-        if (v) v[i] = sp_shm_v(w);
-        if (m) m[i] = sp_shm_m(w);
+        if (v) v[i] = sp_m16_v(w);
+        if (m) m[i] = sp_m16_m(w);
     }
+}
+
+/* The five arrays of a store and their lengths. */
+static void model_arrays(const sp_gaussians *g, float *a[5], int64_t cnt[5]) {
+    int64_t n = g->n;
+    a[0] = g->means, a[1] = g->log_scales, a[2] = g->quats, a[3] = g->opacity_logits, a[4] = g->sh;
+    cnt[0] = 3 * n, cnt[1] = 3 * n, cnt[2] = 4 * n, cnt[3] = n, cnt[4] = 3 * (int64_t)g->K * n;
+}
+
+void sp_m16_pack_model(sp_gaussians *m, sp_gaussians *v) {
+    float *am[5], *av[5] = {NULL, NULL, NULL, NULL, NULL};
+    int64_t cnt[5];
+    model_arrays(m, am, cnt);
+    if (v) model_arrays(v, av, cnt);
+    for (int k = 0; k < 5; k++) sp_m16_pack_store(am[k], av[k], cnt[k]);
+}
+
+void sp_m16_unpack_model(const sp_gaussians *words, sp_gaussians *m, sp_gaussians *v) {
+    float *aw[5], *am[5] = {NULL, NULL, NULL, NULL, NULL}, *av[5] = {NULL, NULL, NULL, NULL, NULL};
+    int64_t cnt[5];
+    model_arrays(words, aw, cnt);
+    if (m) model_arrays(m, am, cnt);
+    if (v) model_arrays(v, av, cnt);
+    for (int k = 0; k < 5; k++) sp_m16_unpack_store(aw[k], am[k], av[k], cnt[k]);
 }

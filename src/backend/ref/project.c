@@ -117,22 +117,27 @@ void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_gra
         /* sparse: a Gaussian in view takes the whole update (cpu_adam) */
         const int32_t *rr = proj->rect + 4 * (size_t)i;
         int sparse = u->sparse && !(rr[0] < rr[2] && rr[1] < rr[3]);
+        uint32_t t = sp_m16_step(u->step);
         for (int k = 0; k < 4; k++)
-            for (int e = 0; e < grp[k].count; e++)
-                cpu_adam_one(grp[k].p + e, grp[k].g[e], grp[k].m + e, grp[k].v + e, grp[k].lr, b1, b2, eps, sparse);
+            for (int e = 0; e < grp[k].count; e++) {
+                if (u->moments16) /* packed moments in m (moments16_rule.h), as cpu_adam's */
+                    cpu_adam_one_m16(grp[k].p + e, grp[k].g[e], grp[k].m + e, grp[k].lr, b1, b2, eps, sparse,
+                                     sp_m16_bits(t, (uint64_t)(sp_m16_group_start(k, p->n) + (int64_t)grp[k].count * i + e)));
+                else
+                    cpu_adam_one(grp[k].p + e, grp[k].g[e], grp[k].m + e, grp[k].v + e, grp[k].lr, b1, b2, eps, sparse);
+            }
         float *msh = m->sh + (size_t)i * per, *vsh = v->sh + (size_t)i * per;
-        if (u->sh_bf16) { /* packed moments in m (sh_moments_rule.h), the same arithmetic as cpu_adam_sh's */
-            uint32_t t = sp_shm_step(u->step);
-            uint64_t o = (uint64_t)i * per;
+        if (u->moments16) { /* as cpu_adam_sh's */
+            uint64_t o = (uint64_t)(sp_m16_group_start(4, p->n) + (int64_t)i * per);
             if (sparse) {
                 for (int e = 0; e < per; e++)
-                    cpu_adam_one_bf16(psh + e, gsh[e], msh + e, e < 3 ? lr[4] : lr[5], b1, b2, eps, 1,
-                                      sp_shm_bits(t, o + e));
+                    cpu_adam_one_m16(psh + e, gsh[e], msh + e, e < 3 ? lr[4] : lr[5], b1, b2, eps, 1,
+                                      sp_m16_bits(t, o + e));
             } else { /* dense: as below, the SH rest's loop without a branch */
                 for (int e = 0; e < 3; e++)
-                    cpu_adam_one_bf16(psh + e, gsh[e], msh + e, lr[4], b1, b2, eps, 0, sp_shm_bits(t, o + e));
+                    cpu_adam_one_m16(psh + e, gsh[e], msh + e, lr[4], b1, b2, eps, 0, sp_m16_bits(t, o + e));
                 for (int e = 3; e < per; e++)
-                    cpu_adam_one_bf16(psh + e, gsh[e], msh + e, lr[5], b1, b2, eps, 0, sp_shm_bits(t, o + e));
+                    cpu_adam_one_m16(psh + e, gsh[e], msh + e, lr[5], b1, b2, eps, 0, sp_m16_bits(t, o + e));
             }
         } else if (sparse) {
             for (int e = 0; e < per; e++)

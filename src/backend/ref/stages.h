@@ -13,8 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend/sh_moments_rule.h"
+#include "backend/moments16_rule.h"
 #include "scene/camera.h"
+#include "scene/gaussians.h"
 
 #define SP_TILE 16
 
@@ -144,7 +145,7 @@ void cpu_project_back_aa(const sp_params *p, const sp_camera *cam, int sh_degree
 typedef struct {
     float lr[6], beta1, beta2, eps;
     int step, sparse;
-    int sh_bf16; /* adam.sh_bf16: m's SH floats hold the packed moments (cpu_adam_sh) */
+    int moments16; /* adam.moments16: m's SH floats hold the packed moments (cpu_adam_sh) */
     float opacity_reg, scale_reg, noise_scale;
     uint64_t noise_seed;
 } sp_update_args;
@@ -159,21 +160,25 @@ double sp_ssim(const float *a, const float *b, int w, int h);
 
 /* adam: one update over a flat array (bias-corrected). sparse = 1 (adam.sparse): an element whose
  * gradient is exactly 0 is left alone (value and moments) unless its Gaussian was in view: seen
- * (NULL: none was) holds a flag per Gaussian, element i belonging to Gaussian i / per. */
+ * (NULL: none was) holds a flag per Gaussian, element i belonging to Gaussian i / per. m16 = -1:
+ * float moments; else adam.moments16: m holds each element's packed moments
+ * (backend/moments16_rule.h), v is not read, and element i's index in the packed layout is m16 + i. */
 void cpu_adam(float *param, const float *grad, float *m, float *v, int64_t count, float lr, float beta1,
-              float beta2, float eps, int step, int sparse, const uint8_t *seen, int per);
+              float beta2, float eps, int step, int sparse, const uint8_t *seen, int per, int64_t m16);
 
 /* adam over SH coefficients [n][K][3]: the DC coefficient (first 3 floats of each Gaussian) with
- * lr_dc, the rest with lr_rest; sparse and seen (one flag per Gaussian, or NULL) as cpu_adam's.
- * bf16 (adam.sh_bf16): m holds each coefficient's packed moments (backend/sh_moments_rule.h) and v
- * is not read. */
+ * lr_dc, the rest with lr_rest; sparse, seen and m16 as cpu_adam's. */
 void cpu_adam_sh(float *sh, const float *grad, float *m, float *v, int64_t n, int K, float lr_dc, float lr_rest,
-                 float beta1, float beta2, float eps, int step, int sparse, const uint8_t *seen, int bf16);
-/* The SH stores of a model's moments between float (m, v) and packed (adam.sh_bf16: the words in
- * m's floats, v's zero), count floats each: pack rounds to nearest (sp_shm_pack_nearest), unpack is
- * exact; v NULL: zeros in, nothing out; unpack's m NULL: only v out (the words still in m_words). */
-void sp_shm_pack_store(float *m, float *v, int64_t count);
-void sp_shm_unpack_store(const float *m_words, float *m, float *v, int64_t count);
+                 float beta1, float beta2, float eps, int step, int sparse, const uint8_t *seen, int64_t m16);
+/* A model's moments between float (m, v) and packed (adam.moments16: the words in m's floats, v's
+ * zero), count floats each: pack rounds to nearest (sp_m16_pack_nearest), unpack is exact; v NULL:
+ * zeros in, nothing out; unpack's m NULL: only v out (the words still in m_words). */
+void sp_m16_pack_store(float *m, float *v, int64_t count);
+void sp_m16_unpack_store(const float *m_words, float *m, float *v, int64_t count);
+/* The same over every array of a model's moment stores (the n Gaussians of m; v may be NULL):
+ * pack in place; unpack words' arrays into m and v (either NULL: not wanted; m may be words). */
+void sp_m16_pack_model(sp_gaussians *m, sp_gaussians *v);
+void sp_m16_unpack_model(const sp_gaussians *words, sp_gaussians *m, sp_gaussians *v);
 
 /* The bias correction of a step's update, folded into its learning rates and eps:
  *   p −= lr · (m / (1 − β1^t)) / (sqrt(v / (1 − β2^t)) + eps)
@@ -198,19 +203,19 @@ static inline void cpu_adam_one(float *p, float g, float *m, float *v, float lr_
     *v = vi;
     *p -= lr_t * mi / (sqrtf(vi) + eps_t);
 }
-/* The same for an SH coefficient whose moments are the packed word *w (adam.sh_bf16), r its random
- * bits (sp_shm_bits of the step and its index). */
-static inline void cpu_adam_one_bf16(float *p, float g, float *w, float lr_t, float beta1, float beta2, float eps_t,
+/* The same for an SH coefficient whose moments are the packed word *w (adam.moments16), r its random
+ * bits (sp_m16_bits of the step and its index). */
+static inline void cpu_adam_one_m16(float *p, float g, float *w, float lr_t, float beta1, float beta2, float eps_t,
                                      int sparse, uint32_t r) {
     if (sparse && g == 0.0f) return;
     uint32_t u;
     memcpy(&u, w, 4);
-    float m = sp_shm_m(u), v = sp_shm_v(u);
+    float m = sp_m16_m(u), v = sp_m16_v(u);
     cpu_adam_one(p, g, &m, &v, lr_t, beta1, beta2, eps_t, 0);
-    u = sp_shm_pack(m, v, r);
+    u = sp_m16_pack(m, v, r);
     memcpy(w, &u, 4);
 }
 /* The step a packed moment's random bits are drawn for (sp_adam_bias's rule: below 1 is 1). */
-static inline uint32_t sp_shm_step(int step) { return (uint32_t)(step < 1 ? 1 : step); }
+static inline uint32_t sp_m16_step(int step) { return (uint32_t)(step < 1 ? 1 : step); }
 
 #endif

@@ -438,7 +438,7 @@ static int rec_adam(vk_backend *b, vk_cmd *k, const sp_step_args *a) {
     w[22] = vk_adam_groups(reg);
     w[23] = a->adam_sparse ? 1u : 0u;
     w[9] = 1; /* this step's projection left the rectangles: in view takes the whole update */
-    w[10] = sp_shm_step(a->adam_step), w[24] = b->base.cfg.sh_bf16 ? 1u : 0u;
+    w[10] = sp_m16_step(a->adam_step), w[24] = b->base.cfg.moments16 ? 1u : 0u;
     vk_buf *bufs[] = {&b->P, &b->Gr, &b->M1, &b->M2, &b->rect};
     if (dispatch_gated(b, k, VP_ADAM, bufs, 5, w, vk_groups(w[22], VK_WG), VK_GATE_ADAM)) return -1;
     vk_stamp(&b->c, k, SP_STAGE_ADAM);
@@ -704,47 +704,32 @@ static int zero_buf(vk_backend *b, vk_buf *buf) {
     return vk_cmd_wait(&b->c, &b->ka, NULL);
 }
 
-/* adam.sh_bf16: moments m and v as the stores M1 and M2 take them, the SH moments packed into
- * m's (sp_shm_pack_store); *m_out and *v_out share m's and v's other arrays, their SH arrays in
- * *buf (v NULL: zeros). */
-static int packed_moments(const sp_gaussians *m, const sp_gaussians *v, sp_gaussians *m_out, sp_gaussians *v_out,
-                          float **buf) {
-    size_t shc = (size_t)m->n * 3 * (size_t)m->K;
-    *buf = sp_try_alloc(2 * shc + 1, sizeof(float), "packed SH moments", NULL);
-    if (!*buf) return -1;
-    float *pm = *buf, *pv = *buf + shc;
-    memcpy(pm, m->sh, shc * sizeof(float));
-    if (v) memcpy(pv, v->sh, shc * sizeof(float));
-    sp_shm_pack_store(pm, v ? pv : NULL, (int64_t)shc);
-    *m_out = *m, m_out->sh = pm;
-    if (v) *v_out = *v, v_out->sh = pv;
-    return 0;
-}
-
 static int vk_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_gaussians *m, const sp_gaussians *v) {
     vk_backend *b = (vk_backend *)base;
     if (vk_wait_all(b) || vk_ensure_gaussians(b, g->n, g->sh_degree)) return -1;
     b->n = g->n;
     if (vk_put_store(b, &b->P, g)) return -1;
-    sp_gaussians pm, pv, zm;
-    float *buf = NULL;
+    sp_gaussians pm, pv; /* adam.moments16: the moments packed (moments16_rule.h), m zeros when not given */
+    memset(&pm, 0, sizeof pm), memset(&pv, 0, sizeof pv);
     int rc = 0;
-    memset(&zm, 0, sizeof zm);
-    if (b->base.cfg.sh_bf16 && (m || v)) {
-        if (!m) { /* v alone: m is zeros, and its SH words carry v */
-            rc = sp_gaussians_try_init(&zm, g->n, g->sh_degree) || sp_gaussians_try_reserve(&zm, g->n > 0 ? g->n : 1);
-            if (!rc) zm.n = g->n, sp_gaussians_zero(&zm), m = &zm;
+    if (b->base.cfg.moments16 && (m || v)) {
+        if (m) {
+            sp_gaussians_clone(&pm, m);
+        } else {
+            rc = sp_gaussians_try_init(&pm, g->n, g->sh_degree) || sp_gaussians_try_reserve(&pm, g->n > 0 ? g->n : 1);
+            if (!rc) pm.n = g->n, sp_gaussians_zero(&pm);
         }
-        rc = rc || packed_moments(m, v, &pm, &pv, &buf);
+        if (v && !rc) sp_gaussians_clone(&pv, v);
         if (!rc) {
+            sp_m16_pack_model(&pm, v ? &pv : NULL);
             m = &pm;
             if (v) v = &pv;
         }
     }
     rc = rc || (m ? vk_put_store(b, &b->M1, m) : zero_buf(b, &b->M1)) ||
          (v ? vk_put_store(b, &b->M2, v) : zero_buf(b, &b->M2));
-    free(buf);
-    if (zm.means) sp_gaussians_free(&zm);
+    if (pm.means) sp_gaussians_free(&pm);
+    if (pv.means) sp_gaussians_free(&pv);
     if (rc) return -1;
     if (zero_buf(b, &b->st_accum) || zero_buf(b, &b->st_count) || zero_buf(b, &b->st_maxr)) return -1;
     return 0;
@@ -755,18 +740,15 @@ static int vk_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, 
     if (vk_wait_all(b) || vk_get_store(b, &b->P, g)) return -1;
     if (m && vk_get_store(b, &b->M1, m)) return -1;
     if (v && vk_get_store(b, &b->M2, v)) return -1;
-    if (b->base.cfg.sh_bf16 && (m || v)) {
-        int64_t shc = (int64_t)b->n * 3 * b->K;
-        if (m) {
-            sp_shm_unpack_store(m->sh, m->sh, v ? v->sh : NULL, shc);
-        } else { /* the packed words are in M1 */
-            sp_gaussians w;
-            memset(&w, 0, sizeof w);
-            int rc = vk_get_store(b, &b->M1, &w);
-            if (!rc) sp_shm_unpack_store(w.sh, NULL, v->sh, shc);
-            sp_gaussians_free(&w);
-            if (rc) return -1;
+    if (b->base.cfg.moments16 && (m || v)) { /* unpacked from M1's words */
+        sp_gaussians w;
+        memset(&w, 0, sizeof w);
+        if (!m && vk_get_store(b, &b->M1, &w)) {
+            if (w.means) sp_gaussians_free(&w);
+            return -1;
         }
+        sp_m16_unpack_model(m ? m : &w, m, v);
+        if (w.means) sp_gaussians_free(&w);
     }
     return 0;
 }

@@ -11,12 +11,13 @@
 // rates with the bias correction folded in, sp_adam_bias); 6 beta1, 7 beta2, 8 eps_t; 9 in view by
 // the rectangles (1: a training step's update, whose project left each Gaussian's screen rectangle
 // in R, and a sparse update then gives a Gaussian in view the whole update); 10 the step the packed
-// moments' random bits are drawn for (sp_shm_step); 11-20 (start, length) x 5; 21 floats per
+// moments' random bits are drawn for (sp_m16_step); 11-20 (start, length) x 5; 21 floats per
 // Gaussian's SH (3K); 22 groups of four to visit (the sum of ceil(length / 4)); 23 sparse (1: an
 // element whose gradient is exactly 0 keeps its value and moments unless its Gaussian is in view,
-// adam.sparse); 24 packed SH moments (1: adam.sh_bf16, the SH region of M1 holds each
-// coefficient's m and v in 16 bits each in one word and M2's is not touched:
-// backend/sh_moments_rule.h, whose bits this repeats).
+// adam.sparse); 24 packed moments (1: adam.moments16, M1 holds each value's m and v in 16 bits each
+// in one word and M2 is not touched: backend/moments16_rule.h, whose bits this repeats; a value's
+// index in the packed layout of the n Gaussians is its region's place there, the sum of the
+// lengths of the regions before it, plus its offset in the region).
 #include "common.glsl"
 
 layout(std430, binding = 0) buffer B0 { vec4 P[]; };
@@ -27,9 +28,9 @@ layout(std430, binding = 4) readonly buffer B4 { int R[]; };
 
 bool in_view(uint g) { return R[4u * g] < R[4u * g + 2u] && R[4u * g + 1u] < R[4u * g + 3u]; }
 
-// sh_moments_rule.h: the random bits of SH coefficient e (below 2^32 here) at step t, m as
-// bfloat16 bits rounded with r, v as its bits 30 .. 15 rounded with r.
-uint shm_bits(uint t, uint e) {
+// moments16_rule.h: the random bits of value e (below 2^32 here) at step t, m as bfloat16 bits
+// rounded with r, v as its bits 30 .. 15 rounded with r.
+uint m16_bits(uint t, uint e) {
     uint x = e * 0x9e3779b1u;
     x += t * 0x85ebca77u;
     x ^= x >> 16;
@@ -39,12 +40,12 @@ uint shm_bits(uint t, uint e) {
     x ^= x >> 16;
     return x;
 }
-uint shm_round(float x, uint r) {
+uint m16_round(float x, uint r) {
     uint u = floatBitsToUint(x);
     if ((u & 0x7f800000u) == 0x7f800000u) return (u >> 16) | ((u & 0x007fffffu) != 0u ? 0x0040u : 0u);
     return (u + r) >> 16;
 }
-uint shm_round_v(float v, uint r) {
+uint m16_round_v(float v, uint r) {
     uint u = floatBitsToUint(v) & 0x7fffffffu;
     if ((u & 0x7f800000u) == 0x7f800000u) return (u >> 15) | ((u & 0x007fffffu) != 0u ? 0x0080u : 0u);
     return (u + r) >> 15;
@@ -55,18 +56,19 @@ void main() {
     if (q >= pc.u[22]) return;
     // the region of group q: groups are numbered region after region
     int r = 0;
-    uint first = 0u;
+    uint first = 0u, packed_at = 0u; // packed_at: the region's place in the packed layout
     for (; r < 5; r++) {
         uint groups = (pc.u[12 + 2 * r] + 3u) >> 2;
         if (q < first + groups) break;
         first += groups;
+        packed_at += pc.u[12 + 2 * r];
     }
     if (r == 5) return;
     uint off = 4u * (q - first), len = pc.u[12 + 2 * r];
     uint quad = (pc.u[11 + 2 * r] >> 2) + (q - first);
     vec4 g = Gr[quad];
     bool sparse = pc.u[23] != 0u, by_view = sparse && pc.u[9] != 0u;
-    bool packed = r == 4 && pc.u[24] != 0u;
+    bool packed = pc.u[24] != 0u;
     float lr[4];
     bool seen[4];
     uint per = pc.u[21], k = r == 4 ? off % per : 0u;
@@ -92,8 +94,8 @@ void main() {
         float vi = b2 * v[i] + (1.0 - b2) * gi * gi;
         p[i] -= lr[i] * mi / (sqrt(vi) + eps);
         if (packed) {
-            uint rb = shm_bits(pc.u[10], off + uint(i));
-            w[i] = shm_round(mi, rb & 0xffffu) | (shm_round_v(vi, rb >> 17) << 16);
+            uint rb = m16_bits(pc.u[10], packed_at + off + uint(i));
+            w[i] = m16_round(mi, rb & 0xffffu) | (m16_round_v(vi, rb >> 17) << 16);
         } else {
             w[i] = floatBitsToUint(mi);
             v[i] = vi;
