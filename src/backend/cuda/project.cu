@@ -638,7 +638,7 @@ __device__ __forceinline__ void cu_adam_span(float *p, float *m, float *v, int l
     /* the ragged ends, element k of head + (len - tail) (all len when not aligned alike) */
     for (int k = t; k < head + (len - tail); k += CU_PB_BLOCK)
         cu_adam_elem<PK>(p, m, v, k < head ? k : tail + k - head, sp, a, base);
-    float4 *p4 = (float4 *)(p + head), *m4 = (float4 *)(m + head), *v4 = (float4 *)(v + head);
+    float4 *p4 = (float4 *)(p + head), *m4 = (float4 *)(m + head), *v4 = PK ? NULL : (float4 *)(v + head);
     if (t < nq) sp.at(head + 4 * t);
     for (int q = t; q < nq; q += CU_PB_BLOCK, sp.next()) {
         float gg[4];
