@@ -1,7 +1,8 @@
 /* backend_ops_m16.h — Adam's moments packed 16 bits each (adam.moments16, backend/moments16_rule.h)
  * through a backend's ops, deterministic variants only (two runs must see the same gradients):
  *   - set_gaussians then get_gaussians hands back the parameters as they came and every moment
- *     rounded to the nearest 16-bit value (sp_m16_pack_nearest), bit for bit;
+ *     rounded to the nearest 16-bit value (sp_m16_pack_nearest), bit for bit, v alike when asked
+ *     for alone;
  *   - one step from moments 16 bits hold exactly (fused, and split_update; dense, and sparse;
  *     SH degree 2 of a degree-3 store, so the top band's gradients are zero), packed against float:
  *     every parameter the same, and each moment the float run's rounded by the rule with the
@@ -66,17 +67,18 @@ static int step_moments16(const tcase *c, sp_backend *unused) {
     int ok = 1;
 
     /* the round trip: every moment rounded to nearest, the parameters as they came */
-    sp_gaussians o[3];
+    sp_gaussians o[3], vo; /* vo: v asked for alone */
     tcase dc = *c;
     dc.cfg.moments16 = 1;
     sp_backend *b = make_backend(&dc, 0);
-    memset(o, 0, sizeof o);
-    int rc = b->ops->set_gaussians(b, &init, &m0, &v0) || b->ops->get_gaussians(b, &o[0], &o[1], &o[2]);
+    memset(o, 0, sizeof o), memset(&vo, 0, sizeof vo);
+    int rc = b->ops->set_gaussians(b, &init, &m0, &v0) || b->ops->get_gaussians(b, &o[0], &o[1], &o[2]) ||
+             b->ops->get_gaussians(b, &o[0], NULL, &vo);
     b->ops->destroy(b);
     if (rc) {
         ok &= pt_report(0, c->label, stage, "set and get", sp_last_error(), 1, 0);
     } else {
-        int same = pt_stores_equal(&o[0], &init);
+        int same = pt_stores_equal(&o[0], &init) && pt_stores_equal(&vo, &o[2]);
         float *om[5] = {o[1].means, o[1].log_scales, o[1].quats, o[1].opacity_logits, o[1].sh};
         float *ov[5] = {o[2].means, o[2].log_scales, o[2].quats, o[2].opacity_logits, o[2].sh};
         for (int k = 0; k < 5; k++)
@@ -88,6 +90,7 @@ static int step_moments16(const tcase *c, sp_backend *unused) {
                         "bit-identical (1=yes)", same, 1);
     }
     for (int j = 0; j < 3; j++) sp_gaussians_free(&o[j]);
+    sp_gaussians_free(&vo);
 
     /* one step from moments 16 bits hold, packed against float */
     for (int k = 0; k < 5; k++)
