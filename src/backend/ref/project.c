@@ -93,6 +93,7 @@ void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_gra
     float wo = 0.0f, ws = 0.0f;
     if (reg) cpu_mcmc_weights(u->opacity_reg, u->scale_reg, p->n, &wo, &ws);
     sp_adam_bias_t bias = sp_adam_bias(u->beta1, u->beta2, u->eps, u->step);
+    uint32_t t = sp_m16_step(u->step); /* adam.moments16: the step its random bits are drawn for */
     float b1 = u->beta1, b2 = u->beta2, eps = bias.eps, lr[6];
     for (int k = 0; k < 6; k++) lr[k] = sp_adam_lr(&bias, u->lr[k]);
 #pragma omp parallel for schedule(static) num_threads(sp_omp_threads())
@@ -117,7 +118,6 @@ void cpu_project_back_update(sp_params_grad *p, sp_params_grad *m, sp_params_gra
         /* sparse: a Gaussian in view takes the whole update (cpu_adam) */
         const int32_t *rr = proj->rect + 4 * (size_t)i;
         int sparse = u->sparse && !(rr[0] < rr[2] && rr[1] < rr[3]);
-        uint32_t t = sp_m16_step(u->step);
         for (int k = 0; k < 4; k++)
             for (int e = 0; e < grp[k].count; e++) {
                 if (u->moments16) /* packed moments in m (moments16_rule.h), as cpu_adam's */
