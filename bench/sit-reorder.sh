@@ -13,7 +13,9 @@
 # earlier call).
 # `beer` instead (beer staged in /tmp/stage from stage-beer-1): the quality of sparse Adam's rule (a
 # Gaussian in view takes the whole update) against the dense default on the capture where the old
-# rule lost 0.6 dB, seeds 0 and 1 (bench/captured.sh).
+# rule lost 0.6 dB, seeds 0 and 1 (bench/captured.sh); BEER="splat: bf:--set~adam.moments16=true" picks
+# other variants (NAME:EXTRA, a ~ for each space in EXTRA); SCENES="beer fox" (fox staged from
+# stage-fox-1), SEEDS, BEER_TIMEOUT (s a variant, default 280) as for bench/captured.sh.
 # `synth`: no staged data: a synthetic object scene made there, trained with and without (WHOLE).
 # `defaults`: lego with its default recipe, each WHOLE variant (time and PSNR).
 # `vk`: vulkan's reorder on the GPU: its parity, then a synthetic scene with reorder on and off, twice
@@ -88,9 +90,9 @@ if [ "$what" = synth ] || [ "$what" = vk ]; then # no staged scene: a synthetic 
   done | tee "$R/synth.txt"
 fi
 if [ "$what" = beer ]; then
-  for run in "splat:" "sp:--set adam.sparse=true"; do
-    bin=${run%%:*}; extra=${run#*:}
-    STAGE=/tmp/stage BIN=$B/splat SCENES=beer SEEDS="0 1" EXTRA="--set output.save_renders=false $extra" \
-      RESULTS=$R/beer-$bin timeout 280 bash bench/captured.sh 2>&1 | grep -E "^\| beer" | sed "s#^#$bin #"
+  for run in ${BEER:-"splat:" "sp:--set adam.sparse=true"}; do
+    bin=${run%%:*}; extra=${run#*:}; extra=${extra//\~/ }
+    STAGE=/tmp/stage BIN=$B/splat SCENES="${SCENES:-beer}" SEEDS="${SEEDS:-0 1}" EXTRA="--set output.save_renders=false $extra" \
+      RESULTS=$R/beer-$bin timeout "${BEER_TIMEOUT:-280}" bash bench/captured.sh 2>&1 | grep -E "^\| (beer|fox)" | sed "s#^#$bin #"
   done | tee "$R/beer.txt"
 fi
