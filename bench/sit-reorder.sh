@@ -9,7 +9,7 @@
 # then whole 20k-step runs at a
 # 3M budget, profiled (the way the 3M bar is measured), with and without reorder (WHOLE="rosp ro splat"
 # picks the wrappers: rosp = reorder + sparse, sp = sparse, bf = adam.moments16 (the moments in 16 bits
-# bfloat16 pairs), bfsp = bf + sparse; MANY_BINS the binaries of `many`, REUSE=1 its warm-up of an
+# bfloat16 pairs), bfsp = bf + sparse, f32 = float moments (splat alone: cuda's default, 16-bit); MANY_BINS the binaries of `many`, REUSE=1 its warm-up of an
 # earlier call).
 # `beer` instead (beer staged in /tmp/stage from stage-beer-1): the quality of sparse Adam's rule (a
 # Gaussian in view takes the whole update) against the dense default on the capture where the old
@@ -43,6 +43,7 @@ wrap nro "--set refine.reorder=false" # the order as made (reorder is the defaul
 wrap sp "--set adam.sparse=true"
 wrap rosp "--set refine.reorder=true --set adam.sparse=true"
 wrap bf "--set adam.moments16=true"
+wrap f32 "--set adam.moments16=false" # float moments (cuda defaults to 16-bit ones)
 wrap bfsp "--set adam.moments16=true --set adam.sparse=true"
 if [ "$what" = parity ] || [ "$what" = all ]; then
   timeout 200 "$B/test_backend_ops" --backend cuda >"$R/parity.txt" 2>&1

@@ -7,6 +7,7 @@
 
 #include "testutil.h"
 
+#include "backend/backend.h"
 #include "backend/ref/stages.h"
 
 /* Two parameters, three steps, β = (0.9, 0.999), lr 0.1, eps 1e-8.
@@ -294,6 +295,21 @@ static void test_m16_update(void **state) {
     assert_true(ov[1] == 0.25f);
 }
 
+/* adam.moments16 = auto (-1): sp_backend_create gives the backend its kind's choice (on for cuda,
+ * off for cpu and vulkan), and a set value stays as it was set. */
+static void test_m16_auto(void **state) {
+    (void)state;
+    assert_int_equal(sp_backend_moments16_auto("cuda"), 1);
+    assert_int_equal(sp_backend_moments16_auto("cpu"), 0);
+    assert_int_equal(sp_backend_moments16_auto("vulkan"), 0);
+    for (int set = -1; set <= 1; set++) {
+        sp_backend *b = sp_backend_create("cpu", &(sp_backend_config){.threads = 1, .moments16 = set});
+        assert_non_null(b);
+        assert_int_equal(b->cfg.moments16, set < 0 ? 0 : set);
+        b->ops->destroy(b);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sparse_skips_zero_gradients),
@@ -307,6 +323,7 @@ int main(void) {
         cmocka_unit_test(test_m16_round),
         cmocka_unit_test(test_m16_unbiased),
         cmocka_unit_test(test_m16_update),
+        cmocka_unit_test(test_m16_auto),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

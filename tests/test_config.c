@@ -131,6 +131,7 @@ static void test_load_good(void **state) {
                                         "[adam]\n"
                                         "means_lr = 1.6e-4\n"
                                         "beta1 = 0\n"
+                                        "moments16 = false  # a boolean for a true|false word\n"
                                         "[output]\n"
                                         "save_ply = false\n"
                                         "[backend]\n"
@@ -151,6 +152,8 @@ static void test_load_good(void **state) {
     assert_true(c.loss.ssim_weight == 1.0);
     assert_true(c.adam.means_lr == 1.6e-4);
     assert_true(c.adam.beta1 == 0.0);
+    assert_string_equal(c.adam.moments16, "false");
+    assert_int_equal(sp_config_moments16(&c), 0);
     assert_false(c.output.save_ply);
     assert_true(c.output.save_renders); /* untouched default */
     assert_string_equal(c.backend.kind, "cpu");
@@ -357,6 +360,11 @@ static void test_set(void **state) {
     assert_true(c.loss.ssim_weight == 0.0);
     assert_int_equal(sp_config_set(&c, "backend.profile=true", &p), 0);
     assert_true(c.backend.profile);
+    assert_int_equal(sp_config_moments16(&c), -1); /* auto: the backend picks */
+    assert_int_equal(sp_config_set(&c, "adam.moments16=true", &p), 0);
+    assert_int_equal(sp_config_moments16(&c), 1);
+    assert_int_equal(sp_config_set(&c, "adam.moments16=\"false\"", &p), 0);
+    assert_int_equal(sp_config_moments16(&c), 0);
     assert_int_equal(p.n, 0);
 
     static const struct {
@@ -372,6 +380,7 @@ static void test_set(void **state) {
         {"backend.profile=yes", "backend.profile: must be true or false, got 'yes'"},
         {"backend.profile=1", "backend.profile: must be true or false, got an integer"},
         {"backend.kind=gpu", "backend.kind: must be one of auto, cpu, cuda, vulkan; got \"gpu\""},
+        {"adam.moments16=1", "adam.moments16: must be one of auto, true, false; got \"1\""},
         {"backend.kind=\"cpu", "backend.kind: unterminated string"},
         {"trainer.max_step=5", "trainer.max_step: unknown key (did you mean trainer.max_steps?)"},
         {"trainr.max_steps=5", "trainr.max_steps: unknown section [trainr] (did you mean [trainer]?)"},

@@ -115,6 +115,17 @@ int sp_backend_render_many(sp_backend *b, const sp_camera *const *cams, int coun
     return 0;
 }
 
+/* The 16-bit moments where they were measured faster at the same quality (the cuda update is bound
+ * by memory; on the cpu the rounding's hash costs more than the bytes save; vulkan is not yet timed
+ * with them). docs/speed.md. */
+int sp_backend_moments16_auto(const char *kind_name) { return !strcmp(kind_name, "cuda"); }
+
+static sp_backend_config with_moments16(const sp_backend_config *cfg, const char *kind_name) {
+    sp_backend_config c = *cfg;
+    if (c.moments16 < 0) c.moments16 = sp_backend_moments16_auto(kind_name);
+    return c;
+}
+
 sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
     if (wants_replicas(cfg)) {
         char why[256];
@@ -122,7 +133,8 @@ sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
             sp_error("%s", why);
             return NULL;
         }
-        return sp_backend_find_kind(SEVERAL_KIND)->create_several(cfg);
+        sp_backend_config c = with_moments16(cfg, SEVERAL_KIND);
+        return sp_backend_find_kind(SEVERAL_KIND)->create_several(&c);
     }
     const sp_backend_kind *k = sp_backend_resolve_kind(kind);
     if (!k) {
@@ -144,7 +156,8 @@ sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg) {
         sp_error("backend.kind = \"%s\" but no %s device is available", kind, kind);
         return NULL;
     }
-    return k->create(cfg);
+    sp_backend_config c = with_moments16(cfg, k->name);
+    return k->create(&c);
 }
 
 int sp_backend_describe(const char *kind, const sp_backend_config *cfg, char *out, size_t n) {

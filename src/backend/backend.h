@@ -41,7 +41,8 @@ typedef struct {
                            step fuses them (A/B measurements; the parity harness checks the two agree) */
     int moments16;      /* adam.moments16: Adam's moments packed 16 bits each in one word, in the first
                            moment store (backend/moments16_rule.h); set_gaussians and get_gaussians take
-                           and give float moments */
+                           and give float moments. -1 = auto: sp_backend_create picks the kind's
+                           default (on for cuda), so a backend's cfg holds 0 or 1 */
 } sp_backend_config;
 
 typedef struct {
@@ -273,6 +274,8 @@ const sp_backend_kind *sp_backend_resolve_kind(const char *kind);
 int sp_backend_render_many(sp_backend *b, const sp_camera *const *cams, int count, int sh_degree, const float bg[3],
                            float *const *rgb);
 
+/* adam.moments16 = auto (cfg->moments16 -1) on the kind named kind_name: 1 = 16-bit moments. */
+int sp_backend_moments16_auto(const char *kind_name);
 /* kind: a name of the table, or "auto" (the first kind with a usable device). NULL on error. */
 sp_backend *sp_backend_create(const char *kind, const sp_backend_config *cfg);
 /* One line naming the device `kind` resolves to and the limits that matter (for `splat check`);

@@ -193,11 +193,13 @@ const sp_config_field sp_config_schema[] = {
          "gradient is exactly zero, instead of taking a momentum step, and the update skips its memory traffic; a "
          "Gaussian in view takes the whole update. One device only. false = every parameter takes the dense update "
          "every step."),
-    BOOL(adam, moments16, 0,
-         "Keep Adam's two moments of every parameter in 16 bits each, both in one 32-bit word (m a bfloat16, v its "
-         "8 exponent and 8 mantissa bits), stochastically rounded so that their expectation is exact, instead of "
-         "two floats: the update, bound by memory at millions of Gaussians, moves 16 bytes a value a step instead "
-         "of 24. Checkpoints keep float moments, so a run may resume with either setting. false = float moments."),
+    STR(adam, moments16, "auto|true|false", "auto",
+        "Keep Adam's two moments of every parameter in 16 bits each, both in one 32-bit word (m a bfloat16, v its "
+        "8 exponent and 8 mantissa bits), stochastically rounded so that their expectation is exact, instead of "
+        "two floats: the update, bound by memory at millions of Gaussians, moves 16 bytes a value a step instead "
+        "of 24. Checkpoints keep float moments, so a run may resume with either setting. auto = true on cuda "
+        "(faster at the same quality, docs/speed.md), false on cpu (the rounding costs more there than the bytes "
+        "save) and vulkan; false = float moments."),
 
     BOOL(render, antialias, 0,
          "Opacity-compensated screen-space filter: the 0.3 px^2 low-pass keeps each Gaussian's integral, not its "
@@ -361,6 +363,10 @@ static int apply_value(sp_config *c, const sp_config_field *f, const sp_toml_val
     case SP_CFG_STRING:
         if (v->type == SP_TOML_INT && !strcmp(f->key, "devices")) { /* devices = 2 reads as "2" */
             snprintf(p, f->size, "%lld", (long long)v->i);
+            return 0;
+        }
+        if (v->type == SP_TOML_BOOL && f->choices && choice_ok(f->choices, "true") && choice_ok(f->choices, "false")) {
+            snprintf(p, f->size, "%s", v->b ? "true" : "false"); /* moments16 = true reads as "true" */
             return 0;
         }
         if (v->type != SP_TOML_STRING) {
@@ -732,6 +738,10 @@ int sp_config_resolve_strategy(sp_config *c, int mcmc_runs) {
 
 int sp_config_init_from_points(const sp_config *c, int num_points) {
     return !strcmp(c->init.method, "points") || (!strcmp(c->init.method, "auto") && num_points > 0);
+}
+
+int sp_config_moments16(const sp_config *c) {
+    return !strcmp(c->adam.moments16, "true") ? 1 : !strcmp(c->adam.moments16, "false") ? 0 : -1;
 }
 
 int sp_config_check_mcmc_init(const sp_config *c, int num_points) {

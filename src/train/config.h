@@ -76,7 +76,8 @@ typedef struct {
         double means_lr, means_lr_final, scales_lr, quats_lr, opacity_lr, sh_dc_lr, sh_rest_lr;
         double beta1, beta2, eps;
         bool sparse;  /* out-of-view Gaussians keep their zero-gradient values (adam.c) */
-        bool moments16; /* the moments 16 bits each (backend/moments16_rule.h) */
+        char moments16[SP_CONFIG_WORD_MAX]; /* auto | true | false: the moments 16 bits each
+                                               (backend/moments16_rule.h); sp_config_moments16 */
     } adam;
     struct {
         bool antialias; /* opacity-compensated screen-space filter (part of what a model means) */
@@ -139,6 +140,9 @@ int sp_config_resolve_strategy(sp_config *c, int mcmc_runs);
 /* Whether training initializes from the dataset's sparse points (init.method points, or auto with
  * num_points > 0) rather than at random. */
 int sp_config_init_from_points(const sp_config *c, int num_points);
+/* adam.moments16 for the backend's configuration: 1 true, 0 false, -1 auto (the backend picks:
+ * sp_backend_create). */
+int sp_config_moments16(const sp_config *c);
 /* mcmc (resolved) with a set budget: -1 (with the error set) when the initialization training
  * will make from a dataset of num_points sparse points is a random one larger than the budget. */
 int sp_config_check_mcmc_init(const sp_config *c, int num_points);

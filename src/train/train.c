@@ -809,7 +809,7 @@ static int start_backend(run *r, backend_maker *m) {
     m->bc = (sp_backend_config){.threads = cfg->backend.threads, .deterministic = cfg->backend.deterministic,
                                 .profile = cfg->backend.profile, .device = 0,
                                 .cas_atomics = cfg->backend.cas_atomics, .split_update = cfg->backend.split_update,
-                                .moments16 = cfg->adam.moments16, .reduce_chunks = cfg->backend.reduce_chunks,
+                                .moments16 = sp_config_moments16(cfg), .reduce_chunks = cfg->backend.reduce_chunks,
                                 .antialias = cfg->render.antialias};
     if (sp_dist_backend_config(&m->bc, cfg->backend.devices, cfg->backend.check_replicas, &r->dist)) return -1;
     m->kind = cfg->backend.kind;
@@ -832,7 +832,8 @@ static int join_backend(run *r, backend_maker *m) {
 /* After the backend (join_backend): the refine strategy (and the automatic budget) and the step
  * schedules. cfg: the run's own copy. */
 static int open_backend(run *r, sp_config *cfg) {
-    SP_INFO("backend: %s", r->b->ops->name);
+    SP_INFO("backend: %s, Adam moments %s%s", r->b->ops->name, r->b->cfg.moments16 ? "16-bit" : "float",
+            strcmp(cfg->adam.moments16, "auto") ? "" : " (adam.moments16 = auto)");
     r->replicated = r->b->cfg.num_devices > 1 || r->dist.world > 1;
     if (!(r->strat = sp_strategy_setup(cfg, r->b, &r->data, r->replicated))) return -1;
 
