@@ -14,17 +14,28 @@ extern "C" {
 #include "backend/ref/mcmc.h" /* the noise gate: SP_MCMC_GATE_K, SP_MCMC_GATE_X0 */
 }
 
+/* Adam's step lr m / (sqrt(v) + eps) with the hardware's approximate square root and division
+ * (about 1 and 2 units in the last place; v >= 0 and sqrt(v) + eps >= eps_t, far above 2^-126, the
+ * division's range), not the IEEE-rounded ones, whose refinement costs some twenty instructions a
+ * value: with 16-bit moments the update at millions of Gaussians is bound by its instructions
+ * (3M Gaussians, H100: 1.86 -> 1.55 ms/step, docs/speed.md). The host's backend/ref/adam.c rounds
+ * both exactly; the parity harness allows 1e-6. */
+__device__ __forceinline__ float adam_step(float lr_m, float v, float eps) {
+    float s;
+    asm("sqrt.approx.f32 %0, %1;" : "=f"(s) : "f"(v));
+    return __fdividef(lr_m, __fadd_rn(s, eps));
+}
+
 /* One element's Adam update with the step's lr_t and eps_t (sp_adam_bias: the bias correction is
- * in them), every operation rounded on its own in the reference's order (no contraction into
- * fused multiply-adds, which the compiler would choose per kernel): every kernel that updates
- * gives the same bits, and so does backend/ref/adam.c. */
+ * in them), every operation but adam_step's rounded on its own in the reference's order (no
+ * contraction into fused multiply-adds, which the compiler would choose per kernel): every kernel
+ * that updates gives the same bits, and m and v are backend/ref/adam.c's bit for bit. */
 __device__ __forceinline__ void adam_val(float *p, float gi, float *m, float *v, float lr, const cu_adam_args *a) {
     float mi = __fadd_rn(__fmul_rn(a->beta1, *m), __fmul_rn(__fsub_rn(1.0f, a->beta1), gi));
     float vi = __fadd_rn(__fmul_rn(a->beta2, *v), __fmul_rn(__fmul_rn(__fsub_rn(1.0f, a->beta2), gi), gi));
     *m = mi;
     *v = vi;
-    float step = __fdiv_rn(__fmul_rn(lr, mi), __fadd_rn(__fsqrt_rn(vi), a->eps));
-    *p = __fsub_rn(*p, step);
+    *p = __fsub_rn(*p, adam_step(__fmul_rn(lr, mi), vi, a->eps));
 }
 
 /* adam_val on a value whose moments are the packed word *w (adam.moments16), e its index in the
