@@ -17,11 +17,14 @@
 # other variants (NAME:EXTRA, a ~ for each space in EXTRA); SCENES="beer fox" (fox staged from
 # stage-fox-1), SEEDS, BEER_TIMEOUT (s a variant, default 280) as for bench/captured.sh.
 # `synth`: no staged data: a synthetic object scene made there, trained with and without (WHOLE).
+# `steady`: no staged data: each WHOLE variant (default "splat f32") twice, alternating, on a synthetic
+#   scene from SYN_N (default 3M) random Gaussians with no refine for SYN_STEPS (1500): the update's
+#   and the step's ms at a steady count in about 10 s a run.
 # `defaults`: lego with its default recipe, each WHOLE variant (time and PSNR).
 # `vk`: vulkan's reorder on the GPU: its parity, then a synthetic scene with reorder on and off, twice
 #   (carry .gl; first `for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig` and export
 #   VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json).
-#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all|beer|synth|defaults|vk]
+#   BIN_DIR=/tmp/bin12 bash bench/sit-reorder.sh [parity|many|whole|all|beer|synth|steady|defaults|vk]
 set -u
 cd "$(dirname "$0")/.." || exit 1
 B=${BIN_DIR:-/tmp/bin12}
@@ -89,6 +92,20 @@ if [ "$what" = synth ] || [ "$what" = vk ]; then # no staged scene: a synthetic 
     grep -E "^busy [0-9.]+ ms of|^busy \(sum|^(project|rasterize|backward_raster|project_back|refine|sort) " "$R/syn-$bin.log"
     grep "reorder:" /tmp/syn-$bin/log.txt | tail -2
   done | tee "$R/synth.txt"
+fi
+if [ "$what" = steady ]; then # no staged scene: the update at a steady 3M (init.count = the budget, no refine)
+  rm -rf /tmp/syn3 && "$B/splat" synth --out /tmp/syn3 --size 200 --views 20,0,5 >"$R/steady-synth.log" 2>&1
+  for rep in 1 2; do
+    for bin in ${WHOLE:-splat f32}; do
+      rm -rf /tmp/steady-$bin
+      "$B/$bin" train /tmp/syn3 --set init.count="${SYN_N:-3000000}" --set refine.max_gaussians="${SYN_N:-3000000}" \
+        --set refine.start=100000 --set trainer.max_steps="${SYN_STEPS:-1500}" --set backend.profile=true \
+        --set output.save_renders=false --set output.save_ply=false --set output.run_dir=/tmp/steady-$bin \
+        >"$R/steady-$bin-$rep.log" 2>&1
+      echo "== steady ${SYN_N:-3000000}, $bin (rc $?): $(grep -E '^(project_back\+adam|busy \(sum)' "$R/steady-$bin-$rep.log" |
+        awk '{print $1, $(NF-1)}' | tr '\n' ' ')$(grep -E '^test: PSNR' "$R/steady-$bin-$rep.log" | cut -c1-22)"
+    done
+  done | tee "$R/steady.txt"
 fi
 if [ "$what" = beer ]; then
   for run in ${BEER:-"splat:" "sp:--set adam.sparse=true"}; do
