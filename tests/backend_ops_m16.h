@@ -9,7 +9,9 @@
  *     step's random bits for its place in the packed layout. Exact on the cpu and cuda backends;
  *     vulkan's compiler may contract the two paths' arithmetic differently, so there parameters
  *     agree to 1e-6 relative and moments to one 16-bit step, and at most 1 % of the moments may
- *     differ from the rule's bits at all (other random bits would move about half of them).
+ *     differ from the rule's bits at all (other random bits would move about half of them);
+ *   - refine, MCMC's decisions on the device and reorder move packed moments as float ones
+ *     (step_moments16_structure), bit for bit on every backend.
  * Included once, by test_backend_ops.c, after backend_ops_steps.h. */
 #ifndef SPLAT_BACKEND_OPS_M16_H
 #define SPLAT_BACKEND_OPS_M16_H
@@ -152,6 +154,76 @@ static int step_moments16(const tcase *c, sp_backend *unused) {
         }
     free_views(views);
     sp_gaussians_free(&gt), sp_gaussians_free(&init), sp_gaussians_free(&m0), sp_gaussians_free(&v0);
+    return ok;
+}
+
+/* Refine (clones, splits, prunes, an opacity reset), MCMC's decisions on the device (relocation and
+ * growth) and reorder with packed moments against float ones on the same backend: the moments start
+ * at values 16 bits hold, and these ops only move, copy and zero them, so the packed run's moments
+ * (unpacked) and parameters must be the float run's bit for bit (a backend that keeps no second
+ * store under adam.moments16 must still carry v inside m's words through every one of them). */
+static int m16_structure_run(const tcase *c, int packed, const sp_gaussians *g, const sp_gaussians *m,
+                             const sp_gaussians *v, sp_gaussians out[3], int counts[4]) {
+    tcase dc = *c;
+    dc.cfg.moments16 = packed;
+    sp_backend *b = make_backend(&dc, 0);
+    sp_refine_args ra = refine_none();
+    ra.densify = 1;
+    ra.grad_threshold = 0.0f; /* no statistics: every Gaussian a candidate */
+    ra.clone_max_scale = 0.01f;
+    ra.prune_opacity = 0.001f;
+    ra.opacity_reset = 0.3f;
+    ra.capacity = 3 * g->n;
+    sp_refine_result rr;
+    memset(&rr, 0, sizeof rr);
+    memset(out, 0, 3 * sizeof *out);
+    memset(counts, 0, 4 * sizeof *counts);
+    int rc = b->ops->set_gaussians(b, g, m, v) || b->ops->refine(b, &ra, &rr);
+    if (!rc && b->ops->mcmc_refine) rc = b->ops->mcmc_refine(b, 0.005f, g->n / 10, 99, &counts[2], &counts[3]);
+    else counts[2] = counts[3] = -1;
+    if (!rc && b->ops->reorder) rc = b->ops->reorder(b);
+    rc = rc || b->ops->get_gaussians(b, &out[0], &out[1], &out[2]);
+    counts[0] = rr.cloned, counts[1] = rr.split;
+    b->ops->destroy(b);
+    return rc ? -1 : 0;
+}
+
+static int step_moments16_structure(const tcase *c, sp_backend *unused) {
+    (void)unused;
+    const char *stage = "adam.moments16";
+    int n = 3000, ok = 1;
+    sp_rng r = pt_rng(978);
+    sp_gaussians g, m, v, f[3], p[3];
+    mcmc_store(&g, &r, n, 3); /* opacities from dead to opaque, scales 1e-3 .. 0.05 */
+    sp_gaussians_init(&m, n, 3), sp_gaussians_init(&v, n, 3);
+    m.n = v.n = n;
+    fill_store(&r, &m, -0.1f, 0.1f, 0);
+    fill_store(&r, &v, 0.0f, 0.01f, 0);
+    float *am[5] = {m.means, m.log_scales, m.quats, m.opacity_logits, m.sh};
+    float *av[5] = {v.means, v.log_scales, v.quats, v.opacity_logits, v.sh};
+    size_t cnt[5] = {3 * (size_t)n, 3 * (size_t)n, 4 * (size_t)n, (size_t)n, 3 * (size_t)m.K * n};
+    for (int k = 0; k < 5; k++)
+        for (size_t j = 0; j < cnt[k]; j++) {
+            uint32_t w = sp_m16_pack_nearest(am[k][j], av[k][j]);
+            am[k][j] = sp_m16_m(w), av[k][j] = sp_m16_v(w);
+        }
+    int fc[4], pc[4];
+    int rc = m16_structure_run(c, 0, &g, &m, &v, f, fc) || m16_structure_run(c, 1, &g, &m, &v, p, pc);
+    char what[192];
+    snprintf(what, sizeof what,
+             "refine (%d cloned, %d split), mcmc on the device (%d relocated, %d added), reorder: packed vs float",
+             pc[0], pc[1], pc[2], pc[3]);
+    if (rc) {
+        ok &= pt_report(0, c->label, stage, what, sp_last_error(), 1, 0);
+    } else {
+        /* every op did something (MCMC's counts -1 where the backend does not decide on the device) */
+        int did = pc[0] > 0 && pc[1] > 0 && pc[2] != 0 && pc[3] != 0 && !memcmp(fc, pc, sizeof fc);
+        int same = did && pt_stores_equal(&p[0], &f[0]) && pt_stores_equal(&p[1], &f[1]) &&
+                   pt_stores_equal(&p[2], &f[2]) && p[0].n > n;
+        ok &= pt_report(same, c->label, stage, what, "parameters and moments bit-identical (1=yes)", same, 1);
+    }
+    for (int j = 0; j < 3; j++) sp_gaussians_free(&f[j]), sp_gaussians_free(&p[j]);
+    sp_gaussians_free(&g), sp_gaussians_free(&m), sp_gaussians_free(&v);
     return ok;
 }
 

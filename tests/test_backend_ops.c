@@ -927,6 +927,7 @@ static const struct {
     {"reorder (Morton order) as the host's", NULL, step_reorder},
     {"sparse Adam: the Gaussians in view take the whole update", NULL, step_sparse_in_view},
     {"SH moments in 16 bits follow the rule", NULL, step_moments16},
+    {"16-bit moments through refine, mcmc and reorder", NULL, step_moments16_structure},
 };
 #define NUM_CHECKS ((int)(sizeof k_checks / sizeof *k_checks))
 #define NUM_STAGE_CHECKS 8

@@ -520,7 +520,7 @@ static int cu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_ga
     size_t bytes = (size_t)g->n * cu_floats(g->K) * sizeof(float);
     if (cu_alloc(&b->mem, &b->params, bytes, "Gaussian parameters") ||
         cu_alloc(&b->mem, &b->grads, bytes, "Gaussian gradients") || cu_alloc(&b->mem, &b->m1, bytes, "Adam m") ||
-        cu_alloc(&b->mem, &b->m2, bytes, "Adam v") ||
+        cu_alloc_m2(b, &b->m2, bytes) ||
         cu_alloc(&b->mem, &b->stats, (size_t)g->n * 3 * sizeof(float), "densification statistics")) {
         b->n = 0;
         return -1;
@@ -528,9 +528,11 @@ static int cu_set_gaussians(sp_backend *base, const sp_gaussians *g, const sp_ga
     copy_regions(b, (float *)b->params.p, g, cudaMemcpyHostToDevice);
     if (m) copy_regions(b, (float *)b->m1.p, m, cudaMemcpyHostToDevice);
     else cudaMemsetAsync(b->m1.p, 0, bytes, b->st);
-    if (v) copy_regions(b, (float *)b->m2.p, v, cudaMemcpyHostToDevice);
-    else cudaMemsetAsync(b->m2.p, 0, bytes, b->st);
-    if (b->base.cfg.moments16) cuda_m16_pack((float *)b->m1.p, (float *)b->m2.p, (int64_t)g->n * cu_floats(g->K), b->st);
+    /* adam.moments16: v passes through the gradient store (zeroed below) into m1's packed words */
+    float *vd = (float *)(cu_keeps_m2(b) ? b->m2.p : b->grads.p);
+    if (v) copy_regions(b, vd, v, cudaMemcpyHostToDevice);
+    else cudaMemsetAsync(vd, 0, bytes, b->st);
+    if (b->base.cfg.moments16) cuda_m16_pack((float *)b->m1.p, vd, (int64_t)g->n * cu_floats(g->K), b->st);
     cudaMemsetAsync(b->grads.p, 0, bytes, b->st);
     b->grads_pending = 0;
     cudaMemsetAsync(b->stats.p, 0, (size_t)g->n * 3 * sizeof(float), b->st);
@@ -550,15 +552,16 @@ static int host_store_fit(sp_gaussians *g, int n, int sh_degree) {
 static int cu_get_gaussians(sp_backend *base, sp_gaussians *g, sp_gaussians *m, sp_gaussians *v) {
     cu_backend *b = (cu_backend *)base;
     sp_gaussians *st[3] = {g, m, v};
+    int packed = b->base.cfg.moments16 && (m || v), rc = 0;
     cu_buf *src[3] = {&b->params, &b->m1, &b->m2};
     for (int i = 0; i < 3; i++) {
         if (!st[i]) continue;
         if (host_store_fit(st[i], b->n, b->sh_degree)) return -1;
-        if (b->n) copy_regions(b, (float *)src[i]->p, st[i], cudaMemcpyDeviceToHost);
+        /* adam.moments16: no m2 store; v comes from m's packed words below */
+        if (b->n && src[i]->p) copy_regions(b, (float *)src[i]->p, st[i], cudaMemcpyDeviceToHost);
     }
     sp_gaussians words; /* adam.moments16 and v alone: the packed words, from m's store */
     memset(&words, 0, sizeof words);
-    int packed = b->base.cfg.moments16 && (m || v), rc = 0;
     if (packed && !m) {
         rc = host_store_fit(&words, b->n, b->sh_degree);
         if (!rc && b->n) copy_regions(b, (float *)b->m1.p, &words, cudaMemcpyDeviceToHost);

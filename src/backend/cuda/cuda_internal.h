@@ -77,15 +77,21 @@ typedef struct {
     float *means, *log_scales, *quats, *opacity_logits, *sh;
 } cu_params;
 
+/* A store's regions; every one NULL for a store that is not there (base NULL: the second moments'
+ * under adam.moments16, cu_keeps_m2). */
 static inline cu_params cu_params_at(float *base, int cap, int K) {
     cu_params p;
     size_t c = (size_t)cap;
+    (void)K;
+    if (!base) {
+        p.means = p.log_scales = p.quats = p.opacity_logits = p.sh = NULL;
+        return p;
+    }
     p.means = base;
     p.log_scales = base + 3 * c;
     p.quats = base + 6 * c;
     p.opacity_logits = base + 10 * c;
     p.sh = base + 11 * c;
-    (void)K;
     return p;
 }
 
@@ -326,7 +332,9 @@ typedef struct {
     cudaEvent_t count_ready; /* forward: the pair count and depth span are on the host */
     cu_mem mem;
     int n, K, sh_degree;
-    cu_buf params, grads, m1, m2; /* n * sp_gaussian_floats(K) floats each, regions at offsets of n */
+    /* n * sp_gaussian_floats(K) floats each, regions at offsets of n; m2 empty (p NULL) under
+     * adam.moments16, where m1 holds both moments of a value in one word (cu_keeps_m2) */
+    cu_buf params, grads, m1, m2;
     cu_buf stats;                 /* grad_accum[n], grad_count[n], max_radius[n] */
     cu_buf grads_view;            /* batches: this view's gradients, added to grads (grads_pending) */
     cu_buf seen;                  /* sparse Adam, unfused steps: 1 = in view in a step of the sum (n bytes) */
@@ -381,6 +389,18 @@ typedef struct {
     int prof_fused; /* a profiled step ran project_back and adam as one kernel: one row for both */
     long prof_calls;
 } cu_backend;
+
+/* Whether the backend keeps a second-moment store: not with adam.moments16 (one word a value in
+ * m1 holds both moments), which saves a quarter of the per-Gaussian stores. */
+static inline int cu_keeps_m2(const cu_backend *b) { return !b->base.cfg.moments16; }
+
+/* A second-moment store of `bytes` into *m2, or none (p NULL) under adam.moments16: 0, or -1 with
+ * the error set. */
+static inline int cu_alloc_m2(cu_backend *b, cu_buf *m2, size_t bytes) {
+    m2->p = NULL;
+    m2->bytes = 0;
+    return cu_keeps_m2(b) ? cu_alloc(&b->mem, m2, bytes, "Adam v") : 0;
+}
 
 /* Profiling spans (no-ops unless cfg.profile and a set is active), one profiling row per stage of
  * backend.h (stage: SP_STAGE_PROJECT .. SP_STAGE_REFINE). */

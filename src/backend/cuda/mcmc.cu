@@ -30,10 +30,10 @@ __global__ void k_mcmc_noise(cu_params P, int n, float scale, uint64_t seed) {
     if (i < n) mcmc_noise_one(P, i, scale, seed);
 }
 
-/* Zeroes Gaussian d's Adam moments. */
+/* Zeroes Gaussian d's Adam moments (M2 without regions under adam.moments16: m1's words hold both). */
 __device__ static void zero_moments(cu_params M1, cu_params M2, int K, size_t d) {
     cu_params M[2] = {M1, M2};
-    for (int j = 0; j < 2; j++) {
+    for (int j = 0; j < (M2.means ? 2 : 1); j++) {
         for (int c = 0; c < 3; c++) M[j].means[3 * d + c] = 0.0f, M[j].log_scales[3 * d + c] = 0.0f;
         for (int c = 0; c < 4; c++) M[j].quats[4 * d + c] = 0.0f;
         M[j].opacity_logits[d] = 0.0f;
@@ -97,7 +97,7 @@ static int mcmc_grow(cu_backend *b, int nn) {
     size_t bytes = (size_t)nn * cu_floats(K) * sizeof(float);
     b->mem.num_gaussians = nn;
     if (cu_alloc(&b->mem, &np, bytes, "Gaussian parameters") || cu_alloc(&b->mem, &ng, bytes, "Gaussian gradients") ||
-        cu_alloc(&b->mem, &nm1, bytes, "Adam m") || cu_alloc(&b->mem, &nm2, bytes, "Adam v") ||
+        cu_alloc(&b->mem, &nm1, bytes, "Adam m") || cu_alloc_m2(b, &nm2, bytes) ||
         cu_alloc(&b->mem, &ns, (size_t)nn * 3 * sizeof(float), "densification statistics")) {
         cu_free(&b->mem, &np), cu_free(&b->mem, &ng), cu_free(&b->mem, &nm1), cu_free(&b->mem, &nm2);
         cu_free(&b->mem, &ns);
@@ -106,11 +106,11 @@ static int mcmc_grow(cu_backend *b, int nn) {
     }
     cudaMemsetAsync(np.p, 0, bytes, st);
     cudaMemsetAsync(nm1.p, 0, bytes, st);
-    cudaMemsetAsync(nm2.p, 0, bytes, st);
+    if (nm2.p) cudaMemsetAsync(nm2.p, 0, bytes, st);
     if (n > 0) {
         copy_grown((float *)np.p, (const float *)b->params.p, n, nn, K, st);
         copy_grown((float *)nm1.p, (const float *)b->m1.p, n, nn, K, st);
-        copy_grown((float *)nm2.p, (const float *)b->m2.p, n, nn, K, st);
+        if (nm2.p) copy_grown((float *)nm2.p, (const float *)b->m2.p, n, nn, K, st);
     }
     if (cu_check(cudaStreamSynchronize(st), "mcmc grow")) {
         cu_free(&b->mem, &np), cu_free(&b->mem, &ng), cu_free(&b->mem, &nm1), cu_free(&b->mem, &nm2);

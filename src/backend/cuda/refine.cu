@@ -105,7 +105,9 @@ __global__ void k_refine_counts(const uint32_t *flags, int n, int split_count, u
     counts[4 * N + i] = split;
 }
 
+/* copy_gaussian and zero_gaussian leave a store without regions (M2 under adam.moments16) alone. */
 __device__ static void copy_gaussian(cu_params s, int si, cu_params d, int di, int K, float logit) {
+    if (!d.means) return;
     for (int k = 0; k < 3; k++) d.means[3 * (size_t)di + k] = s.means[3 * (size_t)si + k];
     for (int k = 0; k < 3; k++) d.log_scales[3 * (size_t)di + k] = s.log_scales[3 * (size_t)si + k];
     for (int k = 0; k < 4; k++) d.quats[4 * (size_t)di + k] = s.quats[4 * (size_t)si + k];
@@ -114,6 +116,7 @@ __device__ static void copy_gaussian(cu_params s, int si, cu_params d, int di, i
 }
 
 __device__ static void zero_gaussian(cu_params d, int di, int K) {
+    if (!d.means) return;
     for (int k = 0; k < 3; k++) d.means[3 * (size_t)di + k] = 0.0f, d.log_scales[3 * (size_t)di + k] = 0.0f;
     for (int k = 0; k < 4; k++) d.quats[4 * (size_t)di + k] = 0.0f;
     d.opacity_logits[di] = 0.0f;
@@ -135,7 +138,7 @@ __global__ void k_refine_gather(cu_params P, cu_params M1, cu_params M2, int n, 
         copy_gaussian(P, i, NP, d, K, logit);
         /* an opacity reset also restarts the opacity's Adam moments (as 3DGS does) */
         copy_gaussian(M1, i, NM1, d, K, a.opacity_reset > 0.0f ? 0.0f : M1.opacity_logits[i]);
-        copy_gaussian(M2, i, NM2, d, K, a.opacity_reset > 0.0f ? 0.0f : M2.opacity_logits[i]);
+        if (M2.means) copy_gaussian(M2, i, NM2, d, K, a.opacity_reset > 0.0f ? 0.0f : M2.opacity_logits[i]);
     }
     if (c1) {
         int d = (int)(tot0 + incl[N + i] - 1);
@@ -257,7 +260,7 @@ int cuda_refine(cu_backend *b, const sp_refine_args *a, sp_refine_result *res) {
         b->mem.num_gaussians = nnew;
         if (cu_alloc(&b->mem, &nparams, bytes, "Gaussian parameters") ||
             cu_alloc(&b->mem, &ngrads, bytes, "Gaussian gradients") || cu_alloc(&b->mem, &nm1, bytes, "Adam m") ||
-            cu_alloc(&b->mem, &nm2, bytes, "Adam v") ||
+            cu_alloc_m2(b, &nm2, bytes) ||
             cu_alloc(&b->mem, &nstats, (size_t)nnew * 3 * sizeof(float), "densification statistics")) {
             b->mem.num_gaussians = n;
             goto done;

@@ -104,6 +104,7 @@ int cuda_reorder(cu_backend *b) {
         cub::DeviceRadixSort::SortPairs(temp.p, tb, code, code2, idx, idx2, n, 0, 3 * SP_MORTON_BITS, st);
         cu_buf *store[3] = {&b->params, &b->m1, &b->m2};
         for (int s = 0; s < 3; s++) {
+            if (!store[s]->p) continue; /* m2 under adam.moments16 */
             gather_store((const float *)store[s]->p, (float *)b->grads.p, n, K, idx2, st);
             cu_buf t = *store[s];
             *store[s] = b->grads, b->grads = t;

@@ -428,6 +428,7 @@ static cu_backend *temp_backend_open(sp_backend *base, const sp_gaussians *g, co
     if (cu_check(cudaSetDevice(base->cfg.device), "select device")) return NULL;
     cu_backend *b = SP_NEW(cu_backend, 1);
     b->base = *base;
+    b->base.cfg.moments16 = 0; /* the stores given are float m and v, each of its own (cu_keeps_m2) */
     b->st = 0;
     b->n = g->n;
     b->K = g->K;
