@@ -5,9 +5,10 @@
  * The update of a step is bound by memory at millions of Gaussians: a value, its m and its v read
  * and written, 24 bytes a value a step (59 values a Gaussian at SH degree 3). With adam.moments16
  * the word that would hold a value's m holds both moments in 16 bits each and the second store is
- * unused (zero on the cpu and vulkan backends; cuda does not allocate it): 16 bytes a value. m is a bfloat16 (the float's top 16 bits: sign, 8 exponent and 7
- * mantissa bits) in the low half; v, never negative, is the float's 16 bits after the sign (8
- * exponent and 8 mantissa bits) in the high half.
+ * unused (zero on the cpu and vulkan backends; cuda does not allocate it): 16 bytes a value. m is
+ * a bfloat16 (the float's top 16 bits: sign, 8 exponent and 7 mantissa bits) in the low half; v,
+ * never negative, is the float's 16 bits after the sign (8 exponent and 8 mantissa bits) in the
+ * high half.
  *
  *   - the arithmetic is the float update (m and v widened exactly, the new m and v and the step
  *     computed in float), then the new moments are rounded to 16 bits;

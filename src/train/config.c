@@ -198,8 +198,8 @@ const sp_config_field sp_config_schema[] = {
         "8 exponent and 8 mantissa bits), stochastically rounded so that their expectation is exact, instead of "
         "two floats: the update moves 16 bytes a value a step instead of 24, and cuda keeps no second store (a "
         "fifth less device memory at 3M Gaussians). Checkpoints keep float moments, so a run may resume with "
-        "either setting. auto = true on cuda (faster at the same quality, docs/speed.md), false on cpu (the rounding costs more there than the bytes "
-        "save) and vulkan; false = float moments."),
+        "either setting. auto = true on cuda (faster at the same quality, docs/speed.md), false on cpu (the "
+        "rounding costs more there than the bytes save) and vulkan; false = float moments."),
 
     BOOL(render, antialias, 0,
          "Opacity-compensated screen-space filter: the 0.3 px^2 low-pass keeps each Gaussian's integral, not its "

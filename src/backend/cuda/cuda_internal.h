@@ -391,7 +391,7 @@ typedef struct {
 } cu_backend;
 
 /* Whether the backend keeps a second-moment store: not with adam.moments16 (one word a value in
- * m1 holds both moments), which saves a quarter of the per-Gaussian stores. */
+ * m1 holds both moments), which leaves three of the four per-value stores (params, grads, m1). */
 static inline int cu_keeps_m2(const cu_backend *b) { return !b->base.cfg.moments16; }
 
 /* A second-moment store of `bytes` into *m2, or none (p NULL) under adam.moments16: 0, or -1 with
